@@ -1,0 +1,34 @@
+// gpusched: a kube-scheduler extender for GPU clusters. One executable with
+// subcommands.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "api/server/serve.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gpusched <command> [flags]\n"
+    "commands:\n"
+    "  serve     run the extender (filter, prioritize, preempt, bind) over\n"
+    "            HTTP(S); without --cluster on the embedded demo cluster\n"
+    "  help      this text; `gpusched <command> --help` for its flags\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "serve") return gpusched::RunServe(args);
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "gpusched: unknown command \"" << command << "\"\n" << kUsage;
+  return 2;
+}

@@ -1,0 +1,39 @@
+#ifndef GPUSCHED_API_CODEC_JSON_WRITER_H_
+#define GPUSCHED_API_CODEC_JSON_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpusched {
+
+// Appends JSON to a string without building a tree: responses are written
+// once, front to back, so a writer is all the hot path needs. The caller
+// writes separators with Comma(); the writer only escapes and quotes.
+class JsonWriter {
+ public:
+  std::string& out() { return out_; }
+  std::string Take() { return std::move(out_); }
+
+  JsonWriter& Raw(std::string_view text) {
+    out_.append(text);
+    return *this;
+  }
+  JsonWriter& String(std::string_view text);
+  JsonWriter& Int(int64_t value);
+  JsonWriter& Double(double value);
+  JsonWriter& Bool(bool value) { return Raw(value ? "true" : "false"); }
+  JsonWriter& Null() { return Raw("null"); }
+  // "key": — with the quotes and the colon.
+  JsonWriter& Key(std::string_view key) { return String(key).Raw(":"); }
+
+ private:
+  std::string out_;
+};
+
+// Escapes `text` for a JSON string literal (quotes not included).
+void AppendJsonEscaped(std::string& out, std::string_view text);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_CODEC_JSON_WRITER_H_

@@ -1,0 +1,43 @@
+// Transport-neutral HTTP request and response values. Handlers see only these,
+// so the Beast types stay inside the server and client implementations.
+#ifndef GPUSCHED_API_HTTP_MESSAGE_H_
+#define GPUSCHED_API_HTTP_MESSAGE_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpusched::http {
+
+struct Request {
+  std::string method;
+  std::string target;  // Path without the query string.
+  std::string query;   // Text after '?', without the '?'.
+  std::string body;
+  std::string content_type;
+  std::string remote;  // Peer "address:port", for logs.
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // Extra headers; Content-Type and Content-Length are set by the transport.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Called on a server I/O thread; must be thread-safe. May throw: the server
+// turns an exception into a 500 response.
+using Handler = std::function<Response(const Request&)>;
+
+// A JSON error body: {"error":"<escaped message>","code":<status>}.
+Response JsonError(int status, std::string_view message);
+
+// Escapes `text` for use inside a JSON string literal (no quotes added).
+std::string JsonEscape(std::string_view text);
+
+}  // namespace gpusched::http
+
+#endif  // GPUSCHED_API_HTTP_MESSAGE_H_

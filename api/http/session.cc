@@ -1,0 +1,369 @@
+#include "api/http/session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "api/http/listen_address.h"
+
+namespace gpusched::http::internal {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using BeastRequest = bhttp::request<bhttp::string_body>;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// Errors come back as values: a failed read is an ordinary outcome here.
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+// After an error response, how long to drain what the peer is still sending,
+// so that closing does not reset the connection before it reads the response.
+constexpr std::chrono::milliseconds kLingerTime{1000};
+// How long a TLS close waits for the peer's close_notify.
+constexpr std::chrono::milliseconds kTlsCloseTime{1000};
+constexpr size_t kReadChunk = 4096;
+
+std::string RemoteOf(const tcp::socket& socket) {
+  error_code ec;
+  tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  return FormatHostPort(peer.address().to_string(), peer.port());
+}
+
+Request ToRequest(BeastRequest&& beast_request, const std::string& remote) {
+  Request request;
+  request.method = std::string(beast_request.method_string());
+  std::string_view target = beast_request.target();
+  size_t question = target.find('?');
+  request.target = std::string(target.substr(0, question));
+  if (question != std::string_view::npos) {
+    request.query = std::string(target.substr(question + 1));
+  }
+  request.content_type = std::string(beast_request[bhttp::field::content_type]);
+  request.body = std::move(beast_request.body());
+  request.remote = remote;
+  return request;
+}
+
+bhttp::response<bhttp::string_body> ToBeast(Response&& response,
+                                            unsigned version, bool keep_alive) {
+  bhttp::response<bhttp::string_body> out;
+  out.version(version);
+  // Beast rejects codes outside 100..999; a handler bug must not crash us.
+  bool valid = response.status >= 100 && response.status <= 999;
+  out.result(valid ? static_cast<unsigned>(response.status) : 500u);
+  out.set(bhttp::field::server, "gpusched");
+  out.set(bhttp::field::content_type, response.content_type);
+  for (auto& [name, value] : response.headers) out.insert(name, value);
+  out.body() = std::move(response.body);
+  out.keep_alive(keep_alive);
+  out.prepare_payload();
+  return out;
+}
+
+// The response a read error deserves, or nullopt to close without one
+// (timeouts, resets, a peer that closed mid-request).
+std::optional<Response> ErrorResponseFor(const error_code& ec,
+                                         size_t body_limit) {
+  if (ec == bhttp::error::body_limit) {
+    return JsonError(413, absl::StrCat("request body exceeds the limit of ",
+                                       body_limit, " bytes"));
+  }
+  if (ec == bhttp::error::header_limit) {
+    return JsonError(431, "request header fields too large");
+  }
+  bool protocol_error =
+      ec.category() ==
+          bhttp::make_error_code(bhttp::error::bad_target).category() &&
+      ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
+  if (protocol_error) {
+    return JsonError(400, absl::StrCat("malformed request: ", ec.message()));
+  }
+  return std::nullopt;
+}
+
+// What reading one request produced: a request, an error to answer before
+// closing, or neither (close quietly).
+struct ReadOutcome {
+  std::optional<BeastRequest> request;
+  std::optional<Response> error;
+};
+
+template <class Stream>
+class HttpSession final
+    : public Session,
+      public std::enable_shared_from_this<HttpSession<Stream>> {
+ public:
+  HttpSession(Stream stream, std::string remote, const SessionConfig& config,
+              SessionRegistry& registry)
+      : stream_(std::move(stream)),
+        remote_(std::move(remote)),
+        config_(config),
+        registry_(registry) {}
+
+  void StopIfIdle() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (!self->busy_) self->CloseSocket();
+    });
+  }
+
+  asio::awaitable<void> Run() {
+    if (!co_await Handshake()) co_return;
+    for (bool first = true; co_await ServeOne(first); first = false) {
+    }
+  }
+
+  void CloseSocket() {
+    error_code ec;
+    Tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    Tcp().close();
+  }
+
+  const std::string& remote() const { return remote_; }
+  auto executor() { return stream_.get_executor(); }
+
+ private:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
+  const ServerOptions& options() const { return config_.options; }
+
+  void LogClose(std::string_view reason) {
+    spdlog::debug("connection closed remote={} reason={}", remote_, reason);
+  }
+
+  asio::awaitable<bool> Handshake() {
+    if constexpr (kTls) {
+      Tcp().expires_after(options().read_timeout);
+      auto [ec] = co_await stream_.async_handshake(
+          asio::ssl::stream_base::server, kAwait);
+      if (ec) {
+        spdlog::debug("tls handshake failed remote={} error={}", remote_,
+                      ec.message());
+        CloseSocket();
+        co_return false;
+      }
+    }
+    co_return true;
+  }
+
+  // Serves one request; true to keep the connection for another.
+  asio::awaitable<bool> ServeOne(bool first) {
+    if (!co_await WaitForRequestStart(first)) co_return false;
+    ReadOutcome in = co_await ReadRequest();
+    if (in.error) {
+      co_await Write(std::move(*in.error), 11, /*keep_alive=*/false);
+      co_await LingeringClose();
+      co_return false;
+    }
+    if (!in.request) {
+      CloseSocket();
+      co_return false;
+    }
+    co_return co_await HandleAndReply(std::move(*in.request));
+  }
+
+  // Waits, up to idle_timeout, for the first byte of the next request, then
+  // starts the read_timeout clock. The first request on a connection gets
+  // only read_timeout, so a silent new connection cannot linger.
+  asio::awaitable<bool> WaitForRequestStart(bool first) {
+    if (registry_.stopping()) {
+      CloseSocket();
+      co_return false;
+    }
+    if (!first && buffer_.size() == 0) {
+      Tcp().expires_after(options().idle_timeout);
+      auto [ec, n] =
+          co_await stream_.async_read_some(buffer_.prepare(kReadChunk), kAwait);
+      if (ec) {
+        LogClose(ec.message());
+        CloseSocket();
+        co_return false;
+      }
+      buffer_.commit(n);
+    }
+    Tcp().expires_after(options().read_timeout);
+    co_return true;
+  }
+
+  asio::awaitable<ReadOutcome> ReadRequest() {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.body_limit(options().body_limit_bytes);
+    auto [ec, n] =
+        co_await bhttp::async_read_header(stream_, buffer_, parser, kAwait);
+    // Beast applies body_limit to Content-Length already; checking here too
+    // keeps the up-front rejection explicit rather than a parser detail.
+    auto length = parser.content_length();
+    if (!ec && length && *length > options().body_limit_bytes) {
+      ec = bhttp::error::body_limit;
+    }
+    if (!ec && !parser.is_done()) {
+      if (parser.get()[bhttp::field::expect] == "100-continue") {
+        co_await SendContinue();
+      }
+      std::tie(ec, n) =
+          co_await bhttp::async_read(stream_, buffer_, parser, kAwait);
+    }
+    ReadOutcome outcome;
+    if (!ec) {
+      outcome.request = parser.release();
+    } else {
+      LogClose(ec.message());
+      outcome.error = ErrorResponseFor(ec, options().body_limit_bytes);
+    }
+    co_return outcome;
+  }
+
+  // Curl and others wait a second for this before sending a large body.
+  asio::awaitable<void> SendContinue() {
+    bhttp::response<bhttp::empty_body> interim{bhttp::status::continue_, 11};
+    co_await bhttp::async_write(stream_, interim, kAwait);
+  }
+
+  asio::awaitable<bool> HandleAndReply(BeastRequest beast_request) {
+    busy_ = true;  // From here Shutdown lets the exchange finish.
+    unsigned version = beast_request.version();
+    bool keep_alive = beast_request.keep_alive();
+    Response response =
+        CallHandler(ToRequest(std::move(beast_request), remote_));
+    // Tell the client we are closing rather than let it reuse a dead socket.
+    keep_alive = keep_alive && !registry_.stopping();
+    bool written = co_await Write(std::move(response), version, keep_alive);
+    busy_ = false;
+    if (written && keep_alive) co_return true;
+    if (written) co_await GracefulClose();
+    CloseSocket();
+    co_return false;
+  }
+
+  Response CallHandler(const Request& request) {
+    try {
+      return config_.handler(request);
+    } catch (const std::exception& e) {
+      spdlog::error("handler failed method={} target={} remote={} error={}",
+                    request.method, request.target, remote_, e.what());
+    } catch (...) {
+      spdlog::error("handler failed method={} target={} remote={} error={}",
+                    request.method, request.target, remote_,
+                    "non-standard exception");
+    }
+    return JsonError(500, "internal error while handling the request");
+  }
+
+  // A peer that stops reading is treated like an idle one, hence
+  // idle_timeout bounds the write.
+  asio::awaitable<bool> Write(Response response, unsigned version,
+                              bool keep_alive) {
+    auto message = ToBeast(std::move(response), version, keep_alive);
+    Tcp().expires_after(options().idle_timeout);
+    auto [ec, n] = co_await bhttp::async_write(stream_, message, kAwait);
+    if (ec) LogClose(ec.message());
+    co_return !ec;
+  }
+
+  asio::awaitable<void> GracefulClose() {
+    if constexpr (kTls) {
+      Tcp().expires_after(kTlsCloseTime);
+      co_await stream_.async_shutdown(kAwait);
+    } else {
+      error_code ec;
+      Tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+    }
+  }
+
+  // Half-closes, then discards input for a while: closing with unread data
+  // would send a reset that can destroy our error response in flight.
+  asio::awaitable<void> LingeringClose() {
+    error_code ec;
+    Tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Tcp().expires_after(kLingerTime);
+    std::array<char, kReadChunk> sink;
+    for (;;) {
+      auto [read_ec, n] =
+          co_await Tcp().async_read_some(asio::buffer(sink), kAwait);
+      if (read_ec) break;
+    }
+    CloseSocket();
+  }
+
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  const std::string remote_;
+  const SessionConfig& config_;
+  SessionRegistry& registry_;
+  // A handler is running or its response is being written. Touched only on
+  // the session's strand.
+  bool busy_ = false;
+};
+
+template <class Stream>
+asio::awaitable<void> RunSession(std::shared_ptr<HttpSession<Stream>> session,
+                                 SessionRegistry& registry) {
+  try {
+    co_await session->Run();
+  } catch (const std::exception& e) {
+    spdlog::warn("connection failed remote={} error={}", session->remote(),
+                 e.what());
+    session->CloseSocket();
+  }
+  registry.Remove(session.get());
+}
+
+template <class Stream>
+void Spawn(std::shared_ptr<HttpSession<Stream>> session,
+           SessionRegistry& registry) {
+  if (!registry.Add(session)) return;  // Shutting down: drop the connection.
+  auto executor = session->executor();
+  asio::co_spawn(executor, RunSession(std::move(session), registry),
+                 asio::detached);
+}
+
+}  // namespace
+
+void StartSession(tcp::socket socket, const SessionConfig& config,
+                  SessionRegistry& registry) {
+  error_code ec;
+  // Small JSON responses should not wait for Nagle's algorithm.
+  socket.set_option(tcp::no_delay(true), ec);
+  std::string remote = RemoteOf(socket);
+  spdlog::debug("connection accepted remote={}", remote);
+  if (config.tls != nullptr) {
+    TlsStream stream(PlainStream(std::move(socket)), *config.tls);
+    Spawn(std::make_shared<HttpSession<TlsStream>>(
+              std::move(stream), std::move(remote), config, registry),
+          registry);
+  } else {
+    Spawn(std::make_shared<HttpSession<PlainStream>>(
+              PlainStream(std::move(socket)), std::move(remote), config,
+              registry),
+          registry);
+  }
+}
+
+}  // namespace gpusched::http::internal

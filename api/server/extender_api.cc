@@ -1,0 +1,166 @@
+#include "api/server/extender_api.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "api/codec/extender_json.h"
+#include "api/server/nodes_json.h"
+#include "scheduler/string_util.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched {
+namespace {
+
+http::Response Json(std::string body) {
+  http::Response response;
+  response.body = std::move(body);
+  return response;
+}
+
+http::Response Text(std::string body, std::string content_type) {
+  http::Response response;
+  response.content_type = std::move(content_type);
+  response.body = std::move(body);
+  return response;
+}
+
+std::string Joined(std::string_view prefix, std::string_view path) {
+  std::string p(prefix);
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  if (!p.empty() && p.front() != '/') p.insert(p.begin(), '/');
+  return p + std::string(path);
+}
+
+}  // namespace
+
+ExtenderApi::ExtenderApi(ExtenderService& service, Metrics& metrics,
+                         ExtenderApiOptions options)
+    : service_(service), metrics_(metrics), options_(std::move(options)) {}
+
+template <typename F>
+http::Response ExtenderApi::Observed(std::string_view verb, F&& handle) {
+  const auto start = std::chrono::steady_clock::now();
+  http::Response response = handle();
+  const std::chrono::duration<double> elapsed =
+      std::chrono::steady_clock::now() - start;
+  metrics_.ObserveRequest(verb, response.status, elapsed.count());
+  return response;
+}
+
+void ExtenderApi::Register(http::Router& router) {
+  struct Verb {
+    const char* path;
+    http::Response (ExtenderApi::*handle)(const http::Request&);
+  };
+  static constexpr Verb kVerbs[] = {{"/filter", &ExtenderApi::Filter},
+                                    {"/prioritize", &ExtenderApi::Prioritize},
+                                    {"/preempt", &ExtenderApi::Preempt},
+                                    {"/bind", &ExtenderApi::Bind}};
+  for (const Verb& verb : kVerbs) {
+    auto handler = [this, handle = verb.handle](const http::Request& r) {
+      return (this->*handle)(r);
+    };
+    router.Add("POST", verb.path, handler);
+    if (!options_.prefix.empty() && options_.prefix != "/") {
+      router.Add("POST", Joined(options_.prefix, verb.path), handler);
+    }
+  }
+  auto ok = [](const http::Request&) { return Text("ok\n", "text/plain"); };
+  router.Add("GET", "/healthz", ok);
+  router.Add("GET", "/livez", ok);
+  router.Add("GET", "/readyz",
+             [this](const http::Request& r) { return Ready(r); });
+  router.Add("GET", "/metrics",
+             [this](const http::Request& r) { return MetricsText(r); });
+  router.Add("GET", "/v1/nodes",
+             [this](const http::Request& r) { return Nodes(r); });
+}
+
+http::Response ExtenderApi::Filter(const http::Request& request) {
+  return Observed("filter", [&] {
+    absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
+    if (!args.ok()) {
+      spdlog::warn("filter: bad request: {}", Message(args.status()));
+      return http::JsonError(400, Message(args.status()));
+    }
+    if (args->has_nodes) {
+      for (const std::string& warning : service_.UpsertNodes(args->nodes)) {
+        spdlog::warn("model: {}", warning);
+      }
+    }
+    FilterOutcome outcome = service_.Filter(args->pod, args->node_names);
+    spdlog::debug("filter pod={} candidates={} passed={} failed={} "
+                  "unresolvable={}",
+                  args->pod.Key(), args->node_names.size(),
+                  outcome.passed.size(), outcome.failed.size(),
+                  outcome.unresolvable.size());
+    return Json(EncodeFilterResult(*args, outcome));
+  });
+}
+
+http::Response ExtenderApi::Prioritize(const http::Request& request) {
+  return Observed("prioritize", [&] {
+    absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
+    if (!args.ok()) {
+      spdlog::warn("prioritize: bad request: {}", Message(args.status()));
+      return http::JsonError(400, Message(args.status()));
+    }
+    if (args->has_nodes) service_.UpsertNodes(args->nodes);
+    return Json(EncodeHostPriorities(
+        service_.Prioritize(args->pod, args->node_names)));
+  });
+}
+
+http::Response ExtenderApi::Preempt(const http::Request& request) {
+  return Observed("preempt", [&] {
+    absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(request.body);
+    if (!args.ok()) {
+      spdlog::warn("preempt: bad request: {}", Message(args.status()));
+      return http::JsonError(400, Message(args.status()));
+    }
+    const size_t proposed = args->candidates.size();
+    std::vector<PreemptionCandidate> kept =
+        service_.Preempt(args->pod, std::move(args->candidates));
+    spdlog::info("preempt pod={} proposed={} kept={}", args->pod.Key(),
+                 proposed, kept.size());
+    return Json(EncodePreemptionResult(kept));
+  });
+}
+
+http::Response ExtenderApi::Bind(const http::Request& request) {
+  return Observed("bind", [&] {
+    absl::StatusOr<BindRequest> args = DecodeBindingArgs(request.body);
+    if (!args.ok()) {
+      spdlog::warn("bind: bad request: {}", Message(args.status()));
+      return http::JsonError(400, Message(args.status()));
+    }
+    BindOutcome outcome = service_.Bind(*args);
+    if (!outcome.error.empty()) {
+      spdlog::warn("bind pod={}/{} node={} error={}", args->pod_namespace,
+                   args->pod_name, args->node, outcome.error);
+    } else {
+      spdlog::info("bind pod={}/{} node={} gpus={} repeated={}",
+                   args->pod_namespace, args->pod_name, args->node,
+                   FormatGpuIds(outcome.assignment.gpu_ids),
+                   outcome.already_bound);
+    }
+    return Json(EncodeBindingResult(outcome.error));
+  });
+}
+
+http::Response ExtenderApi::Nodes(const http::Request&) const {
+  return Json(service_.Read(
+      [](const ClusterModel& model) { return EncodeNodes(model); }));
+}
+
+http::Response ExtenderApi::MetricsText(const http::Request&) const {
+  return Text(metrics_.Render(service_.CountGpus()),
+              "text/plain; version=0.0.4; charset=utf-8");
+}
+
+http::Response ExtenderApi::Ready(const http::Request&) const {
+  if (!ready_) return http::JsonError(503, "cluster model not loaded yet");
+  return Text("ok\n", "text/plain");
+}
+
+}  // namespace gpusched

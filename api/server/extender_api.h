@@ -1,0 +1,51 @@
+#ifndef GPUSCHED_API_SERVER_EXTENDER_API_H_
+#define GPUSCHED_API_SERVER_EXTENDER_API_H_
+
+#include <atomic>
+#include <string>
+
+#include "api/http/message.h"
+#include "api/http/router.h"
+#include "api/server/metrics.h"
+#include "scheduler/extender_service.h"
+
+namespace gpusched {
+
+struct ExtenderApiOptions {
+  // Verbs are served at /<verb> and, when set, also at <prefix>/<verb>
+  // (kube-scheduler calls urlPrefix + "/" + verb).
+  std::string prefix;
+};
+
+// Translates HTTP requests to ExtenderService calls and back. Faults (bad
+// JSON, a missing Pod) are 400s; verdicts are 200s with reasons.
+class ExtenderApi {
+ public:
+  ExtenderApi(ExtenderService& service, Metrics& metrics,
+              ExtenderApiOptions options);
+
+  void Register(http::Router& router);
+  void SetReady(bool ready) { ready_ = ready; }
+
+  http::Response Filter(const http::Request& request);
+  http::Response Prioritize(const http::Request& request);
+  http::Response Preempt(const http::Request& request);
+  http::Response Bind(const http::Request& request);
+  http::Response Nodes(const http::Request& request) const;
+  http::Response MetricsText(const http::Request& request) const;
+  http::Response Ready(const http::Request& request) const;
+
+ private:
+  // Runs `handle`, timing it and counting it under `verb`.
+  template <typename F>
+  http::Response Observed(std::string_view verb, F&& handle);
+
+  ExtenderService& service_;
+  Metrics& metrics_;
+  ExtenderApiOptions options_;
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_SERVER_EXTENDER_API_H_

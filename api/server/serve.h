@@ -1,0 +1,65 @@
+#ifndef GPUSCHED_API_SERVER_SERVE_H_
+#define GPUSCHED_API_SERVER_SERVE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/http/server.h"
+#include "api/server/extender_api.h"
+#include "api/server/metrics.h"
+#include "scheduler/extender_service.h"
+
+namespace gpusched {
+
+struct ServeConfig {
+  std::string listen = "127.0.0.1:8888";
+  std::string cluster_file;  // empty: the embedded demo cluster
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  std::string prefix;
+  std::string scoring;  // "binpack=1,topology=2,..."; empty: defaults
+  int body_limit_mib = 16;
+  int read_timeout_ms = 10000;
+  int threads = 2;
+  std::string log_format = "text";
+  int verbosity = 0;
+};
+
+// A running extender: the model loaded, the HTTP server listening. Used by
+// `gpusched serve` and, in-process, by the integration tests.
+class ServeApp {
+ public:
+  static absl::StatusOr<std::unique_ptr<ServeApp>> Start(
+      const ServeConfig& config);
+
+  ExtenderService& service() { return *service_; }
+  std::string url() const { return server_->url(); }
+  uint16_t port() const { return server_->port(); }
+  const std::string& cluster_source() const { return cluster_source_; }
+  void Shutdown() { server_->Shutdown(); }
+
+ private:
+  ServeApp() = default;
+  absl::Status LoadCluster(const ServeConfig& config);
+
+  std::unique_ptr<ExtenderService> service_;
+  Metrics metrics_;
+  std::unique_ptr<ExtenderApi> api_;
+  std::unique_ptr<http::Server> server_;
+  std::string cluster_source_;
+};
+
+// `gpusched serve [flags]`: returns the process exit code.
+int RunServe(const std::vector<std::string>& args);
+
+// A ready-to-paste curl command that calls filter on `url` with a 4-GPU pod
+// and every node of the model.
+std::string ExampleFilterCurl(const std::string& url,
+                              const ExtenderService& service);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_SERVER_SERVE_H_

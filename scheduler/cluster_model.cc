@@ -1,0 +1,136 @@
+#include "scheduler/cluster_model.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/gpu_fit.h"
+#include "scheduler/pod_view.h"
+
+namespace gpusched {
+
+std::string PodUid(const Pod& pod) {
+  return pod.meta.uid.empty() ? pod.Key() : pod.meta.uid;
+}
+
+std::string ClusterModel::UpsertNode(Node node) {
+  std::string name = node.meta.name;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    nodes_.emplace(std::move(name), std::make_unique<NodeState>(std::move(node)));
+    return {};
+  }
+  return it->second->ReplaceNode(std::move(node));
+}
+
+bool ClusterModel::RemoveNode(std::string_view name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  for (const auto& [key, allocation] : it->second->pods()) {
+    pods_by_uid_.erase(allocation.uid);
+  }
+  nodes_.erase(it);
+  return true;
+}
+
+NodeState* ClusterModel::MutableNode(std::string_view name) {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+const NodeState* ClusterModel::FindNode(std::string_view name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+const PlacedPod* ClusterModel::FindPodByUid(std::string_view uid) const {
+  auto it = pods_by_uid_.find(uid);
+  return it == pods_by_uid_.end() ? nullptr : &it->second;
+}
+
+std::vector<const NodeState*> ClusterModel::SortedNodes() const {
+  std::vector<const NodeState*> sorted;
+  sorted.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) sorted.push_back(node.get());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const NodeState* a, const NodeState* b) {
+              return a->name() < b->name();
+            });
+  return sorted;
+}
+
+absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
+                                 GpuAssignment assignment) {
+  NodeState* node = MutableNode(node_name);
+  if (node == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("node ", Sv(node_name), " not known to gpusched"));
+  }
+  std::string uid = PodUid(pod);
+  if (pods_by_uid_.contains(uid)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("pod ", pod.Key(), " (uid ", uid, ") is already placed"));
+  }
+  PodAllocation allocation{.pod_key = pod.Key(),
+                           .uid = uid,
+                           .requests = EffectiveRequests(pod),
+                           .gpus = std::move(assignment),
+                           .priority = pod.priority.value_or(0)};
+  if (absl::Status status = node->AddPod(std::move(allocation));
+      !status.ok()) {
+    return status;
+  }
+  pods_by_uid_.emplace(std::move(uid),
+                       PlacedPod{pod.Key(), std::string(node_name)});
+  return absl::OkStatus();
+}
+
+absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
+  const NodeState* node = FindNode(pod.node_name);
+  if (node == nullptr) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod.Key(), " runs on node ",
+                                            pod.node_name,
+                                            ", not known to gpusched"));
+  }
+  PodView view = PodView::Of(pod);
+  GpuPlan plan = PlanGpus(view.gpu, node->gpus());
+  if (!plan.verdict.fits()) {
+    // The pod runs whatever the model thinks; record it without devices.
+    if (warning != nullptr) {
+      *warning = absl::StrCat("pod ", pod.Key(), " runs on ", pod.node_name,
+                              " but its GPUs do not fit the model: ",
+                              plan.verdict.reason());
+    }
+    return Place(pod, pod.node_name, GpuAssignment{});
+  }
+  GpuAssignment assignment = plan.assignment;
+  auto annotation = pod.meta.annotations.find(kGpuIdsAnnotation);
+  if (annotation != pod.meta.annotations.end()) {
+    absl::StatusOr<std::vector<int>> ids = ParseGpuIds(annotation->second);
+    GpuAssignment recorded = assignment;
+    if (ids.ok()) recorded.gpu_ids = *ids;
+    if (ids.ok() && ids->size() == assignment.gpu_ids.size()) {
+      absl::Status placed = Place(pod, pod.node_name, recorded);
+      if (placed.ok() || !absl::IsFailedPrecondition(placed)) return placed;
+    }
+    if (warning != nullptr) {
+      *warning = absl::StrCat("pod ", pod.Key(), ": ", kGpuIdsAnnotation, "=\"",
+                              annotation->second,
+                              "\" does not match free GPUs; using ",
+                              FormatGpuIds(assignment.gpu_ids));
+    }
+  }
+  return Place(pod, pod.node_name, std::move(assignment));
+}
+
+bool ClusterModel::RemovePod(std::string_view uid) {
+  auto it = pods_by_uid_.find(uid);
+  if (it == pods_by_uid_.end()) return false;
+  if (NodeState* node = MutableNode(it->second.node)) {
+    node->RemovePod(it->second.pod_key);
+  }
+  pods_by_uid_.erase(it);
+  return true;
+}
+
+}  // namespace gpusched

@@ -1,0 +1,64 @@
+#ifndef GPUSCHED_SCHEDULER_CLUSTER_MODEL_H_
+#define GPUSCHED_SCHEDULER_CLUSTER_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/string_util.h"
+#include "absl/status/status.h"
+#include "scheduler/k8s_objects.h"
+#include "scheduler/node_state.h"
+
+namespace gpusched {
+
+// Where a placed pod is, by UID.
+struct PlacedPod {
+  std::string pod_key;
+  std::string node;
+};
+
+// Nodes and the pods placed on them. Not synchronised: the owner (the
+// extender service, the simulator) holds the lock that guards it.
+//
+// Invariants: every pod is on exactly one node; pods_by_uid_ indexes
+// exactly the pods of all NodeStates.
+class ClusterModel {
+ public:
+  // Adds a node or replaces its object, keeping the pods placed on it.
+  // Returns a warning (empty if none) for pods whose devices vanished.
+  std::string UpsertNode(Node node);
+  bool RemoveNode(std::string_view name);
+
+  // Records a pod that already runs on its spec.nodeName, on the GPUs its
+  // gpusched.io/gpu-ids annotation names. When the annotation is absent or
+  // names GPUs that are not free, the allocator picks and `warning` says so.
+  // Fails (changing nothing) for an unknown node or a duplicate UID.
+  absl::Status AddRunningPod(const Pod& pod, std::string* warning = nullptr);
+  // Places a pod with a known assignment (bind, simulator).
+  absl::Status Place(const Pod& pod, std::string_view node,
+                     GpuAssignment assignment);
+  bool RemovePod(std::string_view uid);
+
+  const NodeState* FindNode(std::string_view name) const;
+  const PlacedPod* FindPodByUid(std::string_view uid) const;
+  // Nodes sorted by name, for listings and deterministic walks.
+  std::vector<const NodeState*> SortedNodes() const;
+  size_t node_count() const { return nodes_.size(); }
+  size_t pod_count() const { return pods_by_uid_.size(); }
+
+ private:
+  NodeState* MutableNode(std::string_view name);
+
+  StringKeyMap<std::unique_ptr<NodeState>> nodes_;
+  StringKeyMap<PlacedPod> pods_by_uid_;
+};
+
+// The UID gpusched indexes a pod by: metadata.uid, or "namespace/name" for
+// objects without one (hand-written cluster files).
+std::string PodUid(const Pod& pod);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_SCHEDULER_CLUSTER_MODEL_H_

@@ -1,0 +1,127 @@
+#ifndef GPUSCHED_SCHEDULER_EXTENDER_SERVICE_H_
+#define GPUSCHED_SCHEDULER_EXTENDER_SERVICE_H_
+
+#include <cstdint>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "scheduler/cluster_model.h"
+#include "scheduler/gpu_inventory.h"
+#include "scheduler/k8s_objects.h"
+#include "scheduler/pending_pods.h"
+#include "scheduler/scoring.h"
+
+namespace gpusched {
+
+inline constexpr char kUnknownNodeReason[] = "node not known to gpusched";
+
+// Filter verdicts per node, in the order the nodes were asked about.
+struct FilterOutcome {
+  std::vector<std::string> passed;
+  std::vector<std::pair<std::string, std::string>> failed;        // may fit later
+  std::vector<std::pair<std::string, std::string>> unresolvable;  // never fits
+};
+
+struct HostScore {
+  std::string host;
+  int64_t score = 0;  // 0..10, the extender protocol's range
+  friend bool operator==(const HostScore&, const HostScore&) = default;
+};
+
+struct PreemptionCandidate {
+  std::string node;
+  std::vector<std::string> victim_uids;
+  int64_t pdb_violations = 0;
+  friend bool operator==(const PreemptionCandidate&,
+                         const PreemptionCandidate&) = default;
+};
+
+struct BindRequest {
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  std::string node;
+};
+
+struct BindOutcome {
+  std::string error;  // empty on success
+  GpuAssignment assignment;
+  bool already_bound = false;
+};
+
+// Where a binding goes once gpusched has chosen the devices: nowhere in
+// standalone mode (the model is the cluster), the API server in live mode.
+class BindSink {
+ public:
+  virtual ~BindSink() = default;
+  // Writes gpusched.io/gpu-ids on the pod and creates its pods/binding.
+  virtual absl::Status Bind(const Pod& pod, const std::string& node,
+                            const GpuAssignment& assignment) = 0;
+};
+
+struct ServiceOptions {
+  ScoringWeights weights = ScoringWeights::Defaults();
+  size_t pending_pod_capacity = 100000;
+  BindSink* bind_sink = nullptr;  // not owned; null in standalone mode
+};
+
+struct GpuCounts {
+  int64_t nodes = 0;
+  int64_t free = 0;       // whole GPUs with nothing on them
+  int64_t used = 0;       // whole GPUs fully taken
+  int64_t shared = 0;     // GPUs partly taken by shares/replicas
+  int64_t unhealthy = 0;
+  int64_t mig_free = 0;   // MIG instances
+  int64_t mig_used = 0;
+};
+
+// The extender verbs over one cluster model.
+//
+// Concurrency: filter, prioritize and preempt read under a shared lock;
+// model updates and bind write under the exclusive lock, and bind re-checks
+// the fit there, so two binds can never take the same GPU.
+class ExtenderService {
+ public:
+  explicit ExtenderService(ServiceOptions options = {});
+
+  // Model updates. A node whose resourceVersion is unchanged is skipped.
+  // Returns warnings worth logging.
+  std::vector<std::string> UpsertNodes(std::vector<Node> nodes);
+  std::vector<std::string> AddRunningPods(const std::vector<Pod>& pods);
+  bool RemoveNode(std::string_view name);
+  bool RemovePod(std::string_view uid);
+
+  FilterOutcome Filter(const Pod& pod, std::span<const std::string> nodes);
+  std::vector<HostScore> Prioritize(const Pod& pod,
+                                    std::span<const std::string> nodes) const;
+  std::vector<PreemptionCandidate> Preempt(
+      const Pod& pod, std::vector<PreemptionCandidate> candidates) const;
+  BindOutcome Bind(const BindRequest& request);
+
+  // Runs `read` with the model under the shared lock.
+  template <typename F>
+  auto Read(F&& read) const {
+    std::shared_lock lock(mu_);
+    return read(model_);
+  }
+  GpuCounts CountGpus() const;
+  const ScoringWeights& weights() const { return options_.weights; }
+
+ private:
+  std::optional<PreemptionCandidate> CheckCandidate(
+      const PodView& view, PreemptionCandidate candidate) const;
+  BindOutcome PlaceForBind(const Pod& pod, const BindRequest& request);
+
+  ServiceOptions options_;
+  mutable std::shared_mutex mu_;
+  ClusterModel model_;
+  PendingPods pending_;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_SCHEDULER_EXTENDER_SERVICE_H_

@@ -1,0 +1,99 @@
+#ifndef GPUSCHED_SCHEDULER_GPU_INVENTORY_H_
+#define GPUSCHED_SCHEDULER_GPU_INVENTORY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "scheduler/gpu_labels.h"
+#include "scheduler/gpu_topology.h"
+#include "scheduler/k8s_objects.h"
+
+namespace gpusched {
+
+inline constexpr int kMilliPerGpu = 1000;
+
+// One physical GPU offered as nvidia.com/gpu (MIG-enabled GPUs are offered
+// as MIG instances instead and are not devices here).
+struct GpuDevice {
+  int index = 0;
+  int free_milli = kMilliPerGpu;
+  bool healthy = true;
+  std::vector<std::string> holders;  // keys of pods using it, sorted
+};
+
+// The instances of one MIG profile on a node (mixed strategy).
+struct MigPool {
+  std::string resource;  // "nvidia.com/mig-3g.20gb"
+  int64_t capacity = 0;  // allocatable instances
+  int64_t used = 0;
+  std::vector<std::string> holders;
+};
+
+// The GPUs a pod holds on its node.
+struct GpuAssignment {
+  std::vector<int> gpu_ids;  // sorted
+  int milli_per_gpu = 0;     // taken on each of gpu_ids
+  std::vector<std::pair<std::string, int64_t>> mig;
+
+  bool empty() const { return gpu_ids.empty() && mig.empty(); }
+  friend bool operator==(const GpuAssignment&,
+                         const GpuAssignment&) = default;
+};
+
+// "0,1,5": the value gpusched writes in gpusched.io/gpu-ids.
+std::string FormatGpuIds(const std::vector<int>& ids);
+// Parses "0,1,5"; rejects junk, negatives and duplicates.
+absl::StatusOr<std::vector<int>> ParseGpuIds(std::string_view text);
+
+// The GPU side of one node: devices, MIG pools, sharing and topology, and
+// what of it is in use.
+//
+// Invariants: 0 <= free_milli <= 1000 for every device; 0 <= used <=
+// capacity for every MIG pool; Apply either changes everything or nothing.
+class GpuInventory {
+ public:
+  GpuInventory() = default;
+  // Reads allocatable/capacity, GFD labels and the topology annotation.
+  static GpuInventory FromNode(const Node& node);
+
+  const GpuLabels& labels() const { return labels_; }
+  const std::vector<GpuDevice>& devices() const { return devices_; }
+  const std::vector<MigPool>& mig_pools() const { return mig_pools_; }
+  const MigPool* FindMig(std::string_view resource) const;
+  const GpuTopology& topology() const { return topology_; }
+  // Where the topology came from, for /v1/nodes and logs.
+  const std::string& topology_source() const { return topology_source_; }
+  // Non-empty when the node's annotation was rejected (and the default used).
+  const std::string& topology_error() const { return topology_error_; }
+  // Time-slicing/MPS replicas per GPU; 1 when not shared.
+  int replicas() const { return labels_.replicas; }
+  bool time_shared() const { return labels_.replicas > 1; }
+  // Milli-GPU one plain nvidia.com/gpu replica takes on a shared node.
+  int replica_milli() const { return kMilliPerGpu / labels_.replicas; }
+
+  int healthy_devices() const;
+  int64_t total_milli() const;  // healthy devices only
+  int64_t free_milli() const;   // healthy devices only
+
+  absl::Status Apply(const GpuAssignment& assignment, std::string_view pod);
+  void Release(const GpuAssignment& assignment, std::string_view pod);
+
+ private:
+  absl::Status CheckApplicable(const GpuAssignment& assignment) const;
+  void LoadTopology(const Node& node);
+
+  GpuLabels labels_;
+  std::vector<GpuDevice> devices_;
+  std::vector<MigPool> mig_pools_;
+  GpuTopology topology_;
+  std::string topology_source_;
+  std::string topology_error_;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_SCHEDULER_GPU_INVENTORY_H_

@@ -1,0 +1,58 @@
+#include "scheduler/gpu_request.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "scheduler/string_util.h"
+
+namespace gpusched {
+
+bool IsGpuResource(std::string_view name) {
+  return name == kNvidiaGpu || absl::StartsWith(Sv(name), Sv(kMigResourcePrefix));
+}
+
+absl::StatusOr<GpuRequest> GpuRequestOf(const Pod& pod,
+                                        const ResourceList& requests) {
+  GpuRequest request;
+  int64_t gpus = requests.Get(kNvidiaGpu);
+  if (gpus > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("requests ", gpus, " nvidia.com/gpu; at most 1024"));
+  }
+  request.gpus = static_cast<int>(gpus);
+  for (const auto& [name, amount] : requests.entries()) {
+    if (absl::StartsWith(Sv(name), Sv(kMigResourcePrefix)) && amount > 0) {
+      request.mig.emplace_back(name, amount);
+    }
+  }
+  const StringMap& annotations = pod.meta.annotations;
+  if (auto it = annotations.find(kGpuMilliAnnotation);
+      it != annotations.end()) {
+    int milli = 0;
+    if (!absl::SimpleAtoi(it->second, &milli) || milli < 1 || milli > 999) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("annotation ", kGpuMilliAnnotation, "=\"", it->second,
+                       "\" must be an integer from 1 to 999"));
+    }
+    if (request.gpus != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "annotation ", kGpuMilliAnnotation,
+          " needs exactly 1 nvidia.com/gpu in the pod's requests; it has ",
+          request.gpus));
+    }
+    request.milli = milli;
+  }
+  if (auto it = annotations.find(kGpuLinkAnnotation);
+      it != annotations.end()) {
+    if (it->second != "nvlink" && it->second != "any") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("annotation ", kGpuLinkAnnotation, "=\"", it->second,
+                       "\" must be \"nvlink\" or \"any\""));
+    }
+    request.require_nvlink = it->second == "nvlink";
+  }
+  return request;
+}
+
+}  // namespace gpusched

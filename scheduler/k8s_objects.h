@@ -1,0 +1,109 @@
+#ifndef GPUSCHED_SCHEDULER_K8S_OBJECTS_H_
+#define GPUSCHED_SCHEDULER_K8S_OBJECTS_H_
+
+// Plain domain views of the Kubernetes objects gpusched reads. Only the
+// fields the scheduler uses are kept. Codecs in api/ fill these from JSON or
+// YAML; nothing here knows about any wire format.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/resource_list.h"
+
+namespace gpusched {
+
+// Annotations and labels gpusched reads or writes.
+inline constexpr char kGpuIdsAnnotation[] = "gpusched.io/gpu-ids";
+inline constexpr char kGpuMilliAnnotation[] = "gpusched.io/gpu-milli";
+inline constexpr char kGpuTopologyAnnotation[] = "gpusched.io/gpu-topology";
+
+// Labels and annotations are sorted maps so that every walk over them is
+// deterministic.
+using StringMap = std::map<std::string, std::string, std::less<>>;
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_name;
+  std::string uid;
+  std::string resource_version;
+  StringMap labels;
+  StringMap annotations;
+  // metadata.creationTimestamp as Unix seconds; 0 when absent.
+  int64_t creation_unix_seconds = 0;
+};
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct Toleration {
+  std::string key;       // empty with operator Exists matches every key
+  std::string op;        // "Equal" (default) | "Exists"
+  std::string value;
+  std::string effect;    // empty matches every effect
+};
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist | Gt | Lt
+  std::vector<std::string> values;
+};
+
+// One term of requiredDuringSchedulingIgnoredDuringExecution: all
+// requirements must hold (AND); the terms themselves are ORed.
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  // matchFields; Kubernetes supports only key "metadata.name".
+  std::vector<NodeSelectorRequirement> match_fields;
+};
+
+struct Container {
+  std::string name;
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct Pod {
+  ObjectMeta meta;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  std::string node_name;  // spec.nodeName: set once bound
+  std::string scheduler_name;
+  StringMap node_selector;
+  std::vector<NodeSelectorTerm> required_affinity_terms;
+  std::vector<Toleration> tolerations;
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::string phase;  // status.phase
+  std::string nominated_node_name;
+
+  // "namespace/name", the key used everywhere a pod is named.
+  std::string Key() const;
+};
+
+struct Node {
+  ObjectMeta meta;
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+  ResourceList capacity;
+  ResourceList allocatable;
+};
+
+// Requests as Kubernetes computes them for scheduling: per resource, the
+// max of (each init container) and (sum of app containers), plus overhead.
+// A container resource with a limit but no request requests its limit, as
+// the API server's defaulting does.
+ResourceList EffectiveRequests(const Pod& pod);
+
+// True for pods whose resources are no longer held (Succeeded or Failed).
+bool IsTerminal(const Pod& pod);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_SCHEDULER_K8S_OBJECTS_H_

@@ -1,0 +1,53 @@
+#include "scheduler/node_state.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpusched {
+
+NodeState::NodeState(Node node)
+    : node_(std::move(node)), gpus_(GpuInventory::FromNode(node_)) {}
+
+const PodAllocation* NodeState::FindPod(std::string_view key) const {
+  auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+absl::Status NodeState::AddPod(PodAllocation allocation) {
+  if (pods_.contains(allocation.pod_key)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "pod ", allocation.pod_key, " is already on node ", name()));
+  }
+  if (absl::Status status = gpus_.Apply(allocation.gpus, allocation.pod_key);
+      !status.ok()) {
+    return status;
+  }
+  requested_.Add(allocation.requests);
+  std::string key = allocation.pod_key;
+  pods_.emplace(std::move(key), std::move(allocation));
+  return absl::OkStatus();
+}
+
+bool NodeState::RemovePod(std::string_view key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return false;
+  gpus_.Release(it->second.gpus, it->second.pod_key);
+  requested_.Subtract(it->second.requests);
+  pods_.erase(it);
+  return true;
+}
+
+std::string NodeState::ReplaceNode(Node node) {
+  node_ = std::move(node);
+  gpus_ = GpuInventory::FromNode(node_);
+  std::string dropped;
+  for (auto& [key, allocation] : pods_) {
+    if (gpus_.Apply(allocation.gpus, key).ok()) continue;
+    absl::StrAppend(&dropped, dropped.empty() ? "" : ", ", key);
+    allocation.gpus = GpuAssignment{};
+  }
+  return dropped;
+}
+
+}  // namespace gpusched
