@@ -94,7 +94,7 @@ TEST(LimitsTest, ClientSendingOversizedBodyReads413) {
   ASSERT_NE(server, nullptr);
   auto client = ConnectOrFail(server->port());
   ASSERT_NE(client, nullptr);
-  auto response = client->Send("POST", "/", std::string(256 << 10, 'x'));
+  auto response = client->Send("POST", "/", std::string(8 << 20, 'x'));
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 413);
 }

@@ -1,0 +1,44 @@
+# Thin wrapper over CMake so that the README's two commands work on a fresh
+# Debian 12 machine. Everything real lives in CMakeLists.txt.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian 12 packages the build needs (compiler and CMake included).
+DEPS := g++ cmake make libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev \
+        libspdlog-dev libabsl-dev libsimdjson-dev libssl-dev libgtest-dev \
+        libgmock-dev libbenchmark-dev openssl curl
+
+.PHONY: deps configure build serve test bench clean
+
+# Installs only what is missing, so a second run costs nothing.
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The main job: the extender on the embedded demo cluster.
+serve: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target gpusched
+	$(BUILD_DIR)/gpusched serve $(ARGS)
+
+# The whole test suite.
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# Benchmarks on demand (CI only builds them and runs each once, small).
+bench: build
+	bench/run_all.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR)
