@@ -179,6 +179,23 @@ GpuPlan PlanOnIsland(const GpuRequest& request, const GpuInventory& inventory,
       FreeSummary(best_island_free)))};
 }
 
+// ChooseGpuSet through the topology's memo table when it has one.
+std::optional<std::vector<int>> ChooseWholeGpus(const GpuInventory& inventory,
+                                                const std::vector<int>& free,
+                                                int count) {
+  const GpuSetCache* cache = inventory.set_cache();
+  if (cache == nullptr) return ChooseGpuSet(inventory.topology(), free, count);
+  uint32_t free_mask = 0;
+  for (int gpu : free) free_mask |= 1u << gpu;
+  std::optional<uint32_t> chosen = cache->Choose(free_mask, count);
+  if (!chosen) return std::nullopt;
+  std::vector<int> ids;
+  for (int gpu = 0; gpu < inventory.topology().gpu_count(); ++gpu) {
+    if (*chosen & (1u << gpu)) ids.push_back(gpu);
+  }
+  return ids;
+}
+
 GpuPlan PlanWholeGpus(const GpuRequest& request,
                       const GpuInventory& inventory) {
   const int healthy = inventory.healthy_devices();
@@ -186,15 +203,16 @@ GpuPlan PlanWholeGpus(const GpuRequest& request,
     return {FitVerdict::Infeasible(absl::StrCat(
         "needs ", request.gpus, " nvidia.com/gpu; node has none"))};
   }
+  // Shared nodes count replicas, not GPUs: PlanReplicas says so itself.
+  if (inventory.time_shared()) return PlanReplicas(request, inventory);
   if (healthy < request.gpus) {
     return {FitVerdict::Infeasible(absl::StrCat(
         "needs ", request.gpus, " nvidia.com/gpu; node has ", healthy,
         NodeGpuDescription(inventory)))};
   }
-  if (inventory.time_shared()) return PlanReplicas(request, inventory);
   std::vector<int> free = WholeFreeGpus(inventory);
   if (request.require_nvlink) return PlanOnIsland(request, inventory, free);
-  auto chosen = ChooseGpuSet(inventory.topology(), free, request.gpus);
+  auto chosen = ChooseWholeGpus(inventory, free, request.gpus);
   if (!chosen) {
     return {FitVerdict::Unavailable(absl::StrCat(
         "needs ", request.gpus, " nvidia.com/gpu; ", FreeSummary(free)))};

@@ -70,6 +70,7 @@ GpuInventory GpuInventory::FromNode(const Node& node) {
     }
   }
   inventory.LoadTopology(node);
+  inventory.set_cache_ = GpuSetCache::For(inventory.topology_);
   return inventory;
 }
 
@@ -125,6 +126,13 @@ int64_t GpuInventory::free_milli() const {
 
 absl::Status GpuInventory::CheckApplicable(
     const GpuAssignment& assignment) const {
+  std::vector<int> ids = assignment.gpu_ids;
+  std::sort(ids.begin(), ids.end());
+  if (auto twice = std::adjacent_find(ids.begin(), ids.end());
+      twice != ids.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("GPU ", *twice, " is listed twice"));
+  }
   for (int id : assignment.gpu_ids) {
     if (id < 0 || id >= static_cast<int>(devices_.size())) {
       return absl::FailedPreconditionError(

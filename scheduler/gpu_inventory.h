@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "scheduler/gpu_labels.h"
+#include "scheduler/gpu_set_cache.h"
 #include "scheduler/gpu_topology.h"
 #include "scheduler/k8s_objects.h"
 
@@ -65,6 +66,8 @@ class GpuInventory {
   const std::vector<MigPool>& mig_pools() const { return mig_pools_; }
   const MigPool* FindMig(std::string_view resource) const;
   const GpuTopology& topology() const { return topology_; }
+  // Memoised set choices for this topology; null for very large nodes.
+  const GpuSetCache* set_cache() const { return set_cache_.get(); }
   // Where the topology came from, for /v1/nodes and logs.
   const std::string& topology_source() const { return topology_source_; }
   // Non-empty when the node's annotation was rejected (and the default used).
@@ -90,6 +93,7 @@ class GpuInventory {
   std::vector<GpuDevice> devices_;
   std::vector<MigPool> mig_pools_;
   GpuTopology topology_;
+  std::shared_ptr<const GpuSetCache> set_cache_;
   std::string topology_source_;
   std::string topology_error_;
 };

@@ -139,6 +139,19 @@ FitVerdict CheckTaints(const PodView& pod, const NodeState& node) {
   return FitVerdict::Fits();
 }
 
+namespace {
+
+// Finds `name` scanning forward from `it` in a name-sorted list: requests,
+// allocatable and requested are all sorted, so one merge walk replaces a
+// binary search per resource (the fit check runs for every candidate node).
+int64_t AdvanceTo(const std::vector<ResourceList::Entry>& list,
+                  size_t& it, const std::string& name) {
+  while (it < list.size() && list[it].first < name) ++it;
+  return it < list.size() && list[it].first == name ? list[it].second : 0;
+}
+
+}  // namespace
+
 FitVerdict CheckResources(const PodView& pod, const NodeState& node) {
   const ResourceList& allocatable = node.node().allocatable;
   if (allocatable.Has(kPods) &&
@@ -146,16 +159,20 @@ FitVerdict CheckResources(const PodView& pod, const NodeState& node) {
     return FitVerdict::Unavailable(absl::StrCat(
         "node already runs ", node.pod_count(), " pods, its maximum"));
   }
+  size_t in_allocatable = 0;
+  size_t in_requested = 0;
   for (const auto& [name, want] : pod.requests.entries()) {
     if (want <= 0 || IsGpuResource(name) || name == kPods) continue;
-    const int64_t total = allocatable.Get(name);
+    const int64_t total =
+        AdvanceTo(allocatable.entries(), in_allocatable, name);
     if (want > total) {
       return FitVerdict::Infeasible(absl::StrCat(
           "needs ", ResourceList::FormatAmount(name, want), " ", name,
           "; node has ", ResourceList::FormatAmount(name, total),
           " allocatable"));
     }
-    const int64_t free = total - node.requested().Get(name);
+    const int64_t free =
+        total - AdvanceTo(node.requested().entries(), in_requested, name);
     if (want > free) {
       return FitVerdict::Unavailable(absl::StrCat(
           "needs ", ResourceList::FormatAmount(name, want), " ", name, "; ",

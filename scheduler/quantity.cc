@@ -70,8 +70,9 @@ absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
   }
   if (digits == 0) return Invalid(text, pos, "expected a digit");
   std::string_view rest = text.substr(pos);
-  if (!rest.empty() && (rest[0] == 'e' || rest[0] == 'E') && rest.size() > 1) {
-    // "1e3" is an exponent; a lone "E" is the exa suffix.
+  if (!rest.empty() && (rest[0] == 'e' || rest[0] == 'E') && rest.size() > 1 &&
+      rest != "Ei") {
+    // "1e3" is an exponent; a lone "E" is the exa suffix, "Ei" the exbi one.
     size_t epos = 1;
     bool negative = false;
     if (rest[epos] == '+' || rest[epos] == '-') negative = rest[epos++] == '-';
@@ -115,10 +116,12 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, int64_t scale) {
     if (numerator > kLimit * 1000000000) break;
   }
   for (int i = 0; i > parsed->exponent10; --i) {
+    // Once the denominator exceeds the numerator the rounded-up result is 1
+    // (or 0 for zero) however many more tens follow; stopping here keeps
+    // both within Int128.
+    if (denominator > numerator) break;
     denominator *= 10;
-    if (denominator > kLimit) break;
   }
-  if (denominator > kLimit) return numerator == 0 ? 0 : 1;  // tiny but > 0
   Int128 value = (numerator + denominator - 1) / denominator;
   if (value > kLimit) {
     return absl::InvalidArgumentError(

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 #include "scheduler/fragmentation.h"
 #include "scheduler/scoring.h"
 
@@ -10,7 +12,8 @@ namespace gpusched {
 
 int FragmentationScore(const ScoreInput& input) {
   if (input.assignment.gpu_ids.empty()) return 50;  // no GPU change
-  std::vector<int> free;
+  // On the stack: this runs for every candidate node of every prioritize.
+  absl::InlinedVector<int, 16> free;
   for (const GpuDevice& d : input.node.gpus().devices()) {
     free.push_back(d.healthy ? d.free_milli : 0);
   }

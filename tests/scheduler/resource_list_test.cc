@@ -80,7 +80,8 @@ TEST(ResourceList, FormatAmountPrintsEachResourceInItsUnits) {
       {"cpu", 4000, "4"},
       {"memory", int64_t{64} << 30, "64Gi"},
       {"memory", int64_t{2} << 40, "2Ti"},
-      {"memory", int64_t{3} << 29, "1.5Gi"},  // 1.5 * 2^30
+      {"memory", int64_t{3} << 29, "1536Mi"},       // exact beats short
+      {"memory", (int64_t{3} << 29) + 1, "1.5Gi"},  // 1.5 * 2^30 + 1 byte
       {"memory", 512, "512"},
       {"ephemeral-storage", int64_t{10} << 20, "10Mi"},
       {"nvidia.com/gpu", 3, "3"},

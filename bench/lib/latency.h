@@ -1,0 +1,38 @@
+#ifndef GPUSCHED_BENCH_LIB_LATENCY_H_
+#define GPUSCHED_BENCH_LIB_LATENCY_H_
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+
+namespace gpusched::bench {
+
+// Collects one duration per iteration and publishes percentiles as
+// benchmark counters (microseconds), since a mean hides the tail that
+// kube-scheduler actually waits on.
+class Latencies {
+ public:
+  void Add(std::chrono::nanoseconds d) { samples_.push_back(d.count()); }
+
+  void Publish(benchmark::State& state) {
+    if (samples_.empty()) return;
+    std::sort(samples_.begin(), samples_.end());
+    auto at = [&](double q) {
+      size_t i = static_cast<size_t>(q * (samples_.size() - 1));
+      return samples_[i] / 1000.0;
+    };
+    state.counters["p50_us"] = at(0.50);
+    state.counters["p99_us"] = at(0.99);
+    state.counters["p999_us"] = at(0.999);
+    state.counters["max_us"] = samples_.back() / 1000.0;
+  }
+
+ private:
+  std::vector<long long> samples_;
+};
+
+}  // namespace gpusched::bench
+
+#endif  // GPUSCHED_BENCH_LIB_LATENCY_H_
