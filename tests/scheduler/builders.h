@@ -56,8 +56,8 @@ class PodBuilder {
       pod_.meta.namespace_name = std::string(key.substr(0, slash));
       pod_.meta.name = std::string(key.substr(slash + 1));
     }
-    pod_.meta.uid = absl::StrCat("uid-", pod_.meta.namespace_name, "-",
-                                 pod_.meta.name);
+    pod_.meta.uid =
+        absl::StrCat("uid-", pod_.meta.namespace_name, "-", pod_.meta.name);
     pod_.containers.push_back(Container{.name = "main"});
   }
 
@@ -79,9 +79,7 @@ class PodBuilder {
     main().requests.Set(resource, count);
     return *this;
   }
-  PodBuilder& Cpu(std::string_view quantity) {
-    return Request(kCpu, quantity);
-  }
+  PodBuilder& Cpu(std::string_view quantity) { return Request(kCpu, quantity); }
   PodBuilder& Memory(std::string_view quantity) {
     return Request(kMemory, quantity);
   }
@@ -100,18 +98,18 @@ class PodBuilder {
   // Adds one ORed term of ANDed requirements.
   PodBuilder& Affinity(std::vector<NodeSelectorRequirement> expressions,
                        std::vector<NodeSelectorRequirement> fields = {}) {
-    pod_.required_affinity_terms.push_back(NodeSelectorTerm{
-        .match_expressions = std::move(expressions),
-        .match_fields = std::move(fields)});
+    pod_.required_affinity_terms.push_back(
+        NodeSelectorTerm{.match_expressions = std::move(expressions),
+                         .match_fields = std::move(fields)});
     return *this;
   }
   PodBuilder& Toleration(std::string key, std::string op, std::string value,
                          std::string effect) {
-    pod_.tolerations.push_back(gpusched::Toleration{.key = std::move(key),
-                                                    .op = std::move(op),
-                                                    .value = std::move(value),
-                                                    .effect =
-                                                        std::move(effect)});
+    pod_.tolerations.push_back(
+        gpusched::Toleration{.key = std::move(key),
+                             .op = std::move(op),
+                             .value = std::move(value),
+                             .effect = std::move(effect)});
     return *this;
   }
   PodBuilder& Priority(int32_t priority) {
@@ -227,8 +225,7 @@ class NodeBuilder {
     Node node = node_;
     if (gpus_ > 0) {
       node.capacity.Set(kNvidiaGpu, int64_t{gpus_} * replicas_);
-      node.allocatable.Set(kNvidiaGpu,
-                           int64_t{gpus_ - unhealthy_} * replicas_);
+      node.allocatable.Set(kNvidiaGpu, int64_t{gpus_ - unhealthy_} * replicas_);
       node.meta.labels.emplace("nvidia.com/gpu.count", absl::StrCat(gpus_));
     }
     return node;
@@ -253,7 +250,9 @@ inline std::string TwoIslandTopology() {
   for (int a = 0; a < 8; ++a) {
     std::string row;
     for (int b = 0; b < 8; ++b) {
-      const char* cell = a == b ? "\"X\"" : a / 4 == b / 4 ? "\"NV18\"" : "\"SYS\"";
+      const char* cell = a == b           ? "\"X\""
+                         : a / 4 == b / 4 ? "\"NV18\""
+                                          : "\"SYS\"";
       absl::StrAppend(&row, b == 0 ? "" : ",", cell);
     }
     absl::StrAppend(&rows, a == 0 ? "" : ",", "[", row, "]");

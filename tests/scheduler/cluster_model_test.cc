@@ -46,11 +46,12 @@ ClusterModel OneNode(int gpus = 8) {
 TEST(AddRunningPod, HonoursTheGpuIdsAnnotation) {
   ClusterModel model = OneNode();
   std::string warning;
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
-                                     kGpuIdsAnnotation, "5,6"),
-                                 &warning)
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
+                             kGpuIdsAnnotation, "5,6"),
+                         &warning)
+          .ok());
   EXPECT_EQ(warning, "");
   EXPECT_THAT(GpusOf(model, "n1", "ml/a"), ElementsAre(5, 6));
   ASSERT_NE(model.FindPodByUid("uid-ml-a"), nullptr);
@@ -69,16 +70,18 @@ TEST(AddRunningPod, WithoutTheAnnotationTheAllocatorPicks) {
 
 TEST(AddRunningPod, FallsBackWithAWarningWhenTheIdsAreTaken) {
   ClusterModel model = OneNode();
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/a").Gpus(1).OnNode("n1").Annotation(
-                      kGpuIdsAnnotation, "5"))
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/a").Gpus(1).OnNode("n1").Annotation(
+              kGpuIdsAnnotation, "5"))
+          .ok());
   std::string warning;
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/b").Gpus(2).OnNode("n1").Annotation(
-                                     kGpuIdsAnnotation, "4,5"),
-                                 &warning)
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/b").Gpus(2).OnNode("n1").Annotation(
+                             kGpuIdsAnnotation, "4,5"),
+                         &warning)
+          .ok());
   const std::vector<int> b = GpusOf(model, "n1", "ml/b");
   EXPECT_EQ(warning,
             absl::StrCat("pod ml/b: gpusched.io/gpu-ids=\"4,5\" does not match "
@@ -93,11 +96,12 @@ TEST(AddRunningPod, FallsBackWhenTheIdsAreMalformedOrTheWrongCount) {
     SCOPED_TRACE(ids);
     ClusterModel model = OneNode();
     std::string warning;
-    ASSERT_TRUE(model
-                    .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
-                                       kGpuIdsAnnotation, ids),
-                                   &warning)
-                    .ok());
+    ASSERT_TRUE(
+        model
+            .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
+                               kGpuIdsAnnotation, ids),
+                           &warning)
+            .ok());
     EXPECT_THAT(warning, HasSubstr("does not match free GPUs; using "));
     EXPECT_EQ(GpusOf(model, "n1", "ml/a").size(), 2u);
   }
@@ -128,10 +132,10 @@ TEST(AddRunningPod, FailsForAnUnknownNode) {
 
 TEST(AddRunningPod, FailsForADuplicateUidChangingNothing) {
   ClusterModel model = OneNode();
-  ASSERT_TRUE(model.AddRunningPod(MakePod("ml/a").Uid("u").Gpus(1).OnNode("n1"))
-                  .ok());
-  const absl::Status status =
-      model.AddRunningPod(MakePod("ml/b").Uid("u").Gpus(1).OnNode("n1").Annotation(
+  ASSERT_TRUE(
+      model.AddRunningPod(MakePod("ml/a").Uid("u").Gpus(1).OnNode("n1")).ok());
+  const absl::Status status = model.AddRunningPod(
+      MakePod("ml/b").Uid("u").Gpus(1).OnNode("n1").Annotation(
           kGpuIdsAnnotation, "3"));
   EXPECT_EQ(status.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(model.pod_count(), 1u);
@@ -157,10 +161,11 @@ TEST(RemovePod, ReturnsFalseForAnUnknownUid) {
 
 TEST(UpsertNode, KeepsThePodsAndTheirGpus) {
   ClusterModel model = OneNode();
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
-                      kGpuIdsAnnotation, "4,5"))
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
+              kGpuIdsAnnotation, "4,5"))
+          .ok());
   EXPECT_EQ(model.UpsertNode(MakeNode("n1").Gpus(8).Label("zone", "b")), "");
   const NodeState* node = model.FindNode("n1");
   EXPECT_EQ(node->node().meta.labels.at("zone"), "b");
@@ -171,14 +176,16 @@ TEST(UpsertNode, KeepsThePodsAndTheirGpus) {
 
 TEST(UpsertNode, NamesPodsWhoseGpusVanished) {
   ClusterModel model = OneNode();
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
-                      kGpuIdsAnnotation, "4,5"))
-                  .ok());
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/b").Gpus(1).OnNode("n1").Annotation(
-                      kGpuIdsAnnotation, "0"))
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("n1").Annotation(
+              kGpuIdsAnnotation, "4,5"))
+          .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/b").Gpus(1).OnNode("n1").Annotation(
+              kGpuIdsAnnotation, "0"))
+          .ok());
   EXPECT_EQ(model.UpsertNode(MakeNode("n1").Gpus(4)), "ml/a");
   EXPECT_THAT(GpusOf(model, "n1", "ml/a"), IsEmpty());
   EXPECT_THAT(GpusOf(model, "n1", "ml/b"), ElementsAre(0));
@@ -198,7 +205,8 @@ TEST(SortedNodes, AreInNameOrder) {
   ClusterModel model;
   for (const char* name : {"c", "a", "b"}) model.UpsertNode(MakeNode(name));
   std::vector<std::string> names;
-  for (const NodeState* node : model.SortedNodes()) names.push_back(node->name());
+  for (const NodeState* node : model.SortedNodes())
+    names.push_back(node->name());
   EXPECT_THAT(names, ElementsAre("a", "b", "c"));
 }
 

@@ -41,7 +41,8 @@ BindRequest BindOf(const Pod& pod, std::string node) {
 // A running pod holding `ids` (whole GPUs) on `node`.
 Pod Running(std::string key, std::string node, std::string ids,
             int32_t priority = 0) {
-  const int count = static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
+  const int count =
+      static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
   return MakePod(key)
       .Gpus(count)
       .Priority(priority)
@@ -75,16 +76,15 @@ TEST(Filter, SortsNodesIntoPassedFailedAndUnresolvableInTheAskedOrder) {
   service.UpsertNodes({MakeNode("idle").Gpus(8), MakeNode("full").Gpus(2),
                        MakeNode("cpu-only")});
   AddRunning(service, {Running("ml/a", "full", "0,1")});
-  const FilterOutcome outcome =
-      service.Filter(MakePod("ml/p").Gpus(1),
-                     Names({"ghost", "full", "cpu-only", "idle"}));
+  const FilterOutcome outcome = service.Filter(
+      MakePod("ml/p").Gpus(1), Names({"ghost", "full", "cpu-only", "idle"}));
   EXPECT_THAT(outcome.passed, ElementsAre("idle"));
   EXPECT_THAT(outcome.failed,
               ElementsAre(Pair("full", "needs 1 nvidia.com/gpu; 0 free")));
-  EXPECT_THAT(outcome.unresolvable,
-              ElementsAre(Pair("ghost", "node not known to gpusched"),
-                          Pair("cpu-only",
-                               "needs 1 nvidia.com/gpu; node has none")));
+  EXPECT_THAT(
+      outcome.unresolvable,
+      ElementsAre(Pair("ghost", "node not known to gpusched"),
+                  Pair("cpu-only", "needs 1 nvidia.com/gpu; node has none")));
 }
 
 TEST(Prioritize, ScoresFittingNodesZeroToTenAndTheRestZero) {
@@ -113,9 +113,10 @@ TEST(Prioritize, GivesZeroEverywhereToAMalformedPod) {
 }
 
 TEST_F(ExtenderServiceTest, BindOfAPodNeverFilteredIsAnError) {
-  const BindOutcome outcome =
-      service_.Bind({.pod_name = "x", .pod_namespace = "ml", .pod_uid = "nope",
-                     .node = "n1"});
+  const BindOutcome outcome = service_.Bind({.pod_name = "x",
+                                             .pod_namespace = "ml",
+                                             .pod_uid = "nope",
+                                             .node = "n1"});
   EXPECT_EQ(outcome.error,
             "pod ml/x (uid nope) is unknown to gpusched: it was never sent to "
             "filter");
@@ -271,10 +272,9 @@ TEST(BindRace, UpdatesScoringAndBindsTogetherDoNotCrash) {
     threads.emplace_back([&, u] {
       for (int r = 0; r < kRounds; ++r) {
         const int gpus = r % 2 == 0 ? 8 : 4;  // devices vanish and come back
-        service.UpsertNodes(
-            {MakeNode(absl::StrCat("n", u + 1))
-                 .Gpus(gpus)
-                 .ResourceVersion(absl::StrCat(r))});
+        service.UpsertNodes({MakeNode(absl::StrCat("n", u + 1))
+                                 .Gpus(gpus)
+                                 .ResourceVersion(absl::StrCat(r))});
       }
     });
   }
@@ -310,35 +310,36 @@ TEST(BindRace, UpdatesScoringAndBindsTogetherDoNotCrash) {
 }
 
 // Preempt: n1 and n2 are 8-GPU nodes; running pods are the victims.
-TEST_F(ExtenderServiceTest, PreemptReprievesUnneededVictimsHighestPriorityFirst) {
-  AddRunning(service_, {Running("ml/a", "n1", "0,1", 1),
-                        Running("ml/b", "n1", "2,3", 5),
-                        Running("ml/c", "n1", "4,5", 3),
-                        Running("ml/d", "n1", "6,7", 2)});
+TEST_F(ExtenderServiceTest,
+       PreemptReprievesUnneededVictimsHighestPriorityFirst) {
+  AddRunning(
+      service_,
+      {Running("ml/a", "n1", "0,1", 1), Running("ml/b", "n1", "2,3", 5),
+       Running("ml/c", "n1", "4,5", 3), Running("ml/d", "n1", "6,7", 2)});
   const Pod preemptor = MakePod("ml/p").Gpus(2).Priority(100);
   const std::vector<PreemptionCandidate> kept = service_.Preempt(
-      preemptor, {{.node = "n1",
-                   .victim_uids = {"uid-ml-a", "uid-ml-b", "uid-ml-c",
-                                   "uid-ml-d"}}});
+      preemptor,
+      {{.node = "n1",
+        .victim_uids = {"uid-ml-a", "uid-ml-b", "uid-ml-c", "uid-ml-d"}}});
   // b, c and d go back in that order; a alone frees the 2 GPUs needed.
   EXPECT_THAT(kept, ElementsAre(PreemptionCandidate{
                         .node = "n1", .victim_uids = {"uid-ml-a"}}));
 }
 
 TEST_F(ExtenderServiceTest, PreemptKeepsVictimsThatAreNeeded) {
-  AddRunning(service_, {Running("ml/a", "n1", "0,1", 1),
-                        Running("ml/b", "n1", "2,3", 5),
-                        Running("ml/c", "n1", "4,5", 3),
-                        Running("ml/d", "n1", "6,7", 2)});
+  AddRunning(
+      service_,
+      {Running("ml/a", "n1", "0,1", 1), Running("ml/b", "n1", "2,3", 5),
+       Running("ml/c", "n1", "4,5", 3), Running("ml/d", "n1", "6,7", 2)});
   const Pod preemptor = MakePod("ml/p").Gpus(4).Priority(100);
   const std::vector<PreemptionCandidate> kept = service_.Preempt(
-      preemptor, {{.node = "n1",
-                   .victim_uids = {"uid-ml-a", "uid-ml-b", "uid-ml-c",
-                                   "uid-ml-d"}}});
+      preemptor,
+      {{.node = "n1",
+        .victim_uids = {"uid-ml-a", "uid-ml-b", "uid-ml-c", "uid-ml-d"}}});
   // b and c go back (4 GPUs stay free); with d too only 2 would be free.
-  EXPECT_THAT(kept, ElementsAre(PreemptionCandidate{
-                        .node = "n1",
-                        .victim_uids = {"uid-ml-a", "uid-ml-d"}}));
+  EXPECT_THAT(kept,
+              ElementsAre(PreemptionCandidate{
+                  .node = "n1", .victim_uids = {"uid-ml-a", "uid-ml-d"}}));
 }
 
 TEST_F(ExtenderServiceTest, PreemptKeepsAtLeastOneVictim) {
@@ -415,10 +416,11 @@ TEST(UpsertNodes, WarnsAboutARejectedTopologyAnnotation) {
   ExtenderService service;
   const std::vector<std::string> warnings = service.UpsertNodes(
       {MakeNode("n1").Gpus(4).Product(kH100).Topology(TwoIslandTopology())});
-  EXPECT_THAT(warnings,
-              ElementsAre("node n1: topology default for NVIDIA-H100-80GB-HBM3 "
-                          "(annotation gpusched.io/gpu-topology rejected: "
-                          "describes 8 GPUs but the node offers 4 whole GPUs)"));
+  EXPECT_THAT(
+      warnings,
+      ElementsAre("node n1: topology default for NVIDIA-H100-80GB-HBM3 "
+                  "(annotation gpusched.io/gpu-topology rejected: "
+                  "describes 8 GPUs but the node offers 4 whole GPUs)"));
 }
 
 TEST(UpsertNodes, WarnsAboutPodsWhoseGpusVanished) {
@@ -446,10 +448,9 @@ TEST(AddRunningPods, SkipsUnboundAndFinishedPodsAndWarnsAboutUnknownNodes) {
 
 TEST(CountGpus, ClassifiesEveryDeviceAndMigInstance) {
   ExtenderService service;
-  service.UpsertNodes(
-      {MakeNode("whole").Gpus(4).UnhealthyGpus(1),
-       MakeNode("shared").Gpus(2).Replicas(4),
-       MakeNode("mig").Mig("nvidia.com/mig-1g.10gb", 7)});
+  service.UpsertNodes({MakeNode("whole").Gpus(4).UnhealthyGpus(1),
+                       MakeNode("shared").Gpus(2).Replicas(4),
+                       MakeNode("mig").Mig("nvidia.com/mig-1g.10gb", 7)});
   AddRunning(service,
              {Running("ml/a", "whole", "0"),
               MakePod("ml/s").Milli(250).OnNode("shared").Annotation(

@@ -110,7 +110,8 @@ GpuInventory TwoIslandNode() {
 }
 
 TEST(NvLinkRequirement, PicksAllGpusFromOneIsland) {
-  const GpuPlan plan = Plan(MakePod("p").Gpus(4).RequireNvLink(), TwoIslandNode());
+  const GpuPlan plan =
+      Plan(MakePod("p").Gpus(4).RequireNvLink(), TwoIslandNode());
   ASSERT_TRUE(plan.verdict.fits()) << plan.verdict.reason();
   EXPECT_THAT(plan.assignment.gpu_ids, ElementsAre(0, 1, 2, 3));
 }
@@ -134,7 +135,8 @@ TEST(NvLinkRequirement, WithoutTheAnnotationTheSameGpusFitAcrossIslands) {
 }
 
 TEST(NvLinkRequirement, MoreThanTheLargestIslandIsInfeasible) {
-  const GpuPlan plan = Plan(MakePod("p").Gpus(5).RequireNvLink(), TwoIslandNode());
+  const GpuPlan plan =
+      Plan(MakePod("p").Gpus(5).RequireNvLink(), TwoIslandNode());
   EXPECT_EQ(plan.verdict.code(), Code::kInfeasible);
   EXPECT_EQ(plan.verdict.reason(),
             "needs 5 nvidia.com/gpu on one NVLink island; the largest island "
@@ -186,8 +188,9 @@ TEST(GpuShares, NoGpuWithEnoughFreeIsUnavailable) {
   Use(gpus, {1}, 500);  // 500 free
   const GpuPlan plan = Plan(MakePod("p").Milli(600), gpus);
   EXPECT_EQ(plan.verdict.code(), Code::kUnavailable);
-  EXPECT_EQ(plan.verdict.reason(),
-            "needs 600 milli-GPU on one GPU; largest free share is 500 (GPU 1)");
+  EXPECT_EQ(
+      plan.verdict.reason(),
+      "needs 600 milli-GPU on one GPU; largest free share is 500 (GPU 1)");
 }
 
 TEST(GpuShares, AreRefusedOnNodesWithoutSharing) {
@@ -201,8 +204,8 @@ TEST(GpuShares, AreRefusedOnNodesWithoutSharing) {
 }
 
 TEST(GpuShares, NeedExactlyOneGpuInTheRequests) {
-  const PodView view = PodView::Of(
-      MakePod("p").Gpus(2).Annotation(kGpuMilliAnnotation, "500"));
+  const PodView view =
+      PodView::Of(MakePod("p").Gpus(2).Annotation(kGpuMilliAnnotation, "500"));
   EXPECT_EQ(view.invalid_reason,
             "annotation gpusched.io/gpu-milli needs exactly 1 nvidia.com/gpu "
             "in the pod's requests; it has 2");
@@ -214,7 +217,7 @@ TEST(Replicas, TakeOneReplicaOnEachOfDifferentGpusBestFitFirst) {
   const GpuPlan plan = Plan(MakePod("p").Gpus(2), gpus);
   ASSERT_TRUE(plan.verdict.fits()) << plan.verdict.reason();
   EXPECT_THAT(plan.assignment.gpu_ids, ElementsAre(0, 2));  // 2 first, then 0
-  EXPECT_EQ(plan.assignment.milli_per_gpu, 250);  // 1000 / 4 replicas
+  EXPECT_EQ(plan.assignment.milli_per_gpu, 250);            // 1000 / 4 replicas
 }
 
 TEST(Replicas, TooFewGpusWithAFreeReplicaIsUnavailable) {
@@ -239,10 +242,9 @@ constexpr char kMig1g[] = "nvidia.com/mig-1g.10gb";
 constexpr char kMig3g[] = "nvidia.com/mig-3g.40gb";
 
 GpuInventory MigNode(std::string state = "success") {
-  return GpuInventory::FromNode(MakeNode("n")
-                                    .Mig(kMig1g, 7)
-                                    .Mig(kMig3g, 2)
-                                    .MigConfigState(std::move(state)));
+  return GpuInventory::FromNode(
+      MakeNode("n").Mig(kMig1g, 7).Mig(kMig3g, 2).MigConfigState(
+          std::move(state)));
 }
 
 TEST(Mig, FreeInstancesFit) {
@@ -282,8 +284,9 @@ TEST(Mig, UsedUpPoolIsUnavailableNamingTheHolders) {
   ASSERT_TRUE(gpus.Apply(GpuAssignment{.mig = {{kMig1g, 6}}}, "ml/a").ok());
   const GpuPlan plan = Plan(MakePod("p").Mig(kMig1g, 2), gpus);
   EXPECT_EQ(plan.verdict.code(), Code::kUnavailable);
-  EXPECT_EQ(plan.verdict.reason(),
-            "needs 2 nvidia.com/mig-1g.10gb; 1 free of 7 (held by ml/a)");  // 7-6
+  EXPECT_EQ(
+      plan.verdict.reason(),
+      "needs 2 nvidia.com/mig-1g.10gb; 1 free of 7 (held by ml/a)");  // 7-6
 }
 
 TEST(Mig, PendingReconfigurationIsUnavailable) {
@@ -295,8 +298,8 @@ TEST(Mig, PendingReconfigurationIsUnavailable) {
 }
 
 TEST(Mig, WholeGpusAndInstancesTogetherAreBothAssigned) {
-  const GpuInventory gpus = GpuInventory::FromNode(
-      MakeNode("n").Gpus(2).Mig(kMig1g, 7));
+  const GpuInventory gpus =
+      GpuInventory::FromNode(MakeNode("n").Gpus(2).Mig(kMig1g, 7));
   const GpuPlan plan = Plan(MakePod("p").Gpus(1).Mig(kMig1g, 1), gpus);
   ASSERT_TRUE(plan.verdict.fits()) << plan.verdict.reason();
   EXPECT_THAT(plan.assignment.gpu_ids, SizeIs(1));

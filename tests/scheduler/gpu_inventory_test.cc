@@ -59,11 +59,11 @@ TEST(InventoryFromNode, MarksGpusMissingFromAllocatableUnhealthy) {
 }
 
 TEST(InventoryFromNode, ReadsMigPoolsBesideWholeGpusOnMixedNodes) {
-  const GpuInventory gpus = GpuInventory::FromNode(
-      MakeNode("n")
-          .Gpus(2)
-          .Mig("nvidia.com/mig-3g.40gb", 4)
-          .Mig("nvidia.com/mig-1g.10gb", 14));
+  const GpuInventory gpus =
+      GpuInventory::FromNode(MakeNode("n")
+                                 .Gpus(2)
+                                 .Mig("nvidia.com/mig-3g.40gb", 4)
+                                 .Mig("nvidia.com/mig-1g.10gb", 14));
   EXPECT_EQ(gpus.devices().size(), 2u);
   ASSERT_EQ(gpus.mig_pools().size(), 2u);
   EXPECT_EQ(gpus.mig_pools()[0].resource, "nvidia.com/mig-1g.10gb");
@@ -75,8 +75,8 @@ TEST(InventoryFromNode, ReadsMigPoolsBesideWholeGpusOnMixedNodes) {
 }
 
 TEST(InventoryFromNode, AllMigNodeHasNoDevices) {
-  const GpuInventory gpus = GpuInventory::FromNode(
-      MakeNode("n").Mig("nvidia.com/mig-1g.10gb", 56));
+  const GpuInventory gpus =
+      GpuInventory::FromNode(MakeNode("n").Mig("nvidia.com/mig-1g.10gb", 56));
   EXPECT_THAT(gpus.devices(), IsEmpty());
   EXPECT_EQ(gpus.mig_pools().size(), 1u);
 }
@@ -110,9 +110,8 @@ TEST(InventoryTopology, TakesAValidAnnotation) {
 }
 
 TEST(InventoryTopology, RejectsAnAnnotationForAnotherGpuCountAndFallsBack) {
-  const GpuInventory gpus =
-      GpuInventory::FromNode(MakeNode("n").Gpus(4).Product(kH100).Topology(
-          TwoIslandTopology()));
+  const GpuInventory gpus = GpuInventory::FromNode(
+      MakeNode("n").Gpus(4).Product(kH100).Topology(TwoIslandTopology()));
   EXPECT_EQ(gpus.topology_error(),
             "describes 8 GPUs but the node offers 4 whole GPUs");
   EXPECT_EQ(gpus.topology_source(),
@@ -134,10 +133,8 @@ TEST(InventoryTopology, RejectsAMalformedAnnotationAndFallsBack) {
 
 TEST(InventoryApply, TakesTheShareAndRecordsTheHolder) {
   GpuInventory gpus = GpuInventory::FromNode(MakeNode("n").Gpus(2).Replicas(4));
-  ASSERT_TRUE(
-      gpus.Apply({.gpu_ids = {1}, .milli_per_gpu = 250}, "ml/b").ok());
-  ASSERT_TRUE(
-      gpus.Apply({.gpu_ids = {1}, .milli_per_gpu = 500}, "ml/a").ok());
+  ASSERT_TRUE(gpus.Apply({.gpu_ids = {1}, .milli_per_gpu = 250}, "ml/b").ok());
+  ASSERT_TRUE(gpus.Apply({.gpu_ids = {1}, .milli_per_gpu = 500}, "ml/a").ok());
   EXPECT_THAT(FreeMilli(gpus), ElementsAre(1000, 250));  // 1000 - 250 - 500
   EXPECT_THAT(gpus.devices()[1].holders, ElementsAre("ml/a", "ml/b"));
   EXPECT_EQ(gpus.free_milli(), 1250);
@@ -157,10 +154,11 @@ TEST(InventoryApply, ChangesNothingWhenOneGpuLacksRoom) {
 TEST(InventoryApply, ChangesNothingWhenTheMigPoolLacksRoom) {
   GpuInventory gpus = GpuInventory::FromNode(
       MakeNode("n").Gpus(2).Mig("nvidia.com/mig-1g.10gb", 2));
-  const absl::Status status = gpus.Apply(
-      {.gpu_ids = {0}, .milli_per_gpu = 1000,
-       .mig = {{"nvidia.com/mig-1g.10gb", 3}}},
-      "a");
+  const absl::Status status =
+      gpus.Apply({.gpu_ids = {0},
+                  .milli_per_gpu = 1000,
+                  .mig = {{"nvidia.com/mig-1g.10gb", 3}}},
+                 "a");
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(Message(status), "not enough free nvidia.com/mig-1g.10gb");
   EXPECT_THAT(FreeMilli(gpus), ElementsAre(1000, 1000));

@@ -19,10 +19,9 @@ TEST(EffectiveRequests, SumsAppContainers) {
   Pod pod;
   pod.containers = {Named("a", {{"cpu", 500}, {"memory", 100}}),
                     Named("b", {{"cpu", 250}, {"nvidia.com/gpu", 1}})};
-  EXPECT_EQ(EffectiveRequests(pod),
-            (ResourceList{{"cpu", 750},  // 500 + 250
-                          {"memory", 100},
-                          {"nvidia.com/gpu", 1}}));
+  EXPECT_EQ(EffectiveRequests(pod), (ResourceList{{"cpu", 750},  // 500 + 250
+                                                  {"memory", 100},
+                                                  {"nvidia.com/gpu", 1}}));
 }
 
 TEST(EffectiveRequests, TakesTheLargestInitContainerNotTheirSum) {

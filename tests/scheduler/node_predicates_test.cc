@@ -47,9 +47,9 @@ TEST(NodeSelector, NeedsEveryLabelWithTheSameValue) {
   const Node node = MakeNode("n").Label("zone", "a").Label("disk", "ssd");
   RunCases({
       {"match", MakePod("p").NodeSelector("zone", "a"), node, Code::kFits, ""},
-      {"all of them", MakePod("p").NodeSelector("zone", "a").NodeSelector(
-                          "disk", "ssd"),
-       node, Code::kFits, ""},
+      {"all of them",
+       MakePod("p").NodeSelector("zone", "a").NodeSelector("disk", "ssd"), node,
+       Code::kFits, ""},
       {"other value", MakePod("p").NodeSelector("zone", "b"), node,
        Code::kInfeasible, "nodeSelector wants zone=b; node has zone=a"},
       {"missing label", MakePod("p").NodeSelector("gpu", "h100"), node,
@@ -62,8 +62,8 @@ TEST(NodeAffinity, OperatorsMatchAsKubernetesDefinesThem) {
   RunCases({
       {"In", MakePod("p").Affinity({Req("zone", "In", {"a", "b"})}), node,
        Code::kFits, ""},
-      {"In other", MakePod("p").Affinity({Req("zone", "In", {"b", "c"})}),
-       node, Code::kInfeasible,
+      {"In other", MakePod("p").Affinity({Req("zone", "In", {"b", "c"})}), node,
+       Code::kInfeasible,
        "required node affinity not met (1 term): zone In [b,c]; node has "
        "zone=a"},
       {"In absent", MakePod("p").Affinity({Req("rack", "In", {"r1"})}), node,
@@ -74,8 +74,8 @@ TEST(NodeAffinity, OperatorsMatchAsKubernetesDefinesThem) {
        node, Code::kFits, ""},
       {"NotIn absent", MakePod("p").Affinity({Req("rack", "NotIn", {"r1"})}),
        node, Code::kFits, ""},
-      {"NotIn same", MakePod("p").Affinity({Req("zone", "NotIn", {"a"})}),
-       node, Code::kInfeasible,
+      {"NotIn same", MakePod("p").Affinity({Req("zone", "NotIn", {"a"})}), node,
+       Code::kInfeasible,
        "required node affinity not met (1 term): zone NotIn [a]; node has "
        "zone=a"},
       {"Exists", MakePod("p").Affinity({Req("zone", "Exists")}), node,
@@ -107,9 +107,8 @@ TEST(NodeAffinity, OperatorsMatchAsKubernetesDefinesThem) {
        Code::kInfeasible,
        "required node affinity not met (1 term): cores Lt [4]; node has "
        "cores=16"},
-      {"unknown operator",
-       MakePod("p").Affinity({Req("zone", "Like", {"a"})}), node,
-       Code::kInfeasible,
+      {"unknown operator", MakePod("p").Affinity({Req("zone", "Like", {"a"})}),
+       node, Code::kInfeasible,
        "required node affinity not met (1 term): zone Like [a]; node has "
        "zone=a"},
   });
@@ -155,16 +154,14 @@ TEST(NodeAffinity, TermsAreOredAndRequirementsAnded) {
 
 TEST(Taints, OnlyNoScheduleAndNoExecuteKeepPodsAway) {
   RunCases({
-      {"NoSchedule", MakePod("p"), MakeNode("n").Taint("gpu", "true",
-                                                       "NoSchedule"),
-       Code::kInfeasible,
+      {"NoSchedule", MakePod("p"),
+       MakeNode("n").Taint("gpu", "true", "NoSchedule"), Code::kInfeasible,
        "node has taint gpu=true:NoSchedule that the pod does not tolerate"},
       {"NoExecute", MakePod("p"), MakeNode("n").Taint("maint", "", "NoExecute"),
        Code::kInfeasible,
        "node has taint maint:NoExecute that the pod does not tolerate"},
       {"PreferNoSchedule is only a preference", MakePod("p"),
-       MakeNode("n").Taint("gpu", "true", "PreferNoSchedule"), Code::kFits,
-       ""},
+       MakeNode("n").Taint("gpu", "true", "PreferNoSchedule"), Code::kFits, ""},
   });
 }
 
@@ -192,9 +189,9 @@ TEST(Taints, TolerationsMatchByKeyOperatorValueAndEffect) {
       {"empty effect matches every effect",
        MakePod("p").Toleration("gpu", "Equal", "true", ""), node, Code::kFits,
        ""},
-      {"other effect", MakePod("p").Toleration("gpu", "Equal", "true",
-                                               "NoExecute"),
-       node, Code::kInfeasible, kRejected},
+      {"other effect",
+       MakePod("p").Toleration("gpu", "Equal", "true", "NoExecute"), node,
+       Code::kInfeasible, kRejected},
   });
 }
 
@@ -220,8 +217,8 @@ TEST(Unschedulable, CordonedNodeIsInfeasibleUnlessTolerated) {
       {"cordoned", MakePod("p"), cordoned, Code::kInfeasible,
        "node is cordoned (spec.unschedulable)"},
       {"tolerates the unschedulable taint",
-       MakePod("p").Toleration("node.kubernetes.io/unschedulable", "Exists",
-                               "", "NoSchedule"),
+       MakePod("p").Toleration("node.kubernetes.io/unschedulable", "Exists", "",
+                               "NoSchedule"),
        cordoned, Code::kFits, ""},
       {"tolerates everything", MakePod("p").Toleration("", "Exists", "", ""),
        cordoned, Code::kFits, ""},
@@ -235,8 +232,8 @@ TEST(Resources, MoreThanAllocatableIsInfeasible) {
        "needs 8 cpu; node has 4 allocatable"},
       {"memory", MakePod("p").Memory("32Gi"), node, Code::kInfeasible,
        "needs 32Gi memory; node has 16Gi allocatable"},
-      {"resource the node lacks",
-       MakePod("p").Request("example.com/fpga", "1"), node, Code::kInfeasible,
+      {"resource the node lacks", MakePod("p").Request("example.com/fpga", "1"),
+       node, Code::kInfeasible,
        "needs 1 example.com/fpga; node has 0 allocatable"},
       {"exactly allocatable", MakePod("p").Cpu("4").Memory("16Gi"), node,
        Code::kFits, ""},
@@ -274,15 +271,15 @@ TEST(Resources, FullPodCountIsUnavailable) {
 
 TEST(Resources, GpuResourcesAreLeftToTheGpuCheck) {
   const NodeState node(MakeNode("n").Gpus(8));
-  const PodView view = PodView::Of(MakePod("p").Gpus(4).Mig(
-      "nvidia.com/mig-1g.10gb", 1));
+  const PodView view =
+      PodView::Of(MakePod("p").Gpus(4).Mig("nvidia.com/mig-1g.10gb", 1));
   EXPECT_TRUE(CheckResources(view, node).fits());
 }
 
 TEST(NodeFit, MalformedPodIsInfeasibleEverywhere) {
   const NodeState node(MakeNode("n").Gpus(8).Replicas(4));
-  const FitVerdict verdict = Check(
-      MakePod("p").Gpus(1).Annotation(kGpuMilliAnnotation, "1500"), node);
+  const FitVerdict verdict =
+      Check(MakePod("p").Gpus(1).Annotation(kGpuMilliAnnotation, "1500"), node);
   EXPECT_EQ(verdict.code(), Code::kInfeasible);
   EXPECT_EQ(verdict.reason(),
             "annotation gpusched.io/gpu-milli=\"1500\" must be an integer "
@@ -290,7 +287,8 @@ TEST(NodeFit, MalformedPodIsInfeasibleEverywhere) {
 }
 
 TEST(NodeFit, PredicatesRunBeforeTheGpuCheckAndTheFirstFailureWins) {
-  const NodeState node(MakeNode("n").Unschedulable().Taint("gpu", "", "NoSchedule"));
+  const NodeState node(
+      MakeNode("n").Unschedulable().Taint("gpu", "", "NoSchedule"));
   const FitVerdict verdict = Check(MakePod("p").Gpus(4), node);
   EXPECT_EQ(verdict.reason(), "node is cordoned (spec.unschedulable)");
 }

@@ -75,8 +75,8 @@ TEST(Binpack, CountsSharesByTheirMilli) {
 TEST(Binpack, UsesCpuAndMemoryForPodsWithoutGpus) {
   const NodeState node(MakeNode("n").Cpu("64").Memory("512Gi"));
   // cpu 32 / 64 = 50%, memory 128Gi / 512Gi = 25%, mean 37.
-  EXPECT_EQ(
-      ScoreOf(BinpackScore, MakePod("p").Cpu("32").Memory("128Gi"), node), 37);
+  EXPECT_EQ(ScoreOf(BinpackScore, MakePod("p").Cpu("32").Memory("128Gi"), node),
+            37);
 }
 
 TEST(Binpack, UsesMigInstancesForMigPods) {
@@ -84,8 +84,8 @@ TEST(Binpack, UsesMigInstancesForMigPods) {
                            .Mig("nvidia.com/mig-1g.10gb", 7)
                            .Mig("nvidia.com/mig-3g.40gb", 2));
   // 3 of 7 + 2 = 9 instances: 33%.
-  EXPECT_EQ(ScoreOf(BinpackScore,
-                    MakePod("p").Mig("nvidia.com/mig-1g.10gb", 3), node),
+  EXPECT_EQ(ScoreOf(BinpackScore, MakePod("p").Mig("nvidia.com/mig-1g.10gb", 3),
+                    node),
             33);
 }
 

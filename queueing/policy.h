@@ -1,0 +1,127 @@
+#ifndef GPUSCHED_QUEUEING_POLICY_H_
+#define GPUSCHED_QUEUEING_POLICY_H_
+
+// Quota policy as admins write it (Kueue's objects and field meanings, plus
+// gpusched's SchedulerConfig), as plain values. policies/ parses YAML into
+// these; the queueing core reads them. Quantities use ResourceList's units
+// (cpu in milli-CPU, everything else in base units).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/k8s_objects.h"
+
+namespace gpusched {
+
+struct ResourceQuota {
+  std::string name;  // "nvidia.com/gpu", "cpu", ...
+  int64_t nominal = 0;
+  // Unset: Kueue's defaults (borrow up to what the cohort has; lend all).
+  std::optional<int64_t> borrowing_limit;
+  std::optional<int64_t> lending_limit;
+};
+
+struct FlavorQuotas {
+  std::string flavor;  // a ResourceFlavor name
+  std::vector<ResourceQuota> resources;
+};
+
+struct ResourceGroup {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotas> flavors;  // in the order admission tries them
+};
+
+enum class QueueingStrategy { kBestEffortFifo, kStrictFifo };
+enum class WithinClusterQueue { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimWithinCohort { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohort { kNever, kLowerPriority };
+
+struct PreemptionPolicy {
+  WithinClusterQueue within_cluster_queue = WithinClusterQueue::kNever;
+  ReclaimWithinCohort reclaim_within_cohort = ReclaimWithinCohort::kNever;
+  BorrowWithinCohort borrow_within_cohort = BorrowWithinCohort::kNever;
+  std::optional<int32_t> max_priority_threshold;  // borrowWithinCohort
+};
+
+// A Kubernetes label selector (namespaceSelector).
+struct LabelSelector {
+  StringMap match_labels;
+  std::vector<NodeSelectorRequirement> match_expressions;  // In/NotIn/Exists/DoesNotExist
+};
+
+struct ResourceFlavor {
+  std::string name;
+  StringMap node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;
+};
+
+// Fair-sharing weights are kept in thousandths ("0.5" -> 500) so that
+// shares compare as integers.
+inline constexpr int64_t kDefaultFairWeightMilli = 1000;
+
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // empty: none
+  // Unset selects every namespace (Kueue's default for an empty selector).
+  std::optional<LabelSelector> namespace_selector;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFifo;
+  std::vector<ResourceGroup> resource_groups;
+  PreemptionPolicy preemption;
+  int64_t fair_weight_milli = kDefaultFairWeightMilli;
+};
+
+struct LocalQueue {
+  std::string namespace_name;
+  std::string name;
+  std::string cluster_queue;
+};
+
+struct Cohort {
+  std::string name;
+  std::string parent;  // empty: a root
+  std::vector<ResourceGroup> resource_groups;  // quota owned by the cohort
+  int64_t fair_weight_milli = kDefaultFairWeightMilli;
+};
+
+struct WorkloadPriorityClass {
+  std::string name;
+  int32_t value = 0;
+};
+
+// gpusched.io/v1alpha1 SchedulerConfig; every field has a default.
+struct SchedulerConfig {
+  bool fair_sharing = false;  // Kueue's default: off
+  // Kueue's default strategy list; only the lists Kueue accepts are valid.
+  std::vector<std::string> preemption_strategies = {
+      "LessThanOrEqualToFinalShare", "LessThanInitialShare"};
+  int64_t gang_admission_timeout_ms = 300'000;
+  int64_t gang_backoff_base_ms = 10'000;
+  int64_t gang_backoff_max_ms = 300'000;
+  int64_t stale_gang_grace_ms = 60'000;
+  int64_t starvation_timeout_ms = 1'800'000;
+  int64_t preemption_minimum_runtime_ms = 0;
+  // Scorer name -> weight, as ScoringWeights::Parse takes them.
+  std::vector<std::pair<std::string, int>> scoring = {
+      {"binpack", 1}, {"spread", 0}, {"topology", 2}, {"fragmentation", 3}};
+  // Node label keys, widest domain first.
+  std::vector<std::string> topology_levels = {
+      "topology.kubernetes.io/zone", "gpusched.io/block", "gpusched.io/rack",
+      "kubernetes.io/hostname"};
+};
+
+// Everything one policy file (or set of files) defines.
+struct Policy {
+  std::vector<ResourceFlavor> flavors;
+  std::vector<ClusterQueue> cluster_queues;
+  std::vector<LocalQueue> local_queues;
+  std::vector<Cohort> cohorts;
+  std::vector<WorkloadPriorityClass> priority_classes;
+  SchedulerConfig config;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_POLICY_H_
