@@ -1,0 +1,275 @@
+#include "queueing/quota_tree.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/string_util.h"
+
+namespace gpusched {
+namespace {
+
+std::string CohortKey(std::string_view name) {
+  return absl::StrCat("cohort:", Sv(name));
+}
+
+int64_t Get(const FrAmounts& amounts, const FlavorResource& fr) {
+  auto it = amounts.find(fr);
+  return it == amounts.end() ? 0 : it->second;
+}
+
+template <typename NodeT>
+void AddGroups(NodeT& node, const std::vector<ResourceGroup>& groups) {
+  for (const ResourceGroup& group : groups) {
+    for (const FlavorQuotas& flavor : group.flavors) {
+      for (const ResourceQuota& quota : flavor.resources) {
+        FlavorResource fr{flavor.flavor, quota.name};
+        node.nominal[fr] += quota.nominal;
+        if (quota.borrowing_limit) node.borrowing_limit[fr] = *quota.borrowing_limit;
+        if (quota.lending_limit) node.lending_limit[fr] = *quota.lending_limit;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int QuotaTree::Find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? -1 : it->second;
+}
+
+int QuotaTree::FindOrAddCohort(const std::string& name) {
+  std::string key = CohortKey(name);
+  if (int found = Find(key); found >= 0) return found;
+  nodes_.push_back(Node{.name = key});
+  index_[key] = static_cast<int>(nodes_.size()) - 1;
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+absl::StatusOr<QuotaTree> QuotaTree::Build(const Policy& policy) {
+  QuotaTree tree;
+  for (const Cohort& cohort : policy.cohorts) {
+    int node = tree.FindOrAddCohort(cohort.name);
+    AddGroups(tree.nodes_[node], cohort.resource_groups);
+    tree.nodes_[node].weight_milli = cohort.fair_weight_milli;
+    if (!cohort.parent.empty()) {
+      int parent = tree.FindOrAddCohort(cohort.parent);
+      tree.nodes_[node].parent = parent;
+    }
+  }
+  for (const ClusterQueue& cq : policy.cluster_queues) {
+    if (tree.Find(cq.name) >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ClusterQueue \"", cq.name, "\" is defined twice"));
+    }
+    Node node{.name = cq.name, .is_cluster_queue = true,
+              .weight_milli = cq.fair_weight_milli};
+    AddGroups(node, cq.resource_groups);
+    tree.nodes_.push_back(std::move(node));
+    const int index = static_cast<int>(tree.nodes_.size()) - 1;
+    tree.index_[cq.name] = index;
+    if (!cq.cohort.empty()) {
+      int parent = tree.FindOrAddCohort(cq.cohort);
+      tree.nodes_[index].parent = parent;
+    }
+  }
+  if (absl::Status s = tree.CheckAcyclic(); !s.ok()) return s;
+  for (size_t i = 0; i < tree.nodes_.size(); ++i) {
+    if (tree.nodes_[i].parent >= 0) {
+      tree.nodes_[tree.nodes_[i].parent].children.push_back(static_cast<int>(i));
+    }
+  }
+  for (size_t i = 0; i < tree.nodes_.size(); ++i) {
+    if (tree.nodes_[i].parent < 0) tree.ComputeSubtree(static_cast<int>(i));
+  }
+  return tree;
+}
+
+absl::Status QuotaTree::CheckAcyclic() const {
+  for (size_t start = 0; start < nodes_.size(); ++start) {
+    int node = static_cast<int>(start);
+    for (size_t steps = 0; node >= 0; ++steps, node = nodes_[node].parent) {
+      if (steps > nodes_.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cohort parents form a cycle through ", nodes_[start].name));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void QuotaTree::ComputeSubtree(int index) {
+  Node& node = nodes_[index];
+  node.subtree = node.nominal;
+  for (int child : node.children) {
+    ComputeSubtree(child);
+    const Node& c = nodes_[child];
+    for (const auto& [fr, amount] : c.subtree) {
+      nodes_[index].subtree[fr] += amount - Guaranteed(c, fr);
+    }
+  }
+}
+
+int64_t QuotaTree::Guaranteed(const Node& node, const FlavorResource& fr) const {
+  auto it = node.lending_limit.find(fr);
+  if (it == node.lending_limit.end()) return 0;
+  return std::max<int64_t>(0, Get(node.subtree, fr) - it->second);
+}
+
+int64_t QuotaTree::AvailableAt(int index, const FlavorResource& fr) const {
+  const Node& node = nodes_[index];
+  const int64_t usage = Get(node.usage, fr);
+  if (node.parent < 0) return Get(node.subtree, fr) - usage;
+  const int64_t guaranteed = Guaranteed(node, fr);
+  const int64_t local = std::max<int64_t>(0, guaranteed - usage);
+  int64_t from_parent = AvailableAt(node.parent, fr);
+  if (auto it = node.borrowing_limit.find(fr); it != node.borrowing_limit.end()) {
+    const int64_t stored_in_parent = Get(node.subtree, fr) - guaranteed;
+    const int64_t used_in_parent = std::max<int64_t>(0, usage - guaranteed);
+    from_parent =
+        std::min(from_parent, stored_in_parent - used_in_parent + it->second);
+  }
+  return local + std::max<int64_t>(0, from_parent);
+}
+
+void QuotaTree::AddAt(int index, const FlavorResource& fr, int64_t amount) {
+  Node& node = nodes_[index];
+  const int64_t local = std::max<int64_t>(0, Guaranteed(node, fr) - Get(node.usage, fr));
+  node.usage[fr] += amount;
+  if (node.parent >= 0 && amount > local) AddAt(node.parent, fr, amount - local);
+}
+
+void QuotaTree::RemoveAt(int index, const FlavorResource& fr, int64_t amount) {
+  Node& node = nodes_[index];
+  const int64_t stored = Get(node.usage, fr) - Guaranteed(node, fr);
+  node.usage[fr] -= amount;
+  if (node.parent >= 0 && stored > 0) {
+    RemoveAt(node.parent, fr, std::min(amount, stored));
+  }
+}
+
+bool QuotaTree::HasClusterQueue(std::string_view name) const {
+  int index = Find(name);
+  return index >= 0 && nodes_[index].is_cluster_queue;
+}
+
+std::vector<std::string> QuotaTree::ClusterQueueNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, index] : index_) {
+    if (nodes_[index].is_cluster_queue) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<std::string> QuotaTree::PathToRoot(std::string_view cq) const {
+  std::vector<std::string> path;
+  for (int node = Find(cq); node >= 0; node = nodes_[node].parent) {
+    path.push_back(nodes_[node].name);
+  }
+  return path;
+}
+
+int64_t QuotaTree::Nominal(std::string_view node, const FlavorResource& fr) const {
+  int index = Find(node);
+  return index < 0 ? 0 : Get(nodes_[index].nominal, fr);
+}
+
+int64_t QuotaTree::Usage(std::string_view node, const FlavorResource& fr) const {
+  int index = Find(node);
+  return index < 0 ? 0 : Get(nodes_[index].usage, fr);
+}
+
+int64_t QuotaTree::Available(std::string_view cq, const FlavorResource& fr) const {
+  int index = Find(cq);
+  return index < 0 ? 0 : AvailableAt(index, fr);
+}
+
+bool QuotaTree::Fits(std::string_view cq, const FrAmounts& demand) const {
+  int index = Find(cq);
+  if (index < 0) return false;
+  for (const auto& [fr, amount] : demand) {
+    if (amount > 0 && amount > AvailableAt(index, fr)) return false;
+  }
+  return true;
+}
+
+bool QuotaTree::WouldBorrow(std::string_view cq, const FrAmounts& demand) const {
+  int index = Find(cq);
+  if (index < 0) return false;
+  const Node& node = nodes_[index];
+  for (const auto& [fr, amount] : demand) {
+    if (amount > 0 && Get(node.usage, fr) + amount > Get(node.subtree, fr)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+FrAmounts QuotaTree::Borrowed(std::string_view cq) const {
+  FrAmounts borrowed;
+  int index = Find(cq);
+  if (index < 0) return borrowed;
+  const Node& node = nodes_[index];
+  for (const auto& [fr, usage] : node.usage) {
+    const int64_t over = usage - Get(node.subtree, fr);
+    if (over > 0) borrowed[fr] = over;
+  }
+  return borrowed;
+}
+
+bool QuotaTree::IsBorrowing(std::string_view cq) const {
+  return !Borrowed(cq).empty();
+}
+
+void QuotaTree::AddUsage(std::string_view cq, const FrAmounts& amounts) {
+  int index = Find(cq);
+  if (index < 0) return;
+  for (const auto& [fr, amount] : amounts) {
+    if (amount != 0) AddAt(index, fr, amount);
+  }
+}
+
+void QuotaTree::RemoveUsage(std::string_view cq, const FrAmounts& amounts) {
+  int index = Find(cq);
+  if (index < 0) return;
+  for (const auto& [fr, amount] : amounts) {
+    if (amount != 0) RemoveAt(index, fr, amount);
+  }
+}
+
+int QuotaTree::Root(int node) const {
+  while (nodes_[node].parent >= 0) node = nodes_[node].parent;
+  return node;
+}
+
+int64_t QuotaTree::WeightedShare(std::string_view name,
+                                 const FrAmounts& extra) const {
+  int index = Find(name);
+  if (index < 0 || nodes_[index].parent < 0) return 0;
+  const Node& node = nodes_[index];
+  const Node& root = nodes_[Root(index)];
+  // Per resource (summed over flavors): borrowed and the root's capacity.
+  std::map<std::string, std::pair<int64_t, int64_t>> per_resource;
+  for (const auto& [fr, capacity] : root.subtree) {
+    per_resource[fr.resource].second += capacity;
+  }
+  FrAmounts usage = node.usage;
+  for (const auto& [fr, amount] : extra) usage[fr] += amount;
+  for (const auto& [fr, used] : usage) {
+    const int64_t over = used - Get(node.subtree, fr);
+    if (over > 0) per_resource[fr.resource].first += over;
+  }
+  int64_t dominant = 0;
+  for (const auto& [resource, totals] : per_resource) {
+    const auto& [borrowed, lendable] = totals;
+    if (borrowed <= 0) continue;
+    dominant = std::max(dominant, lendable <= 0 ? INT64_MAX / 2
+                                                : borrowed * 1000 / lendable);
+  }
+  if (dominant == 0) return 0;
+  if (node.weight_milli == 0) return INT64_MAX;
+  return dominant * 1000 / node.weight_milli;
+}
+
+}  // namespace gpusched

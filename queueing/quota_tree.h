@@ -1,0 +1,107 @@
+#ifndef GPUSCHED_QUEUEING_QUOTA_TREE_H_
+#define GPUSCHED_QUEUEING_QUOTA_TREE_H_
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "queueing/policy.h"
+
+namespace gpusched {
+
+// The unit quota is counted in: one resource of one flavor.
+struct FlavorResource {
+  std::string flavor;
+  std::string resource;
+  friend auto operator<=>(const FlavorResource&,
+                          const FlavorResource&) = default;
+};
+
+// Amounts per flavor-resource; ordered so every walk is deterministic.
+using FrAmounts = std::map<FlavorResource, int64_t>;
+
+// ClusterQueues (leaves) and cohorts (inner nodes) with Kueue's quota
+// arithmetic (pkg/cache resource nodes):
+//  - A node's subtree quota is its own nominal quota plus, per child, the
+//    part the child lends: subtree - guaranteed, where guaranteed =
+//    max(0, subtree - lendingLimit) when a lending limit is set, else 0.
+//  - Usage beyond a node's guaranteed part is stored in its parent.
+//  - What a node may still use is its unused guaranteed part plus what its
+//    parent may still give, capped by its borrowingLimit.
+// Cohorts named by ClusterQueues without a Cohort object exist implicitly.
+// Nodes are named as ClusterQueues are, and cohorts as "cohort:<name>", so
+// a cohort and a ClusterQueue may share a name as they may in Kueue.
+//
+// Invariant: for every cohort, usage = sum over children of
+// max(0, child usage - child guaranteed), per flavor-resource.
+class QuotaTree {
+ public:
+  static absl::StatusOr<QuotaTree> Build(const Policy& policy);
+
+  bool HasClusterQueue(std::string_view name) const;
+  std::vector<std::string> ClusterQueueNames() const;  // sorted
+  // The cohort tree path of a ClusterQueue, itself first, root last.
+  std::vector<std::string> PathToRoot(std::string_view cluster_queue) const;
+
+  int64_t Nominal(std::string_view node, const FlavorResource& fr) const;
+  int64_t Usage(std::string_view node, const FlavorResource& fr) const;
+  // How much more of `fr` the ClusterQueue may use now, borrowing included.
+  int64_t Available(std::string_view cluster_queue,
+                    const FlavorResource& fr) const;
+  // True when every amount fits Available.
+  bool Fits(std::string_view cluster_queue, const FrAmounts& demand) const;
+  // True when adding `demand` takes the ClusterQueue over its nominal quota
+  // in some flavor-resource.
+  bool WouldBorrow(std::string_view cluster_queue,
+                   const FrAmounts& demand) const;
+  // Amounts the ClusterQueue uses beyond its nominal quota.
+  FrAmounts Borrowed(std::string_view cluster_queue) const;
+  bool IsBorrowing(std::string_view cluster_queue) const;
+
+  void AddUsage(std::string_view cluster_queue, const FrAmounts& amounts);
+  void RemoveUsage(std::string_view cluster_queue, const FrAmounts& amounts);
+
+  // Kueue's weighted dominant resource share, in thousandths, of a node
+  // with `extra` added to its usage: per resource, borrowed / lendable
+  // capacity of the root, the maximum over resources, divided by the
+  // weight. 0 for nodes that do not borrow; INT64_MAX for a borrowing node
+  // of weight 0.
+  int64_t WeightedShare(std::string_view node,
+                        const FrAmounts& extra = {}) const;
+
+ private:
+  struct Node {
+    std::string name;
+    bool is_cluster_queue = false;
+    int parent = -1;
+    std::vector<int> children;
+    FrAmounts nominal;
+    std::map<FlavorResource, int64_t> borrowing_limit;
+    std::map<FlavorResource, int64_t> lending_limit;
+    FrAmounts subtree;
+    FrAmounts usage;
+    int64_t weight_milli = kDefaultFairWeightMilli;
+  };
+
+  int Find(std::string_view name) const;
+  int FindOrAddCohort(const std::string& name);
+  int64_t Guaranteed(const Node& node, const FlavorResource& fr) const;
+  int64_t AvailableAt(int node, const FlavorResource& fr) const;
+  void AddAt(int node, const FlavorResource& fr, int64_t amount);
+  void RemoveAt(int node, const FlavorResource& fr, int64_t amount);
+  void ComputeSubtree(int node);
+  absl::Status CheckAcyclic() const;
+  int Root(int node) const;
+
+  std::vector<Node> nodes_;
+  std::map<std::string, int, std::less<>> index_;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_QUOTA_TREE_H_
