@@ -1,6 +1,7 @@
 #include "scheduler/cluster_model.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -85,6 +86,27 @@ absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
   return absl::OkStatus();
 }
 
+namespace {
+
+// What a running pod's gpusched.io/gpu-ids annotation says it holds, or
+// nullopt when it has none or it does not match the request's shape.
+std::optional<GpuAssignment> RecordedAssignment(const Pod& pod,
+                                                const GpuRequest& request,
+                                                const GpuInventory& gpus) {
+  auto annotation = pod.meta.annotations.find(kGpuIdsAnnotation);
+  if (annotation == pod.meta.annotations.end()) return std::nullopt;
+  absl::StatusOr<std::vector<int>> ids = ParseGpuIds(annotation->second);
+  const size_t expected = request.milli > 0 ? 1 : request.gpus;
+  if (!ids.ok() || ids->size() != expected) return std::nullopt;
+  int milli = request.milli > 0       ? request.milli
+              : gpus.time_shared()    ? gpus.replica_milli()
+                                      : kMilliPerGpu;
+  return GpuAssignment{.gpu_ids = *ids, .milli_per_gpu = milli,
+                       .mig = request.mig};
+}
+
+}  // namespace
+
 absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
   const NodeState* node = FindNode(pod.node_name);
   if (node == nullptr) {
@@ -92,35 +114,36 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
                                             pod.node_name,
                                             ", not known to gpusched"));
   }
+  // A running pod holds what it was given: its recorded devices win over
+  // what the allocator would choose now (MIG reconfiguration, islands).
   PodView view = PodView::Of(pod);
+  std::optional<GpuAssignment> recorded =
+      RecordedAssignment(pod, view.gpu, node->gpus());
+  if (recorded) {
+    absl::Status placed = Place(pod, pod.node_name, *recorded);
+    if (placed.ok() || !absl::IsFailedPrecondition(placed)) return placed;
+  }
   GpuPlan plan = PlanGpus(view.gpu, node->gpus());
-  if (!plan.verdict.fits()) {
-    // The pod runs whatever the model thinks; record it without devices.
-    if (warning != nullptr) {
-      *warning = absl::StrCat("pod ", pod.Key(), " runs on ", pod.node_name,
-                              " but its GPUs do not fit the model: ",
-                              plan.verdict.reason());
+  auto note = [&](std::string text) {
+    if (warning != nullptr) *warning = std::move(text);
+  };
+  if (plan.verdict.fits()) {
+    if (pod.meta.annotations.contains(kGpuIdsAnnotation)) {
+      note(absl::StrCat("pod ", pod.Key(), ": ", kGpuIdsAnnotation, "=\"",
+                        pod.meta.annotations.find(kGpuIdsAnnotation)->second,
+                        "\" does not match free GPUs; using ",
+                        FormatGpuIds(plan.assignment.gpu_ids)));
     }
-    return Place(pod, pod.node_name, GpuAssignment{});
+    return Place(pod, pod.node_name, std::move(plan.assignment));
   }
-  GpuAssignment assignment = plan.assignment;
-  auto annotation = pod.meta.annotations.find(kGpuIdsAnnotation);
-  if (annotation != pod.meta.annotations.end()) {
-    absl::StatusOr<std::vector<int>> ids = ParseGpuIds(annotation->second);
-    GpuAssignment recorded = assignment;
-    if (ids.ok()) recorded.gpu_ids = *ids;
-    if (ids.ok() && ids->size() == assignment.gpu_ids.size()) {
-      absl::Status placed = Place(pod, pod.node_name, recorded);
-      if (placed.ok() || !absl::IsFailedPrecondition(placed)) return placed;
-    }
-    if (warning != nullptr) {
-      *warning = absl::StrCat("pod ", pod.Key(), ": ", kGpuIdsAnnotation, "=\"",
-                              annotation->second,
-                              "\" does not match free GPUs; using ",
-                              FormatGpuIds(assignment.gpu_ids));
-    }
-  }
-  return Place(pod, pod.node_name, std::move(assignment));
+  // The pod runs whatever the model thinks: record it and count its MIG
+  // instances where the pools allow, so they are not handed out again.
+  note(absl::StrCat("pod ", pod.Key(), " runs on ", pod.node_name,
+                    " but its GPUs do not fit the model: ",
+                    plan.verdict.reason()));
+  GpuAssignment mig_only{.mig = view.gpu.mig};
+  if (Place(pod, pod.node_name, mig_only).ok()) return absl::OkStatus();
+  return Place(pod, pod.node_name, GpuAssignment{});
 }
 
 bool ClusterModel::RemovePod(std::string_view uid) {

@@ -1,5 +1,7 @@
 #include "scheduler/gpu_labels.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "scheduler/string_util.h"
@@ -42,7 +44,9 @@ GpuLabels ReadGpuLabels(const StringMap& labels) {
   gpu.mig_strategy = Label(labels, "nvidia.com/mig.strategy");
   gpu.mig_config_state = Label(labels, "nvidia.com/mig.config.state");
   gpu.sharing_strategy = Label(labels, "nvidia.com/gpu.sharing-strategy");
-  gpu.replicas = std::max(1, IntLabel(labels, "nvidia.com/gpu.replicas", 1));
+  // More than 1000 replicas would make one replica less than a milli-GPU.
+  gpu.replicas =
+      std::clamp(IntLabel(labels, "nvidia.com/gpu.replicas", 1), 1, 1000);
   return gpu;
 }
 

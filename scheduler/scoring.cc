@@ -53,6 +53,12 @@ absl::StatusOr<ScoringWeights> ScoringWeights::Parse(std::string_view text) {
           absl::StrCat("scoring: weight of ", kv.first, " is \"", kv.second,
                        "\"; must be an integer from 0 to 100"));
     }
+    for (const auto& [seen, unused] : result.weights_) {
+      if (seen == scorer) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "scoring: scorer \"", Sv(scorer->name), "\" is named twice"));
+      }
+    }
     result.weights_.emplace_back(scorer, weight);
     total += weight;
   }

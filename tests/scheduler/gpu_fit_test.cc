@@ -1,11 +1,13 @@
 #include "scheduler/gpu_fit.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/gpu_inventory.h"
+#include "scheduler/gpu_set_allocator.h"
 #include "scheduler/pod_view.h"
 #include "tests/scheduler/builders.h"
 
@@ -99,6 +101,49 @@ TEST(WholeGpus, UnhealthyGpusAreCapacityMinusAllocatable) {
   const GpuPlan all_healthy = Plan(MakePod("p").Gpus(6), gpus);
   ASSERT_TRUE(all_healthy.verdict.fits());
   EXPECT_THAT(all_healthy.assignment.gpu_ids, ElementsAre(0, 1, 2, 3, 4, 5));
+}
+
+TEST(WholeGpus, GetTheSetTheAllocatorChooses) {
+  // Whatever memoisation sits in between, the plan is ChooseGpuSet's answer.
+  const std::vector<std::vector<int>> kUsed = {
+      {}, {0}, {0, 4}, {1, 2, 5}, {0, 1, 2, 3}, {3, 4, 5, 6}, {0, 2, 4, 6}};
+  for (const std::string& annotation : {std::string(), TwoIslandTopology()}) {
+    for (const std::vector<int>& used : kUsed) {
+      for (int count = 1; count <= 8; ++count) {
+        testing::NodeBuilder node = MakeNode("n").Gpus(8).Product("NVIDIA-L4");
+        if (!annotation.empty()) node.Topology(annotation);
+        GpuInventory gpus = GpuInventory::FromNode(node);
+        if (!used.empty()) Use(gpus, used);
+        std::vector<int> free;
+        for (int i = 0; i < 8; ++i) {
+          if (std::find(used.begin(), used.end(), i) == used.end()) {
+            free.push_back(i);
+          }
+        }
+        SCOPED_TRACE(::testing::Message()
+                     << "topology " << (annotation.empty() ? "PCIe" : "islands")
+                     << ", used " << ::testing::PrintToString(used)
+                     << ", count " << count);
+        const GpuPlan plan = Plan(MakePod("p").Gpus(count), gpus);
+        const auto expected = ChooseGpuSet(gpus.topology(), free, count);
+        ASSERT_EQ(plan.verdict.fits(), expected.has_value());
+        if (expected) {
+          EXPECT_EQ(plan.assignment.gpu_ids, *expected);
+        }
+      }
+    }
+  }
+}
+
+TEST(WholeGpus, FitOnNodesWithMoreGpusThanTheSetCacheHolds) {
+  GpuInventory gpus = GpuInventory::FromNode(MakeNode("n").Gpus(16));
+  Use(gpus, {0, 1, 2});
+  const GpuPlan plan = Plan(MakePod("p").Gpus(12), gpus);
+  ASSERT_TRUE(plan.verdict.fits()) << plan.verdict.reason();
+  // 13 free: all of NUMA 1 (8-15) and 4 of GPUs 3-7 on NUMA 0; equal sets
+  // tie on the lexicographically smallest, leaving GPU 7.
+  EXPECT_THAT(plan.assignment.gpu_ids,
+              ElementsAre(3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 
 // The two-island node of TwoIslandTopology(): NVLink inside 0-3 and 4-7.

@@ -1,0 +1,234 @@
+#include "api/kube/cluster_sync.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "api/codec/k8s_json.h"
+#include "api/kube/model_updater.h"
+#include "scheduler/string_util.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched::kube {
+namespace {
+
+using internal::ModelUpdater;
+
+// What differs between the node and the pod loop.
+template <class T>
+struct Kind;
+
+template <>
+struct Kind<Node> {
+  static constexpr char kName[] = "nodes";
+  static constexpr char kPath[] = "/api/v1/nodes";
+  static absl::StatusOr<Node> Decode(simdjson::dom::element object) {
+    return DecodeNode(object, "Node");
+  }
+  static void Replace(ModelUpdater& updater, std::vector<Node> all) {
+    updater.ReplaceNodes(std::move(all));
+  }
+  static void Apply(ModelUpdater& updater, std::string_view type, Node node) {
+    updater.ApplyNode(type, std::move(node));
+  }
+};
+
+template <>
+struct Kind<Pod> {
+  static constexpr char kName[] = "pods";
+  static constexpr char kPath[] = "/api/v1/pods";
+  static absl::StatusOr<Pod> Decode(simdjson::dom::element object) {
+    return DecodePod(object, "Pod");
+  }
+  static void Replace(ModelUpdater& updater, std::vector<Pod> all) {
+    updater.ReplacePods(all);
+  }
+  static void Apply(ModelUpdater& updater, std::string_view type, Pod pod) {
+    updater.ApplyPod(type, pod);
+  }
+};
+
+class Backoff {
+ public:
+  explicit Backoff(const ClusterSyncOptions& options)
+      : initial_(options.initial_backoff),
+        max_(options.max_backoff),
+        next_(initial_) {}
+  std::chrono::milliseconds Next() {
+    std::chrono::milliseconds now = next_;
+    next_ = std::min(next_ * 2, max_);
+    return now;
+  }
+  void Reset() { next_ = initial_; }
+
+ private:
+  const std::chrono::milliseconds initial_, max_;
+  std::chrono::milliseconds next_;
+};
+
+// False when `stop` was requested (at once, not after the full wait).
+bool SleepFor(std::chrono::milliseconds duration, std::stop_token stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  cv.wait_for(lock, stop, duration, [] { return false; });
+  return !stop.stop_requested();
+}
+
+// A continue token is opaque base64; it must be escaped in a query.
+std::string PercentEncode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += absl::StrFormat("%%%02X", c);
+    }
+  }
+  return out;
+}
+
+std::string_view NameOf(simdjson::dom::element object) {
+  std::string_view name;
+  if (object.at_pointer("/metadata/name").get_string().get(name)) return "?";
+  return name;
+}
+
+// Decodes every item of a List body into `out`; an item that does not
+// decode is logged and skipped rather than failing the whole list.
+template <class T>
+absl::Status DecodeItems(const std::string& body, std::vector<T>& out) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  simdjson::dom::array items;
+  if (parser.parse(body).get(root)) {
+    return absl::DataLossError(
+        absl::StrFormat("list %s: malformed JSON", Kind<T>::kName));
+  }
+  if (root["items"].get_array().get(items)) return absl::OkStatus();
+  for (simdjson::dom::element item : items) {
+    absl::StatusOr<T> decoded = Kind<T>::Decode(item);
+    if (!decoded.ok()) {
+      spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName,
+                   NameOf(item), Message(decoded.status()));
+      continue;
+    }
+    out.push_back(*std::move(decoded));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ClusterSync::ClusterSync(KubeClient& client, ExtenderService& service,
+                         ClusterSyncOptions options)
+    : client_(client),
+      options_(options),
+      updater_(std::make_unique<ModelUpdater>(service)) {}
+
+ClusterSync::~ClusterSync() { Stop(); }
+
+void ClusterSync::Start() {
+  nodes_thread_ = std::jthread(
+      [this](std::stop_token stop) { Run<Node>(stop, nodes_synced_); });
+  pods_thread_ = std::jthread(
+      [this](std::stop_token stop) { Run<Pod>(stop, pods_synced_); });
+}
+
+void ClusterSync::Stop() {
+  nodes_thread_.request_stop();
+  pods_thread_.request_stop();
+  if (nodes_thread_.joinable()) nodes_thread_.join();
+  if (pods_thread_.joinable()) pods_thread_.join();
+}
+
+// List, then watch until the history is gone, then list again.
+template <class T>
+void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
+  Backoff backoff(options_);
+  while (!stop.stop_requested()) {
+    absl::StatusOr<std::string> version = ListAll<T>(stop);
+    if (!version.ok()) {
+      if (stop.stop_requested()) return;
+      auto wait = backoff.Next();
+      spdlog::warn("kube sync: listing {} failed, retrying in {} ms: {}",
+                   Kind<T>::kName, wait.count(), Message(version.status()));
+      if (!SleepFor(wait, stop)) return;
+      continue;
+    }
+    synced = true;
+    backoff.Reset();
+    while (true) {
+      absl::Status watched = WatchFrom<T>(*version, stop);
+      if (stop.stop_requested()) return;
+      if (watched.ok()) {
+        backoff.Reset();
+        continue;
+      }
+      if (IsGone(watched)) {
+        spdlog::info("kube sync: relisting {}: {}", Kind<T>::kName,
+                     Message(watched));
+        break;
+      }
+      auto wait = backoff.Next();
+      spdlog::warn("kube sync: watching {} failed, retrying in {} ms: {}",
+                   Kind<T>::kName, wait.count(), Message(watched));
+      if (!SleepFor(wait, stop)) return;
+    }
+  }
+}
+
+// All pages of the list, applied as the complete state; returns the
+// resourceVersion to watch from.
+template <class T>
+absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
+  std::vector<T> all;
+  std::string continue_token;
+  std::string version;
+  do {
+    std::string path = absl::StrFormat("%s?limit=%d", Kind<T>::kPath,
+                                       options_.list_page_size);
+    if (!continue_token.empty()) {
+      path += "&continue=" + PercentEncode(continue_token);
+    }
+    absl::StatusOr<ListResult> page = client_.List(path, stop);
+    if (!page.ok()) return page.status();
+    if (absl::Status s = DecodeItems(page->body, all); !s.ok()) return s;
+    version = std::move(page->resource_version);
+    continue_token = std::move(page->continue_token);
+  } while (!continue_token.empty());
+  const size_t count = all.size();
+  Kind<T>::Replace(*updater_, std::move(all));
+  spdlog::info("kube sync: listed {} {} at resourceVersion {}", count,
+               Kind<T>::kName, version);
+  return version;
+}
+
+// Watches until the server ends the stream or an error; `resource_version`
+// follows every event (bookmarks included) so a re-watch resumes there.
+template <class T>
+absl::Status ClusterSync::WatchFrom(std::string& resource_version,
+                                    std::stop_token stop) {
+  return client_.Watch(
+      Kind<T>::kPath, resource_version,
+      [&](const WatchEvent& event) {
+        if (!event.resource_version.empty()) {
+          resource_version = std::string(event.resource_version);
+        }
+        if (event.type == "BOOKMARK") return absl::OkStatus();
+        absl::StatusOr<T> object = Kind<T>::Decode(event.object);
+        if (!object.ok()) {
+          spdlog::warn("kube sync: skipped {} event for {}: {}", event.type,
+                       NameOf(event.object), Message(object.status()));
+          return absl::OkStatus();
+        }
+        Kind<T>::Apply(*updater_, event.type, *std::move(object));
+        return absl::OkStatus();
+      },
+      stop);
+}
+
+}  // namespace gpusched::kube

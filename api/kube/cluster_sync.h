@@ -1,0 +1,79 @@
+// Keeps an ExtenderService's model in step with the cluster: lists nodes and
+// pods (all namespaces), then watches both from the list's resourceVersion,
+// each on its own thread, the way client-go's reflector does.
+//
+//   node ADDED/MODIFIED -> UpsertNodes        node DELETED -> RemoveNode
+//   pod bound (spec.nodeName set), not terminal -> AddRunningPods
+//   pod DELETED, or phase Succeeded/Failed      -> RemovePod(uid)
+//
+// A watch the server ends is resumed from the last resourceVersion seen; a
+// 410 Gone (history compacted) relists and reconciles: objects missing from
+// the new list leave the model. Failures retry with a backoff doubling from
+// 100 ms to 10 s (no jitter: behaviour stays reproducible).
+#ifndef GPUSCHED_API_KUBE_CLUSTER_SYNC_H_
+#define GPUSCHED_API_KUBE_CLUSTER_SYNC_H_
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "api/kube/kube_client.h"
+#include "scheduler/extender_service.h"
+
+namespace gpusched::kube {
+
+namespace internal {
+class ModelUpdater;
+}
+
+struct ClusterSyncOptions {
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
+  // Items per list page (limit/continue), so that a large cluster's pod
+  // list arrives in bounded pieces.
+  int list_page_size = 500;
+};
+
+// Thread-safe. The client and service must outlive the ClusterSync.
+class ClusterSync {
+ public:
+  ClusterSync(KubeClient& client, ExtenderService& service,
+              ClusterSyncOptions options = {});
+  ~ClusterSync();  // Stop()
+  ClusterSync(const ClusterSync&) = delete;
+  ClusterSync& operator=(const ClusterSync&) = delete;
+
+  // Starts the node and pod threads and returns at once; errors are logged
+  // and retried, and synced() stays false until both lists are applied.
+  void Start();
+  // Closes the watch and list sockets and joins the threads; returns within
+  // milliseconds. Idempotent.
+  void Stop();
+
+  // True once a full node list and a full pod list have been applied: the
+  // model then reflects the cluster (for /readyz).
+  bool synced() const { return nodes_synced_ && pods_synced_; }
+
+ private:
+  template <class T>
+  void Run(std::stop_token stop, std::atomic<bool>& synced);
+  template <class T>
+  absl::StatusOr<std::string> ListAll(std::stop_token stop);
+  template <class T>
+  absl::Status WatchFrom(std::string& resource_version, std::stop_token stop);
+
+  KubeClient& client_;
+  const ClusterSyncOptions options_;
+  std::unique_ptr<internal::ModelUpdater> updater_;
+  std::atomic<bool> nodes_synced_{false};
+  std::atomic<bool> pods_synced_{false};
+  std::jthread nodes_thread_;
+  std::jthread pods_thread_;
+};
+
+}  // namespace gpusched::kube
+
+#endif  // GPUSCHED_API_KUBE_CLUSTER_SYNC_H_

@@ -1,0 +1,309 @@
+#include "api/kube/connection.h"
+
+#include <openssl/ssl.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+
+namespace gpusched::kube::internal {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using BeastRequest = bhttp::request<bhttp::string_body>;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using Result = absl::StatusOr<WholeResponse>;
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+// An error body is only read for its message; more is not worth holding.
+constexpr size_t kErrorBodyLimit = 1 << 20;
+
+bool IsStale(const error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe ||
+         ec == asio::ssl::error::stream_truncated;
+}
+
+BeastRequest MakeRequest(const OutgoingRequest& out, const std::string& host) {
+  BeastRequest request;
+  bhttp::verb verb = bhttp::string_to_verb(out.method);
+  if (verb == bhttp::verb::unknown) {
+    request.method_string(out.method);
+  } else {
+    request.method(verb);
+  }
+  request.target(out.target);
+  request.version(11);
+  request.set(bhttp::field::host, host);
+  request.set(bhttp::field::user_agent, "gpusched");
+  request.set(bhttp::field::accept, "application/json");
+  if (!out.authorization.empty()) {
+    request.set(bhttp::field::authorization, out.authorization);
+  }
+  if (!out.body.empty()) {
+    request.set(bhttp::field::content_type, out.content_type);
+  }
+  request.body() = std::string(out.body);
+  request.keep_alive(true);
+  request.prepare_payload();
+  return request;
+}
+
+}  // namespace
+
+class Connection::Impl {
+ public:
+  explicit Impl(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
+
+  absl::Status Open(Millis timeout, std::stop_token stop) {
+    return Run(DoOpen(timeout), stop);
+  }
+  Result RoundTrip(const OutgoingRequest& out, Millis timeout,
+                   std::stop_token stop, bool* stale) {
+    BeastRequest request = MakeRequest(out, HostHeader());
+    if (tls_) return Run(ExchangeOn(*tls_, request, timeout, stale), stop);
+    return Run(ExchangeOn(*plain_, request, timeout, stale), stop);
+  }
+  Result Stream(const OutgoingRequest& out, Millis header_timeout,
+                Millis idle_timeout, const DataHandler& on_data,
+                std::stop_token stop) {
+    BeastRequest request = MakeRequest(out, HostHeader());
+    if (tls_) {
+      return Run(StreamOn(*tls_, request, header_timeout, idle_timeout,
+                          on_data),
+                 stop);
+    }
+    return Run(
+        StreamOn(*plain_, request, header_timeout, idle_timeout, on_data),
+        stop);
+  }
+  bool reusable() const { return reusable_ && (plain_ || tls_); }
+
+ private:
+  template <class T>
+  T Run(asio::awaitable<T> op, std::stop_token stop);
+  asio::awaitable<absl::Status> DoOpen(Millis timeout);
+  asio::awaitable<absl::Status> Handshake(beast::tcp_stream tcp);
+  template <class S>
+  asio::awaitable<Result> ExchangeOn(S& stream, BeastRequest& request,
+                                     Millis timeout, bool* stale);
+  template <class S>
+  asio::awaitable<Result> StreamOn(S& stream, BeastRequest& request,
+                                   Millis header_timeout, Millis idle_timeout,
+                                   const DataHandler& on_data);
+  absl::Status Failure(std::string_view step, const error_code& ec);
+  std::string HostHeader() const;
+  void Close();
+
+  asio::io_context io_;
+  const Endpoint endpoint_;
+  std::unique_ptr<beast::tcp_stream> plain_;
+  std::unique_ptr<TlsStream> tls_;
+  beast::flat_buffer buffer_;
+  bool reusable_ = true;
+};
+
+// Runs `op` on this thread until it completes. A stop request posts a close
+// of the socket onto the same io_context, so the pending read or write fails
+// at once and no Asio object is touched from two threads.
+template <class T>
+T Connection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
+  std::optional<T> result;
+  {
+    std::stop_callback on_stop(stop,
+                               [this] { asio::post(io_, [this] { Close(); }); });
+    io_.restart();
+    asio::co_spawn(io_, std::move(op), [&](std::exception_ptr error, T value) {
+      if (!error) {
+        result.emplace(std::move(value));
+        return;
+      }
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        result.emplace(absl::InternalError(e.what()));
+      }
+    });
+    io_.run();
+  }
+  if (stop.stop_requested()) {
+    reusable_ = false;
+    return T(absl::CancelledError("stopped"));
+  }
+  if (!result) return T(absl::InternalError("request did not complete"));
+  if (!result->ok()) reusable_ = false;
+  return std::move(*result);
+}
+
+absl::Status Connection::Impl::Failure(std::string_view step,
+                                       const error_code& ec) {
+  reusable_ = false;
+  return absl::UnavailableError(
+      absl::StrFormat("%s %s: %s", step, HostHeader(), ec.message()));
+}
+
+std::string Connection::Impl::HostHeader() const {
+  bool v6 = endpoint_.host.find(':') != std::string::npos;
+  return absl::StrFormat(v6 ? "[%s]:%d" : "%s:%d", endpoint_.host,
+                         endpoint_.port);
+}
+
+asio::awaitable<absl::Status> Connection::Impl::DoOpen(Millis timeout) {
+  tcp::resolver resolver(io_);
+  auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
+      endpoint_.host, std::to_string(endpoint_.port), kAwait);
+  if (resolve_ec) co_return Failure("resolve", resolve_ec);
+  beast::tcp_stream tcp(io_);
+  tcp.expires_after(timeout);
+  auto [connect_ec, endpoint] = co_await tcp.async_connect(endpoints, kAwait);
+  if (connect_ec) co_return Failure("connect to", connect_ec);
+  error_code ignored;
+  tcp.socket().set_option(tcp::no_delay(true), ignored);
+  if (endpoint_.tls == nullptr) {
+    plain_ = std::make_unique<beast::tcp_stream>(std::move(tcp));
+    co_return absl::OkStatus();
+  }
+  co_return co_await Handshake(std::move(tcp));
+}
+
+asio::awaitable<absl::Status> Connection::Impl::Handshake(
+    beast::tcp_stream tcp) {
+  auto stream = std::make_unique<TlsStream>(std::move(tcp), *endpoint_.tls);
+  const std::string& name = endpoint_.server_name;
+  error_code not_ip;
+  asio::ip::make_address(name, not_ip);
+  if (not_ip) {  // SNI carries names only, never addresses.
+    SSL_set_tlsext_host_name(stream->native_handle(), name.c_str());
+  }
+  stream->set_verify_callback(asio::ssl::host_name_verification(name));
+  auto [ec] =
+      co_await stream->async_handshake(asio::ssl::stream_base::client, kAwait);
+  if (ec) co_return Failure("TLS handshake with", ec);
+  tls_ = std::move(stream);
+  co_return absl::OkStatus();
+}
+
+template <class S>
+asio::awaitable<Result> Connection::Impl::ExchangeOn(S& stream,
+                                                     BeastRequest& request,
+                                                     Millis timeout,
+                                                     bool* stale) {
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  auto [write_ec, written] =
+      co_await bhttp::async_write(stream, request, kAwait);
+  if (write_ec) {
+    *stale = IsStale(write_ec);
+    co_return Failure("write to", write_ec);
+  }
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  auto [read_ec, read] =
+      co_await bhttp::async_read(stream, buffer_, parser, kAwait);
+  if (read_ec) {
+    *stale = IsStale(read_ec);
+    co_return Failure("read from", read_ec);
+  }
+  reusable_ = parser.get().keep_alive();
+  co_return WholeResponse{.status = static_cast<int>(parser.get().result_int()),
+                          .body = std::move(parser.get().body())};
+}
+
+template <class S>
+asio::awaitable<Result> Connection::Impl::StreamOn(S& stream,
+                                                   BeastRequest& request,
+                                                   Millis header_timeout,
+                                                   Millis idle_timeout,
+                                                   const DataHandler& on_data) {
+  auto& socket = beast::get_lowest_layer(stream);
+  socket.expires_after(header_timeout);
+  auto [write_ec, written] =
+      co_await bhttp::async_write(stream, request, kAwait);
+  if (write_ec) co_return Failure("write to", write_ec);
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  auto [header_ec, header_bytes] =
+      co_await bhttp::async_read_header(stream, buffer_, parser, kAwait);
+  if (header_ec) co_return Failure("read from", header_ec);
+  WholeResponse response{.status = static_cast<int>(parser.get().result_int())};
+  const bool success = response.status / 100 == 2;
+  char piece[16384];
+  while (!parser.is_done()) {
+    parser.get().body().data = piece;
+    parser.get().body().size = sizeof(piece);
+    socket.expires_after(success ? idle_timeout : header_timeout);
+    auto [ec, n] =
+        co_await bhttp::async_read_some(stream, buffer_, parser, kAwait);
+    if (ec == bhttp::error::need_buffer) ec = {};
+    if (ec) co_return Failure("read from", ec);
+    std::string_view data(piece, sizeof(piece) - parser.get().body().size);
+    if (!success) {
+      if (response.body.size() < kErrorBodyLimit) response.body.append(data);
+    } else if (!data.empty()) {
+      absl::Status handled = on_data(data);
+      if (!handled.ok()) {
+        reusable_ = false;  // the rest of the body is left unread
+        co_return handled;
+      }
+    }
+  }
+  reusable_ = parser.keep_alive();
+  co_return response;
+}
+
+void Connection::Impl::Close() {
+  reusable_ = false;
+  error_code ignored;
+  if (plain_) plain_->socket().close(ignored);
+  if (tls_) beast::get_lowest_layer(*tls_).socket().close(ignored);
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
+    const Endpoint& endpoint, Millis timeout, std::stop_token stop) {
+  auto impl = std::make_unique<Impl>(endpoint);
+  if (absl::Status s = impl->Open(timeout, stop); !s.ok()) return s;
+  return std::unique_ptr<Connection>(new Connection(std::move(impl)));
+}
+
+Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Connection::~Connection() = default;
+
+absl::StatusOr<WholeResponse> Connection::RoundTrip(
+    const OutgoingRequest& request, Millis timeout, std::stop_token stop,
+    bool* stale) {
+  *stale = false;
+  return impl_->RoundTrip(request, timeout, stop, stale);
+}
+
+absl::StatusOr<WholeResponse> Connection::Stream(
+    const OutgoingRequest& request, Millis header_timeout, Millis idle_timeout,
+    const DataHandler& on_data, std::stop_token stop) {
+  return impl_->Stream(request, header_timeout, idle_timeout, on_data, stop);
+}
+
+bool Connection::reusable() const { return impl_->reusable(); }
+
+}  // namespace gpusched::kube::internal

@@ -1,0 +1,132 @@
+#include "api/kube/model_updater.h"
+
+#include <set>
+#include <utility>
+
+#include "scheduler/cluster_model.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched::kube::internal {
+namespace {
+
+void LogWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings) {
+    spdlog::warn("kube sync: {}", warning);
+  }
+}
+
+std::set<std::string, std::less<>> ModelNodeNames(
+    const ExtenderService& service) {
+  return service.Read([](const ClusterModel& model) {
+    std::set<std::string, std::less<>> names;
+    for (const NodeState* node : model.SortedNodes()) {
+      names.insert(node->name());
+    }
+    return names;
+  });
+}
+
+std::set<std::string, std::less<>> ModelPodUids(
+    const ExtenderService& service) {
+  return service.Read([](const ClusterModel& model) {
+    std::set<std::string, std::less<>> uids;
+    for (const NodeState* node : model.SortedNodes()) {
+      for (const auto& [key, allocation] : node->pods()) {
+        uids.insert(allocation.uid);
+      }
+    }
+    return uids;
+  });
+}
+
+}  // namespace
+
+void ModelUpdater::ReplaceNodes(std::vector<Node> nodes) {
+  std::set<std::string, std::less<>> listed;
+  for (const Node& node : nodes) listed.insert(node.meta.name);
+  LogWarnings(service_.UpsertNodes(std::move(nodes)));
+  for (const std::string& name : ModelNodeNames(service_)) {
+    if (!listed.contains(name)) service_.RemoveNode(name);
+  }
+  std::lock_guard lock(mu_);
+  for (const std::string& name : listed) AdoptOrphansLocked(name);
+}
+
+void ModelUpdater::ApplyNode(std::string_view type, Node node) {
+  if (type == "DELETED") {
+    service_.RemoveNode(node.meta.name);
+    return;
+  }
+  const std::string name = node.meta.name;
+  std::vector<Node> one;
+  one.push_back(std::move(node));
+  LogWarnings(service_.UpsertNodes(std::move(one)));
+  std::lock_guard lock(mu_);
+  AdoptOrphansLocked(name);
+}
+
+void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
+  std::set<std::string, std::less<>> listed;
+  for (const Pod& pod : pods) {
+    listed.insert(pod.meta.uid);
+    ApplyPod("MODIFIED", pod);
+  }
+  for (const std::string& uid : ModelPodUids(service_)) {
+    if (!listed.contains(uid)) service_.RemovePod(uid);
+  }
+  std::lock_guard lock(mu_);
+  std::erase_if(orphans_, [&](const auto& entry) {
+    return !listed.contains(entry.first);
+  });
+}
+
+void ModelUpdater::ApplyPod(std::string_view type, const Pod& pod) {
+  if (type == "DELETED" || IsTerminal(pod)) {
+    Forget(pod.meta.uid);
+    return;
+  }
+  if (pod.node_name.empty()) return;  // pending: holds nothing yet
+  std::lock_guard lock(mu_);
+  PlaceLocked(pod);
+}
+
+size_t ModelUpdater::orphan_count() const {
+  std::lock_guard lock(mu_);
+  return orphans_.size();
+}
+
+void ModelUpdater::Forget(const std::string& uid) {
+  service_.RemovePod(uid);
+  std::lock_guard lock(mu_);
+  orphans_.erase(uid);
+}
+
+// Skips a pod already placed: either an earlier event placed it, or our own
+// bind assumed it there with the devices it chose (the pod's gpu-ids
+// annotation then names the same devices anyway).
+void ModelUpdater::PlaceLocked(const Pod& pod) {
+  auto [node_known, placed] = service_.Read([&](const ClusterModel& model) {
+    return std::pair(model.FindNode(pod.node_name) != nullptr,
+                     model.FindPodByUid(pod.meta.uid) != nullptr);
+  });
+  if (placed) {
+    orphans_.erase(pod.meta.uid);
+    return;
+  }
+  if (!node_known) {
+    orphans_.insert_or_assign(pod.meta.uid, pod);
+    return;
+  }
+  orphans_.erase(pod.meta.uid);
+  LogWarnings(service_.AddRunningPods({pod}));
+}
+
+void ModelUpdater::AdoptOrphansLocked(std::string_view node) {
+  std::vector<Pod> adopt;
+  for (const auto& [uid, pod] : orphans_) {
+    if (pod.node_name == node) adopt.push_back(pod);
+  }
+  for (const Pod& pod : adopt) PlaceLocked(pod);
+}
+
+}  // namespace gpusched::kube::internal

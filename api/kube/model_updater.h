@@ -1,0 +1,53 @@
+// Applies what the API server says about nodes and pods to the extender's
+// model. Internal to the kube library; ClusterSync feeds it.
+//
+// Only pods that hold resources enter the model: bound (spec.nodeName set)
+// and not terminal. A pod bound to a node the model does not know yet (the
+// node and pod watches race) waits as an "orphan" until the node arrives.
+#ifndef GPUSCHED_API_KUBE_MODEL_UPDATER_H_
+#define GPUSCHED_API_KUBE_MODEL_UPDATER_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/extender_service.h"
+#include "scheduler/k8s_objects.h"
+
+namespace gpusched::kube::internal {
+
+// Thread-safe: the node and pod watches call it from their own threads.
+class ModelUpdater {
+ public:
+  explicit ModelUpdater(ExtenderService& service) : service_(service) {}
+
+  // A complete node list: upserts them and removes nodes not listed.
+  void ReplaceNodes(std::vector<Node> nodes);
+  // A watch event: ADDED, MODIFIED or DELETED.
+  void ApplyNode(std::string_view type, Node node);
+
+  // A complete pod list: places bound pods, removes terminal ones and those
+  // no longer listed. A listed pod that is not bound yet but is placed in
+  // the model stays: a bind in flight assumed it there.
+  void ReplacePods(const std::vector<Pod>& pods);
+  void ApplyPod(std::string_view type, const Pod& pod);
+
+  size_t orphan_count() const;
+
+ private:
+  void Forget(const std::string& uid);
+  void PlaceLocked(const Pod& pod);
+  void AdoptOrphansLocked(std::string_view node);
+
+  ExtenderService& service_;
+  // Held across "is the node known? then place, else orphan" and around
+  // adopting orphans after a node upsert, so no orphan is missed.
+  mutable std::mutex mu_;
+  std::map<std::string, Pod, std::less<>> orphans_;  // by UID; guarded by mu_
+};
+
+}  // namespace gpusched::kube::internal
+
+#endif  // GPUSCHED_API_KUBE_MODEL_UPDATER_H_

@@ -1,0 +1,52 @@
+#ifndef GPUSCHED_POLICIES_OBJECT_DECODERS_H_
+#define GPUSCHED_POLICIES_OBJECT_DECODERS_H_
+
+// Internal: one decoder per kind. Each reads the kind's own top-level fields
+// (spec, value, ...) from `top`, whose apiVersion, kind and metadata the
+// document decoder has read, and appends the object to the draft even when
+// some field was wrong (the errors are already reported; the draft then
+// never becomes a Policy), so that references to it still resolve and do
+// not add false "Not found" errors.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policies/policy_draft.h"
+#include "policies/yaml_reader.h"
+#include "queueing/policy.h"
+
+namespace gpusched::policy_internal {
+
+void DecodeResourceFlavor(DocContext& doc, MapReader& top, Origin origin,
+                          PolicyDraft* draft);
+void DecodeClusterQueue(DocContext& doc, MapReader& top, Origin origin,
+                        PolicyDraft* draft);
+void DecodeLocalQueue(DocContext& doc, MapReader& top, Origin origin,
+                      std::string namespace_name, PolicyDraft* draft);
+void DecodeCohort(DocContext& doc, MapReader& top, Origin origin,
+                  PolicyDraft* draft);
+void DecodeWorkloadPriorityClass(DocContext& doc, MapReader& top,
+                                 Origin origin, PolicyDraft* draft);
+void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
+                           PolicyDraft* draft);
+
+// Where a quota tree node sits: Kueue allows borrowingLimit and
+// lendingLimit only on a node that has a parent to borrow from or lend to.
+struct QuotaOwner {
+  bool has_parent = false;
+  std::string_view parent_field;  // "spec.cohort" or "spec.parentName"
+};
+
+// spec.resourceGroups of a ClusterQueue or a Cohort. Flavor names are
+// appended to `references`, checked once every file is read.
+std::vector<ResourceGroup> DecodeResourceGroups(
+    DocContext& doc, const Value& value, const QuotaOwner& owner,
+    std::vector<Reference>* references);
+
+// spec.fairSharing: {weight}.
+int64_t DecodeFairSharing(DocContext& doc, const Value& value);
+
+}  // namespace gpusched::policy_internal
+
+#endif  // GPUSCHED_POLICIES_OBJECT_DECODERS_H_

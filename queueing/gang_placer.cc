@@ -1,0 +1,197 @@
+#include "queueing/gang_placer.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/node_fit.h"
+#include "scheduler/pod_view.h"
+
+namespace gpusched {
+namespace {
+
+using NodeList = std::vector<const NodeState*>;
+
+bool MatchesLabels(const NodeState& node, const StringMap& wanted) {
+  const StringMap& labels = node.node().meta.labels;
+  for (const auto& [key, value] : wanted) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+std::string LabelOf(const NodeState& node, const std::string& key) {
+  auto it = node.node().meta.labels.find(key);
+  return it == node.node().meta.labels.end() ? "" : it->second;
+}
+
+int64_t GpuDemandMilli(const Pod& pod) {
+  PodView view = PodView::Of(pod);
+  return view.gpu.milli > 0 ? view.gpu.milli : int64_t{view.gpu.gpus} * 1000;
+}
+
+// Members largest GPU demand first, so big pods are not squeezed out by
+// small ones placed before them; then by name.
+std::vector<Pod> SortedMembers(const GangPlacementRequest& request) {
+  std::vector<Pod> members;
+  for (const Pod* pod : request.members) {
+    Pod copy = *pod;
+    for (const Toleration& t : request.tolerations) copy.tolerations.push_back(t);
+    members.push_back(std::move(copy));
+  }
+  std::stable_sort(members.begin(), members.end(), [](const Pod& a, const Pod& b) {
+    int64_t da = GpuDemandMilli(a), db = GpuDemandMilli(b);
+    if (da != db) return da > db;
+    return a.Key() < b.Key();
+  });
+  return members;
+}
+
+class Attempt {
+ public:
+  Attempt(ClusterModel& model, const GangPlacementRequest& request)
+      : model_(model), request_(request) {}
+
+  // Places all members on `nodes`; on failure undoes and returns false.
+  bool Run(const std::vector<Pod>& members, const NodeList& nodes,
+           const std::string& affinity_level) {
+    for (const Pod& pod : members) {
+      const NodeState* best = BestNode(pod, nodes, affinity_level);
+      if (best == nullptr || !Commit(pod, *best)) {
+        Undo();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::map<std::string, Placement> Take() { return std::move(placed_); }
+  const std::string& last_reason() const { return last_reason_; }
+
+ private:
+  const NodeState* BestNode(const Pod& pod, const NodeList& nodes,
+                            const std::string& affinity_level) {
+    const PodView view = PodView::Of(pod);
+    const NodeState* best = nullptr;
+    int64_t best_score = -1;
+    for (const NodeState* node : nodes) {
+      NodeFit fit = FitPodOnNode(view, *node);
+      if (!fit.verdict.fits()) {
+        if (last_reason_.empty() || best == nullptr) {
+          last_reason_ = absl::StrCat("member ", pod.Key(), " fits none of ",
+                                      nodes.size(), " nodes (", node->name(),
+                                      ": ", fit.verdict.reason(), ")");
+        }
+        continue;
+      }
+      int64_t score = request_.weights->Combined(
+          ScoreInput{view, *node, fit.assignment});
+      if (!affinity_level.empty() &&
+          used_domains_.contains(LabelOf(*node, affinity_level))) {
+        score += 1000;  // keep the gang in as few domains as possible
+      }
+      if (score > best_score) {
+        best_score = score;
+        best = node;
+        best_assignment_ = fit.assignment;
+      }
+    }
+    if (best != nullptr && !affinity_level.empty()) {
+      used_domains_.insert(LabelOf(*best, affinity_level));
+    }
+    return best;
+  }
+
+  bool Commit(const Pod& pod, const NodeState& node) {
+    Pod bound = pod;
+    bound.node_name = node.name();
+    if (!model_.Place(bound, node.name(), best_assignment_).ok()) return false;
+    placed_[pod.Key()] = Placement{node.name(), best_assignment_};
+    uids_.push_back(PodUid(pod));
+    return true;
+  }
+
+  void Undo() {
+    for (const std::string& uid : uids_) model_.RemovePod(uid);
+    uids_.clear();
+    placed_.clear();
+    used_domains_.clear();
+  }
+
+  ClusterModel& model_;
+  const GangPlacementRequest& request_;
+  std::map<std::string, Placement> placed_;
+  std::vector<std::string> uids_;
+  std::set<std::string> used_domains_;
+  GpuAssignment best_assignment_;
+  std::string last_reason_;
+};
+
+// Domains of `level` among `nodes`, fullest that can hold `demand` first.
+std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
+                                int64_t demand_milli) {
+  std::map<std::string, NodeList> by_value;
+  for (const NodeState* node : nodes) {
+    std::string value = LabelOf(*node, level);
+    if (!value.empty()) by_value[value].push_back(node);
+  }
+  std::vector<std::pair<int64_t, NodeList>> ranked;
+  for (auto& [value, members] : by_value) {
+    int64_t free = 0;
+    for (const NodeState* n : members) free += n->gpus().free_milli();
+    if (free < demand_milli) continue;
+    ranked.emplace_back(free, std::move(members));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<NodeList> domains;
+  for (auto& [free, members] : ranked) domains.push_back(std::move(members));
+  return domains;
+}
+
+}  // namespace
+
+GangPlacement PlaceGang(ClusterModel& model, const GangPlacementRequest& request) {
+  NodeList candidates;
+  for (const NodeState* node : model.SortedNodes()) {
+    if (MatchesLabels(*node, request.node_labels)) candidates.push_back(node);
+  }
+  const std::vector<Pod> members = SortedMembers(request);
+  int64_t demand = 0;
+  for (const Pod& pod : members) demand += GpuDemandMilli(pod);
+  Attempt attempt(model, request);
+  auto placed = [&attempt]() {
+    return GangPlacement{.placed = true, .placements = attempt.Take()};
+  };
+  if (!request.required_level.empty()) {
+    for (const NodeList& domain : DomainsOf(candidates, request.required_level, demand)) {
+      if (attempt.Run(members, domain, "")) return placed();
+    }
+    return {.reason = absl::StrCat(
+                "no ", request.required_level, " domain can hold all ",
+                members.size(), " members",
+                attempt.last_reason().empty() ? "" : "; ",
+                attempt.last_reason())};
+  }
+  if (!request.preferred_level.empty()) {
+    auto level = std::find(request.levels.begin(), request.levels.end(),
+                           request.preferred_level);
+    // Narrowest level first, up to the preferred one.
+    for (auto it = request.levels.end(); it != level && it != request.levels.begin();) {
+      --it;
+      for (const NodeList& domain : DomainsOf(candidates, *it, demand)) {
+        if (attempt.Run(members, domain, "")) return placed();
+      }
+      if (it == level) break;
+    }
+    if (attempt.Run(members, candidates, request.preferred_level)) return placed();
+    return {.reason = attempt.last_reason()};
+  }
+  if (attempt.Run(members, candidates, "")) return placed();
+  if (candidates.empty()) {
+    return {.reason = "no node matches the flavor's node labels"};
+  }
+  return {.reason = attempt.last_reason()};
+}
+
+}  // namespace gpusched

@@ -1,0 +1,47 @@
+#ifndef GPUSCHED_QUEUEING_GANG_PLACER_H_
+#define GPUSCHED_QUEUEING_GANG_PLACER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "queueing/workload.h"
+#include "scheduler/cluster_model.h"
+#include "scheduler/scoring.h"
+
+namespace gpusched {
+
+struct GangPlacementRequest {
+  std::string owner;                  // workload key, for messages
+  std::vector<const Pod*> members;
+  StringMap node_labels;              // the flavor's: every one must match
+  std::vector<Toleration> tolerations;  // the flavor's, added to members
+  std::string required_level;         // node label key, or ""
+  std::string preferred_level;        // node label key, or ""
+  std::vector<std::string> levels;    // topology level keys, widest first
+  const ScoringWeights* weights = nullptr;
+};
+
+struct GangPlacement {
+  bool placed = false;
+  std::map<std::string, Placement> placements;  // ns/pod -> node, devices
+  std::string reason;                           // why not, when not placed
+};
+
+// Places every member or none (all or nothing), against the model as it is
+// now. On success the members are placed in `model` (the caller owns the
+// lock and may undo with ClusterModel::RemovePod); on failure `model` is
+// exactly as before.
+//
+// Steps: 1. candidate nodes: the flavor's labels match; 2. with a required
+// level, one domain of that level at a time, fullest domain that can still
+// hold the gang first (bin-packing domains, as KAI does); with a preferred
+// level, one domain at each level from the narrowest up to it, then
+// anywhere with nodes in already used domains preferred; 3. inside a
+// domain, members largest first, each on the best scoring node that fits.
+GangPlacement PlaceGang(ClusterModel& model,
+                        const GangPlacementRequest& request);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_GANG_PLACER_H_

@@ -1,0 +1,74 @@
+#ifndef GPUSCHED_QUEUEING_WORKLOAD_H_
+#define GPUSCHED_QUEUEING_WORKLOAD_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "queueing/quota_tree.h"
+#include "queueing/workload_types.h"
+#include "scheduler/gpu_inventory.h"
+#include "scheduler/k8s_objects.h"
+
+namespace gpusched {
+
+// How a pod says which workload it belongs to.
+struct WorkloadRef {
+  enum class Kind { kSinglePod, kKueueGroup, kVolcanoGroup, kCoschedulingGroup };
+  Kind kind = Kind::kSinglePod;
+  std::string key;  // "ns/name": the group's for gangs, the pod's otherwise
+  int declared_count = 0;  // kueue.x-k8s.io/pod-group-total-count
+};
+
+// Reads the gang keys in the order the issue lists them: Kueue pod group,
+// Volcano group-name annotation, coscheduling label; else the pod itself.
+WorkloadRef WorkloadOf(const Pod& pod);
+
+struct Placement {
+  std::string node;
+  GpuAssignment gpus;
+};
+
+// A gang or a single pod, the unit of admission.
+struct Workload {
+  enum class State { kPending, kAdmitted, kFinished };
+
+  std::string key;  // ns/name
+  std::string namespace_name;
+  bool is_gang = false;
+  int min_member = 1;
+  std::string local_queue;    // "" outside queues
+  std::string cluster_queue;  // "" outside queues or when unresolved
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  std::optional<int64_t> schedule_timeout_ms;  // coscheduling override
+  std::string topology_required;   // node label key of a level
+  std::string topology_preferred;
+  std::map<std::string, Pod> pods;  // members that exist, by ns/name
+
+  State state = State::kPending;
+  std::map<std::string, Placement> placements;  // admitted members
+  FrAmounts charged;            // quota held while admitted
+  int64_t admitted_at_ms = -1;
+  int preemptions = 0;
+  std::string reason;           // why pending, or how it ended
+  int64_t backoff_until_ms = 0;
+  int failed_attempts = 0;
+  int64_t pending_since_ms = 0;
+
+  bool admitted() const { return state == State::kAdmitted; }
+  // Members admission would place now: all existing pods for a single pod;
+  // the first min_member pods by name for a gang not yet admitted.
+  std::vector<const Pod*> MembersToAdmit() const;
+  // Members beyond those admitted that exist (a running gang's extras).
+  std::vector<const Pod*> UnplacedMembers() const;
+};
+
+// Sum of effective requests of `pods`, per resource.
+ResourceList TotalRequests(const std::vector<const Pod*>& pods);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_WORKLOAD_H_
