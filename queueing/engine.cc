@@ -1,0 +1,223 @@
+// QueueingEngine: objects in, workloads out. Admission is in
+// engine_admission.cc, preemption in engine_preemption.cc, timers in
+// engine_timers.cc.
+#include "queueing/engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "queueing/engine_internal.h"
+
+namespace gpusched {
+
+absl::StatusOr<std::unique_ptr<QueueingEngine>> QueueingEngine::Create(
+    Policy policy, ClusterModel* model, EngineOptions options) {
+  absl::StatusOr<QuotaTree> quota = QuotaTree::Build(policy);
+  if (!quota.ok()) return quota.status();
+  return std::unique_ptr<QueueingEngine>(new QueueingEngine(
+      std::move(policy), *std::move(quota), model, options));
+}
+
+QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
+                               ClusterModel* model, EngineOptions options)
+    : policy_(std::move(policy)),
+      quota_(std::move(quota)),
+      model_(model),
+      options_(options),
+      weights_(ScoringWeights::Defaults()) {
+  std::string text;
+  for (const auto& [name, weight] : policy_.config.scoring) {
+    absl::StrAppend(&text, text.empty() ? "" : ",", name, "=", weight);
+  }
+  if (auto parsed = ScoringWeights::Parse(text); parsed.ok()) weights_ = *parsed;
+}
+
+int32_t QueueingEngine::PriorityOf(const Pod& pod, const PodGroup* group) const {
+  auto find_class = [&](const std::string& name) -> std::optional<int32_t> {
+    for (const WorkloadPriorityClass& pc : policy_.priority_classes) {
+      if (pc.name == name) return pc.value;
+    }
+    return std::nullopt;
+  };
+  if (auto it = pod.meta.labels.find(kPriorityClassLabel);
+      it != pod.meta.labels.end()) {
+    if (auto value = find_class(it->second)) return *value;
+  }
+  if (group != nullptr && !group->priority_class_name.empty()) {
+    if (auto value = find_class(group->priority_class_name)) return *value;
+  }
+  return pod.priority.value_or(0);
+}
+
+Workload& QueueingEngine::WorkloadFor(const Pod& pod, int64_t now) {
+  WorkloadRef ref = WorkloadOf(pod);
+  auto [it, inserted] = workloads_.try_emplace(ref.key);
+  Workload& w = it->second;
+  if (inserted) {
+    w.key = ref.key;
+    w.namespace_name = ref.key.substr(0, ref.key.find('/'));
+    w.is_gang = ref.kind != WorkloadRef::Kind::kSinglePod;
+    w.created_ms = pod.meta.creation_unix_seconds > 0
+                       ? pod.meta.creation_unix_seconds * 1000
+                       : now;
+    w.pending_since_ms = now;
+  }
+  if (ref.kind == WorkloadRef::Kind::kKueueGroup && ref.declared_count > 0) {
+    w.min_member = ref.declared_count;
+  }
+  return w;
+}
+
+void QueueingEngine::AddPod(const Pod& pod, int64_t now) {
+  Workload& w = WorkloadFor(pod, now);
+  if (w.state == Workload::State::kFinished) {
+    w.state = Workload::State::kPending;  // a new run of the same name
+    w.pending_since_ms = now;
+  }
+  w.pods[pod.Key()] = pod;
+  workload_of_pod_[pod.Key()] = w.key;
+  Resolve(w);
+}
+
+void QueueingEngine::AddPodGroup(const PodGroup& group, int64_t now) {
+  groups_[group.Key()] = group;
+  if (auto it = workloads_.find(group.Key()); it != workloads_.end()) {
+    Resolve(it->second);
+  }
+}
+
+// Fills what the workload's pods and PodGroup say: queue, priority,
+// minMember, timeouts, topology.
+void QueueingEngine::Resolve(Workload& w) {
+  if (w.pods.empty()) return;
+  const Pod& first = w.pods.begin()->second;
+  const PodGroup* group = nullptr;
+  if (auto it = groups_.find(w.key); it != groups_.end() && w.is_gang) {
+    group = &it->second;
+    w.min_member = std::max(1, group->min_member);
+    if (group->schedule_timeout_seconds) {
+      w.schedule_timeout_ms = *group->schedule_timeout_seconds * 1000;
+    }
+  }
+  w.priority = PriorityOf(first, group);
+  auto label = first.meta.labels.find(kQueueNameLabel);
+  w.local_queue = label != first.meta.labels.end() ? label->second
+                  : group != nullptr              ? group->queue
+                                                  : "";
+  w.cluster_queue.clear();
+  for (const LocalQueue& lq : policy_.local_queues) {
+    if (lq.namespace_name == w.namespace_name && lq.name == w.local_queue) {
+      w.cluster_queue = lq.cluster_queue;
+    }
+  }
+  if (!w.local_queue.empty() && w.cluster_queue.empty()) {
+    w.reason = absl::StrCat("LocalQueue ", w.namespace_name, "/", w.local_queue,
+                            " does not exist");
+  }
+  auto annotation = [&](const char* key) {
+    auto it = first.meta.annotations.find(key);
+    return it == first.meta.annotations.end() ? std::string() : it->second;
+  };
+  w.topology_required = annotation(kTopologyRequiredAnnotation);
+  w.topology_preferred = annotation(kTopologyPreferredAnnotation);
+}
+
+bool QueueingEngine::Finish(const std::string& key, int64_t now) {
+  std::vector<std::string> pods;
+  std::string workload_key;
+  if (auto it = workloads_.find(key); it != workloads_.end()) {
+    workload_key = key;
+    for (const auto& [pod, unused] : it->second.pods) pods.push_back(pod);
+  } else if (auto p = workload_of_pod_.find(key); p != workload_of_pod_.end()) {
+    workload_key = p->second;
+    pods.push_back(key);
+  } else {
+    return false;
+  }
+  Workload& w = workloads_[workload_key];
+  for (const std::string& pod : pods) {
+    if (auto placed = w.placements.find(pod); placed != w.placements.end()) {
+      model_->RemovePod(PodUid(w.pods[pod]));
+      w.placements.erase(placed);
+    }
+    w.pods.erase(pod);
+    workload_of_pod_.erase(pod);
+  }
+  if (w.pods.empty()) {
+    if (w.admitted()) quota_.RemoveUsage(w.cluster_queue, w.charged);
+    w.charged.clear();
+    w.state = Workload::State::kFinished;
+    w.reason = "all pods succeeded";
+    Emit(now, "Finished", w, "", w.reason);
+  }
+  return true;
+}
+
+bool QueueingEngine::Delete(const std::string& key, int64_t now) {
+  if (auto it = workloads_.find(key); it != workloads_.end()) {
+    Workload& w = it->second;
+    Release(w);
+    for (const auto& [pod, unused] : w.pods) workload_of_pod_.erase(pod);
+    w.pods.clear();
+    w.state = Workload::State::kFinished;
+    w.reason = "deleted";
+    return true;
+  }
+  auto p = workload_of_pod_.find(key);
+  if (p == workload_of_pod_.end()) return false;
+  Workload& w = workloads_[p->second];
+  if (auto placed = w.placements.find(key); placed != w.placements.end()) {
+    model_->RemovePod(PodUid(w.pods[key]));
+    w.placements.erase(placed);
+  }
+  w.pods.erase(key);
+  workload_of_pod_.erase(p);
+  if (w.admitted() && w.is_gang &&
+      static_cast<int>(w.placements.size()) < w.min_member) {
+    below_min_since_.try_emplace(w.key, now);
+  }
+  if (w.pods.empty() && w.admitted()) {
+    Release(w);
+    w.state = Workload::State::kFinished;
+    w.reason = "deleted";
+  }
+  return true;
+}
+
+void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
+  const NodeState* state = model_->FindNode(node);
+  if (state == nullptr) return;
+  // Admitted workloads lose the members that ran there.
+  for (auto& [key, w] : workloads_) {
+    if (!w.admitted()) continue;
+    std::vector<std::string> lost;
+    for (const auto& [pod, placement] : w.placements) {
+      if (placement.node == node) lost.push_back(pod);
+    }
+    for (const std::string& pod : lost) {
+      model_->RemovePod(PodUid(w.pods[pod]));
+      w.placements.erase(pod);
+    }
+    if (lost.empty()) continue;
+    if (!w.is_gang || static_cast<int>(w.placements.size()) < w.min_member) {
+      below_min_since_.try_emplace(w.key, now);
+    }
+  }
+  down_nodes_[node] = state->node();
+  model_->RemoveNode(node);
+}
+
+void QueueingEngine::NodeUp(const std::string& node, int64_t now) {
+  auto it = down_nodes_.find(node);
+  if (it == down_nodes_.end()) return;
+  model_->UpsertNode(it->second);
+  down_nodes_.erase(it);
+}
+
+void QueueingEngine::Emit(int64_t now, std::string type, const Workload& w,
+                          std::string by, std::string reason) {
+  events_.push_back(EngineEvent{now, std::move(type), w.key, std::move(by),
+                                std::move(reason)});
+}
+
+}  // namespace gpusched

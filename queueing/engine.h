@@ -1,0 +1,119 @@
+#ifndef GPUSCHED_QUEUEING_ENGINE_H_
+#define GPUSCHED_QUEUEING_ENGINE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "queueing/policy.h"
+#include "queueing/quota_tree.h"
+#include "queueing/workload.h"
+#include "scheduler/cluster_model.h"
+#include "scheduler/scoring.h"
+
+namespace gpusched {
+
+struct EngineEvent {
+  int64_t at_ms = 0;
+  std::string type;  // Admitted | Preempted | Finished | TimedOut | Evicted
+  std::string workload;
+  std::string by;
+  std::string reason;
+};
+
+struct EngineOptions {
+  bool requeue_preempted = true;
+};
+
+// The queueing core: groups pods into workloads, admits them one
+// transaction at a time (quota up the cohort tree, then a placement for
+// every member, commit both or neither), preempts whole workloads, and runs
+// the gang timers. A single writer: the caller serialises every call and
+// passes the time, so the same calls give the same decisions.
+class QueueingEngine {
+ public:
+  static absl::StatusOr<std::unique_ptr<QueueingEngine>> Create(
+      Policy policy, ClusterModel* model, EngineOptions options = {});
+
+  void AddPod(const Pod& pod, int64_t now);
+  void AddPodGroup(const PodGroup& group, int64_t now);
+  // The pod (or every pod of the workload) succeeded and leaves.
+  bool Finish(const std::string& key, int64_t now);
+  // The pod (or every pod of the workload) is deleted.
+  bool Delete(const std::string& key, int64_t now);
+  void NodeDown(const std::string& node, int64_t now);
+  void NodeUp(const std::string& node, int64_t now);
+
+  // Runs admission passes until one admits nothing, and the timers due.
+  void Schedule(int64_t now);
+  // The next time a timer (backoff, timeout, grace, starvation) is due.
+  std::optional<int64_t> NextWakeup(int64_t now) const;
+
+  const std::map<std::string, Workload>& workloads() const { return workloads_; }
+  const std::vector<EngineEvent>& events() const { return events_; }
+  const QuotaTree& quota() const { return quota_; }
+  const Policy& policy() const { return policy_; }
+  // Pending workloads of a ClusterQueue in admission order (for "position
+  // 3 of 7").
+  std::vector<const Workload*> PendingOrder(const std::string& cq) const;
+  // Why a workload waits, with its position in its queue:
+  // "queue team-a: needs 16 nvidia.com/gpu of flavor h100; 4 free of
+  // nominal 8, cohort has 0 to lend; position 3 of 7".
+  std::string PendingReason(const Workload& workload) const;
+
+ private:
+  QueueingEngine(Policy policy, QuotaTree quota, ClusterModel* model,
+                 EngineOptions options);
+
+  struct Attempt;
+  Workload& WorkloadFor(const Pod& pod, int64_t now);
+  void Resolve(Workload& workload);
+  bool Ready(const Workload& workload, int64_t now) const;
+  std::vector<Workload*> Candidates(int64_t now);
+  bool TryAdmit(Workload& workload, int64_t now);
+  bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
+  std::optional<Attempt> Fit(Workload& workload, std::string* reason);
+  bool TryPreempt(Workload& workload, int64_t now);
+  void Commit(Workload& workload, Attempt attempt, int64_t now);
+  void Release(Workload& workload);
+  // Takes an admitted workload's pods off their nodes and its quota back,
+  // keeping what it held so Restore can put it back exactly (trial
+  // preemption).
+  struct Held {
+    std::map<std::string, Placement> placements;
+    FrAmounts charged;
+  };
+  Held Unplace(Workload& workload);
+  void Restore(Workload& workload, Held held);
+  void Undo(const Attempt& attempt, const Workload& workload);
+  void Evict(Workload& workload, int64_t now, const std::string& type,
+             const std::string& by, const std::string& reason);
+  void RunTimers(int64_t now);
+  void Emit(int64_t now, std::string type, const Workload& workload,
+            std::string by, std::string reason);
+  int32_t PriorityOf(const Pod& pod, const PodGroup* group) const;
+  std::vector<std::string> NodesReservedFor(const Workload& workload) const;
+
+  Policy policy_;
+  QuotaTree quota_;
+  ClusterModel* model_;
+  EngineOptions options_;
+  ScoringWeights weights_;
+  std::map<std::string, Workload> workloads_;
+  std::map<std::string, PodGroup> groups_;
+  std::map<std::string, std::string> workload_of_pod_;  // ns/pod -> workload
+  std::map<std::string, Node> down_nodes_;
+  std::map<std::string, int64_t> below_min_since_;  // running gangs short of minMember
+  std::set<std::string> reserved_nodes_;  // held for a starving workload
+  std::string reserved_for_;
+  std::vector<EngineEvent> events_;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_ENGINE_H_

@@ -1,0 +1,350 @@
+// Admission: order the candidates, then for each one transaction: quota for
+// every (flavor, resource) up the cohort tree -> a placement for every
+// member -> commit both or neither.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "queueing/engine_internal.h"
+#include "queueing/gang_placer.h"
+#include "scheduler/node_predicates.h"
+
+namespace gpusched {
+
+const ClusterQueue* FindClusterQueue(const Policy& policy,
+                                     const std::string& name) {
+  for (const ClusterQueue& cq : policy.cluster_queues) {
+    if (cq.name == name) return &cq;
+  }
+  return nullptr;
+}
+
+const ResourceFlavor* FindFlavor(const Policy& policy, const std::string& name) {
+  for (const ResourceFlavor& f : policy.flavors) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// The order within a ClusterQueue: priority, then creation, then name.
+bool QueueOrder(const Workload* a, const Workload* b) {
+  if (a->priority != b->priority) return a->priority > b->priority;
+  if (a->created_ms != b->created_ms) return a->created_ms < b->created_ms;
+  return a->key < b->key;
+}
+
+bool Tolerated(const ResourceFlavor& flavor, const std::vector<const Pod*>& pods) {
+  for (const Taint& taint : flavor.node_taints) {
+    for (const Pod* pod : pods) {
+      bool ok = std::any_of(flavor.tolerations.begin(), flavor.tolerations.end(),
+                            [&](const Toleration& t) { return Tolerates(t, taint); }) ||
+                std::any_of(pod->tolerations.begin(), pod->tolerations.end(),
+                            [&](const Toleration& t) { return Tolerates(t, taint); });
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+std::string QuotaShortfall(const QuotaTree& quota, const std::string& cq,
+                           const FlavorResource& fr, int64_t need) {
+  const int64_t nominal = quota.Nominal(cq, fr);
+  const int64_t own_free = std::max<int64_t>(0, nominal - quota.Usage(cq, fr));
+  const int64_t lend = std::max<int64_t>(0, quota.Available(cq, fr) - own_free);
+  return absl::StrCat("queue ", cq, ": needs ",
+                      ResourceList::FormatAmount(fr.resource, need), " ",
+                      fr.resource, " of flavor ", fr.flavor, "; ",
+                      ResourceList::FormatAmount(fr.resource, own_free),
+                      " free of nominal ",
+                      ResourceList::FormatAmount(fr.resource, nominal),
+                      ", cohort has ", ResourceList::FormatAmount(fr.resource, lend),
+                      " to lend");
+}
+
+}  // namespace
+
+std::vector<const Workload*> QueueingEngine::PendingOrder(
+    const std::string& cq) const {
+  std::vector<const Workload*> pending;
+  for (const auto& [key, w] : workloads_) {
+    if (w.cluster_queue == cq && w.state == Workload::State::kPending &&
+        !w.pods.empty()) {
+      pending.push_back(&w);
+    }
+  }
+  std::sort(pending.begin(), pending.end(), QueueOrder);
+  return pending;
+}
+
+bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
+  if (w.state != Workload::State::kPending || w.pods.empty()) return false;
+  if (w.backoff_until_ms > now) return false;
+  return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
+}
+
+// Per ClusterQueue in its order (StrictFIFO: the head only, and only when
+// it is ready), then across queues: workloads that fit without borrowing
+// first, then priority, then creation; with fair sharing, the lowest
+// weighted share (with the workload's demand) first.
+std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
+  std::vector<Workload*> out;
+  for (const ClusterQueue& cq : policy_.cluster_queues) {
+    const Workload* head = nullptr;
+    for (const Workload* w : PendingOrder(cq.name)) {
+      if (head != nullptr) {
+        workloads_[w->key].reason = absl::StrCat(
+            "StrictFIFO: waiting behind the head of queue ", cq.name, ", ",
+            head->key);
+        continue;
+      }
+      if (Ready(*w, now)) out.push_back(const_cast<Workload*>(w));
+      if (cq.queueing_strategy == QueueingStrategy::kStrictFifo) head = w;
+    }
+  }
+  struct Key {
+    bool borrows;
+    int64_t share;
+  };
+  std::map<const Workload*, Key> keys;
+  for (Workload* w : out) {
+    FrAmounts demand;
+    // Borrowing is judged on the first flavor of each resource group.
+    if (const ClusterQueue* cq = FindClusterQueue(policy_, w->cluster_queue)) {
+      ResourceList total = TotalRequests(w->MembersToAdmit());
+      for (const ResourceGroup& g : cq->resource_groups) {
+        if (g.flavors.empty()) continue;
+        for (const std::string& r : g.covered_resources) {
+          if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
+        }
+      }
+    }
+    keys[w] = Key{quota_.WouldBorrow(w->cluster_queue, demand),
+                  policy_.config.fair_sharing
+                      ? quota_.WeightedShare(w->cluster_queue, demand)
+                      : 0};
+  }
+  std::stable_sort(out.begin(), out.end(), [&](Workload* a, Workload* b) {
+    const Key& ka = keys[a];
+    const Key& kb = keys[b];
+    if (policy_.config.fair_sharing && ka.share != kb.share) {
+      return ka.share < kb.share;
+    }
+    if (ka.borrows != kb.borrows) return !ka.borrows;
+    return QueueOrder(a, b);
+  });
+  return out;
+}
+
+// Tries the ClusterQueue's flavors in order: the first flavor (per resource
+// group) whose quota fits and where every member can be placed wins.
+std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(Workload& w,
+                                                           std::string* reason) {
+  const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
+  if (cq == nullptr) {
+    *reason = absl::StrCat("ClusterQueue ", w.cluster_queue, " does not exist");
+    return std::nullopt;
+  }
+  const std::vector<const Pod*> members = w.MembersToAdmit();
+  ResourceList total = TotalRequests(members);
+  for (const auto& [resource, amount] : total.entries()) {
+    if (amount <= 0 || resource == kPods) continue;
+    bool covered = false;
+    for (const ResourceGroup& g : cq->resource_groups) {
+      covered |= std::find(g.covered_resources.begin(), g.covered_resources.end(),
+                           resource) != g.covered_resources.end();
+    }
+    if (!covered) {
+      *reason = absl::StrCat("queue ", cq->name, ": resource ", resource,
+                             " is not covered by its resourceGroups");
+      return std::nullopt;
+    }
+  }
+  // Per group, the flavors whose quota fits, in order.
+  std::vector<std::vector<std::pair<const FlavorQuotas*, FrAmounts>>> options;
+  for (const ResourceGroup& g : cq->resource_groups) {
+    std::vector<std::pair<const FlavorQuotas*, FrAmounts>> fitting;
+    bool requested = false;
+    for (const FlavorQuotas& f : g.flavors) {
+      FrAmounts demand;
+      for (const std::string& r : g.covered_resources) {
+        if (total.Get(r) > 0) demand[{f.flavor, r}] = total.Get(r);
+      }
+      requested = !demand.empty();
+      const ResourceFlavor* flavor = FindFlavor(policy_, f.flavor);
+      if (flavor != nullptr && !Tolerated(*flavor, members)) {
+        if (reason->empty()) {
+          *reason = absl::StrCat("flavor ", f.flavor,
+                                 ": the pods do not tolerate its node taints");
+        }
+        continue;
+      }
+      bool fits = true;
+      for (const auto& [fr, need] : demand) {
+        if (need > quota_.Available(cq->name, fr)) {
+          fits = false;
+          if (reason->empty()) *reason = QuotaShortfall(quota_, cq->name, fr, need);
+        }
+      }
+      if (fits) fitting.emplace_back(&f, std::move(demand));
+    }
+    if (!requested) continue;
+    if (fitting.empty()) return std::nullopt;
+    options.push_back(std::move(fitting));
+  }
+  // Flavor combinations in order (first group varies slowest); one group
+  // is the usual case.
+  std::vector<size_t> pick(options.size(), 0);
+  for (int tries = 0; tries < 64; ++tries) {
+    GangPlacementRequest request{.owner = w.key,
+                                 .members = members,
+                                 .required_level = w.topology_required,
+                                 .preferred_level = w.topology_preferred,
+                                 .levels = policy_.config.topology_levels,
+                                 .weights = &weights_};
+    Attempt attempt;
+    std::vector<std::string> names;
+    for (size_t g = 0; g < options.size(); ++g) {
+      const auto& [flavor_quotas, demand] = options[g][pick[g]];
+      names.push_back(flavor_quotas->flavor);
+      for (const auto& [fr, amount] : demand) attempt.charged[fr] += amount;
+      if (const ResourceFlavor* f = FindFlavor(policy_, flavor_quotas->flavor)) {
+        request.node_labels.insert(f->node_labels.begin(), f->node_labels.end());
+        request.tolerations.insert(request.tolerations.end(),
+                                   f->tolerations.begin(), f->tolerations.end());
+      }
+    }
+    // Nodes held for a starving workload are not for others.
+    std::vector<Node> held;
+    for (const std::string& node : reserved_nodes_) {
+      if (reserved_for_ == w.key) break;
+      if (const NodeState* s = model_->FindNode(node); s != nullptr && s->pod_count() == 0) {
+        held.push_back(s->node());
+      }
+    }
+    for (const Node& n : held) model_->RemoveNode(n.meta.name);
+    GangPlacement placement = PlaceGang(*model_, request);
+    for (Node& n : held) model_->UpsertNode(std::move(n));
+    if (placement.placed) {
+      attempt.placements = std::move(placement.placements);
+      attempt.flavors = absl::StrJoin(names, ",");
+      return attempt;
+    }
+    *reason = absl::StrCat("flavor ", absl::StrJoin(names, ","), ": ",
+                           placement.reason);
+    size_t g = options.size();
+    while (g > 0 && ++pick[g - 1] == options[g - 1].size()) pick[--g] = 0;
+    if (g == 0) break;
+  }
+  return std::nullopt;
+}
+
+void QueueingEngine::Commit(Workload& w, Attempt attempt, int64_t now) {
+  const bool first = !w.admitted();
+  quota_.AddUsage(w.cluster_queue, attempt.charged);
+  for (const auto& [fr, amount] : attempt.charged) w.charged[fr] += amount;
+  for (auto& [pod, placement] : attempt.placements) {
+    w.placements[pod] = std::move(placement);
+  }
+  w.state = Workload::State::kAdmitted;
+  w.reason.clear();
+  below_min_since_.erase(w.key);
+  if (first) {
+    w.admitted_at_ms = now;
+    w.failed_attempts = 0;
+    if (reserved_for_ == w.key) {
+      reserved_for_.clear();
+      reserved_nodes_.clear();
+    }
+    Emit(now, "Admitted", w, "",
+         absl::StrCat("flavor ", attempt.flavors, ", ", w.placements.size(),
+                      w.placements.size() == 1 ? " pod" : " pods"));
+  }
+}
+
+bool QueueingEngine::TryAdmit(Workload& w, int64_t now) {
+  std::string reason;
+  std::optional<Attempt> attempt = Fit(w, &reason);
+  if (attempt) {
+    Commit(w, *std::move(attempt), now);
+    return true;
+  }
+  w.reason = reason;
+  return TryPreempt(w, now);
+}
+
+bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
+  if (!w.admitted() && !Ready(w, now)) return false;
+  GangPlacementRequest request{.owner = w.key,
+                               .members = w.MembersToAdmit(),
+                               .required_level = w.topology_required,
+                               .preferred_level = w.topology_preferred,
+                               .levels = policy_.config.topology_levels,
+                               .weights = &weights_};
+  GangPlacement placement = PlaceGang(*model_, request);
+  if (!placement.placed) {
+    w.reason = placement.reason;
+    return false;
+  }
+  Commit(w, Attempt{.placements = std::move(placement.placements),
+                    .flavors = "none (outside queues)"},
+         now);
+  return true;
+}
+
+void QueueingEngine::Schedule(int64_t now) {
+  RunTimers(now);
+  for (int pass = 0; pass < 1000; ++pass) {
+    bool progress = false;
+    for (Workload* w : Candidates(now)) progress |= TryAdmit(*w, now);
+    // Pods outside queues, in arrival order.
+    std::vector<Workload*> outside;
+    for (auto& [key, w] : workloads_) {
+      if (!IsQueued(w) && w.local_queue.empty() && Ready(w, now)) outside.push_back(&w);
+    }
+    std::stable_sort(outside.begin(), outside.end(), [](auto* a, auto* b) {
+      return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
+                                            : a->key < b->key;
+    });
+    for (Workload* w : outside) progress |= TryPlaceOutsideQueues(*w, now);
+    // Running gangs take extra members one by one as capacity allows.
+    for (auto& [key, w] : workloads_) {
+      if (!w.admitted() || w.UnplacedMembers().empty()) continue;
+      std::string ignored;
+      if (IsQueued(w)) {
+        if (auto attempt = Fit(w, &ignored)) {
+          Commit(w, *std::move(attempt), now);
+          progress = true;
+        }
+      } else {
+        progress |= TryPlaceOutsideQueues(w, now);
+      }
+    }
+    if (!progress) break;
+  }
+  for (auto& [key, w] : workloads_) {
+    if (w.state == Workload::State::kPending && w.is_gang &&
+        static_cast<int>(w.pods.size()) < w.min_member) {
+      w.reason = absl::StrCat("waiting for pods: ", w.pods.size(),
+                              " of minMember ", w.min_member, " exist");
+    }
+  }
+}
+
+}  // namespace gpusched
+
+namespace gpusched {
+
+std::string QueueingEngine::PendingReason(const Workload& w) const {
+  if (w.state != Workload::State::kPending || !IsQueued(w)) return w.reason;
+  std::vector<const Workload*> order = PendingOrder(w.cluster_queue);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != &w) continue;
+    return absl::StrCat(w.reason, w.reason.empty() ? "" : "; ", "position ",
+                        i + 1, " of ", order.size());
+  }
+  return w.reason;
+}
+
+}  // namespace gpusched

@@ -1,0 +1,200 @@
+// Preemption: Kueue's candidate rules and order, whole workloads as
+// victims, victims must free room for the placement (not only quota), and
+// nobody younger than the minimum runtime.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "queueing/engine_internal.h"
+
+namespace gpusched {
+
+QueueingEngine::Held QueueingEngine::Unplace(Workload& w) {
+  Held held{w.placements, w.charged};
+  for (const auto& [pod, placement] : w.placements) {
+    model_->RemovePod(PodUid(w.pods[pod]));
+  }
+  quota_.RemoveUsage(w.cluster_queue, w.charged);
+  w.placements.clear();
+  w.charged.clear();
+  return held;
+}
+
+void QueueingEngine::Restore(Workload& w, Held held) {
+  for (const auto& [pod, placement] : held.placements) {
+    Pod bound = w.pods[pod];
+    bound.node_name = placement.node;
+    (void)model_->Place(bound, placement.node, placement.gpus);
+  }
+  quota_.AddUsage(w.cluster_queue, held.charged);
+  w.placements = std::move(held.placements);
+  w.charged = std::move(held.charged);
+}
+
+void QueueingEngine::Undo(const Attempt& attempt, const Workload& w) {
+  for (const auto& [pod, placement] : attempt.placements) {
+    auto it = w.pods.find(pod);
+    if (it != w.pods.end()) model_->RemovePod(PodUid(it->second));
+  }
+}
+
+void QueueingEngine::Release(Workload& w) {
+  if (!w.admitted()) return;
+  Unplace(w);
+}
+
+void QueueingEngine::Evict(Workload& w, int64_t now, const std::string& type,
+                           const std::string& by, const std::string& reason) {
+  Release(w);
+  below_min_since_.erase(w.key);
+  if (type == "Preempted") ++w.preemptions;
+  w.admitted_at_ms = -1;
+  if (options_.requeue_preempted || type != "Preempted") {
+    w.state = Workload::State::kPending;
+    w.pending_since_ms = now;
+  } else {
+    w.state = Workload::State::kFinished;
+  }
+  w.reason = reason;
+  Emit(now, type, w, by, reason);
+}
+
+namespace {
+
+bool SameRoot(const QuotaTree& quota, const std::string& a, const std::string& b) {
+  std::vector<std::string> pa = quota.PathToRoot(a), pb = quota.PathToRoot(b);
+  return pa.size() > 1 && pb.size() > 1 && pa.back() == pb.back();
+}
+
+}  // namespace
+
+// Steps: 1. candidates by Kueue's rules (withinClusterQueue for the own
+// queue; reclaimWithinCohort / borrowWithinCohort for queues of the same
+// cohort tree that borrow; fair-sharing strategies when enabled); 2. order:
+// other queues first, lower priority, most recently admitted, name; 3.
+// greedy: take candidates off until the workload fits (quota and
+// placement); 4. give back, last taken first, every victim it fits
+// without; 5. evict the rest and admit.
+bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
+  const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
+  if (cq == nullptr) return false;
+  const PreemptionPolicy& p = cq->preemption;
+  if (p.within_cluster_queue == WithinClusterQueue::kNever &&
+      p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
+    return false;
+  }
+  FrAmounts demand;
+  ResourceList total = TotalRequests(w.MembersToAdmit());
+  for (const ResourceGroup& g : cq->resource_groups) {
+    if (g.flavors.empty()) continue;
+    for (const std::string& r : g.covered_resources) {
+      if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
+    }
+  }
+  const bool borrows = quota_.WouldBorrow(cq->name, demand);
+  const int64_t own_share = quota_.WeightedShare(cq->name, demand);
+  std::vector<Workload*> candidates;
+  for (auto& [key, v] : workloads_) {
+    if (&v == &w || !v.admitted() || !IsQueued(v)) continue;
+    if (now - v.admitted_at_ms < policy_.config.preemption_minimum_runtime_ms) continue;
+    if (v.cluster_queue == cq->name) {
+      bool ok = p.within_cluster_queue == WithinClusterQueue::kLowerPriority
+                    ? v.priority < w.priority
+                : p.within_cluster_queue ==
+                        WithinClusterQueue::kLowerOrNewerEqualPriority
+                    ? v.priority < w.priority ||
+                          (v.priority == w.priority && v.created_ms > w.created_ms)
+                    : false;
+      if (ok) candidates.push_back(&v);
+      continue;
+    }
+    if (!SameRoot(quota_, cq->name, v.cluster_queue) ||
+        !quota_.IsBorrowing(v.cluster_queue)) {
+      continue;
+    }
+    if (p.reclaim_within_cohort == ReclaimWithinCohort::kNever) continue;
+    if (p.reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority &&
+        v.priority >= w.priority) {
+      continue;
+    }
+    if (borrows) {
+      // Preempting in the cohort while borrowing: borrowWithinCohort only.
+      if (p.borrow_within_cohort == BorrowWithinCohort::kNever) continue;
+      if (v.priority >= w.priority) continue;
+      if (p.max_priority_threshold && v.priority > *p.max_priority_threshold) continue;
+    }
+    if (policy_.config.fair_sharing) {
+      FrAmounts without;
+      for (const auto& [fr, amount] : v.charged) without[fr] = -amount;
+      const int64_t target_now = quota_.WeightedShare(v.cluster_queue);
+      const int64_t target_after = quota_.WeightedShare(v.cluster_queue, without);
+      bool allowed = false;
+      for (const std::string& s : policy_.config.preemption_strategies) {
+        if (s == "LessThanOrEqualToFinalShare") allowed |= own_share <= target_after;
+        if (s == "LessThanInitialShare") allowed |= own_share < target_now;
+      }
+      if (!allowed) continue;
+    }
+    candidates.push_back(&v);
+  }
+  if (candidates.empty()) return false;
+  std::stable_sort(candidates.begin(), candidates.end(), [&](Workload* a, Workload* b) {
+    const bool a_other = a->cluster_queue != cq->name;
+    const bool b_other = b->cluster_queue != cq->name;
+    if (a_other != b_other) return a_other;
+    if (a->priority != b->priority) return a->priority < b->priority;
+    if (a->admitted_at_ms != b->admitted_at_ms) return a->admitted_at_ms > b->admitted_at_ms;
+    return a->key < b->key;
+  });
+  std::vector<std::pair<Workload*, Held>> taken;
+  std::string ignored;
+  bool fits = false;
+  for (Workload* v : candidates) {
+    taken.emplace_back(v, Unplace(*v));
+    if (auto attempt = Fit(w, &ignored)) {
+      Undo(*attempt, w);
+      fits = true;
+      break;
+    }
+  }
+  if (!fits) {
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
+      Restore(*it->first, std::move(it->second));
+    }
+    return false;
+  }
+  std::vector<Workload*> victims;
+  for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
+    Restore(*it->first, std::move(it->second));
+    if (auto attempt = Fit(w, &ignored)) {
+      Undo(*attempt, w);
+      continue;  // not needed
+    }
+    it->second = Unplace(*it->first);
+    victims.push_back(it->first);
+  }
+  // Victims are off their nodes; put them back to evict them properly.
+  for (auto& [v, held] : taken) {
+    if (std::find(victims.begin(), victims.end(), v) != victims.end()) {
+      Restore(*v, std::move(held));
+    }
+  }
+  std::sort(victims.begin(), victims.end(),
+            [](Workload* a, Workload* b) { return a->key < b->key; });
+  for (Workload* v : victims) {
+    const char* why = v->cluster_queue == cq->name ? "InClusterQueue"
+                      : borrows                   ? "InCohortReclaimWhileBorrowing"
+                      : policy_.config.fair_sharing ? "InCohortFairSharing"
+                                                    : "InCohortReclamation";
+    Evict(*v, now, "Preempted", w.key,
+          absl::StrCat(why, ": preempted by ", w.key, " (priority ", w.priority, ")"));
+  }
+  std::string reason;
+  if (auto attempt = Fit(w, &reason)) {
+    Commit(w, *std::move(attempt), now);
+    return true;
+  }
+  w.reason = reason;
+  return false;
+}
+
+}  // namespace gpusched

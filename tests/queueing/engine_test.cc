@@ -1,0 +1,211 @@
+// The queueing engine's admission semantics on small clusters.
+#include "queueing/engine.h"
+
+#include "gtest/gtest.h"
+
+namespace gpusched {
+namespace {
+
+constexpr char kProduct[] = "NVIDIA-H100-80GB-HBM3";
+
+Node Dgx(const std::string& name, const std::string& rack = "rack-1") {
+  Node node;
+  node.meta.name = name;
+  node.meta.labels = {{"nvidia.com/gpu.product", kProduct},
+                      {"kubernetes.io/hostname", name},
+                      {"gpusched.io/rack", rack}};
+  node.allocatable = {{"nvidia.com/gpu", 8}, {"cpu", 224000}, {"pods", 110}};
+  node.capacity = node.allocatable;
+  return node;
+}
+
+ClusterQueue Queue(const std::string& name, int64_t gpus,
+                   PreemptionPolicy preemption = {},
+                   QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo) {
+  ClusterQueue cq{.name = name, .cohort = "research",
+                  .queueing_strategy = strategy, .preemption = preemption};
+  cq.resource_groups.push_back(ResourceGroup{
+      .covered_resources = {"nvidia.com/gpu"},
+      .flavors = {FlavorQuotas{.flavor = "h100",
+                               .resources = {ResourceQuota{.name = "nvidia.com/gpu",
+                                                           .nominal = gpus}}}}});
+  return cq;
+}
+
+Policy TwoTeams(PreemptionPolicy a = {}, PreemptionPolicy b = {}) {
+  Policy policy;
+  policy.flavors = {ResourceFlavor{.name = "h100",
+                                   .node_labels = {{"nvidia.com/gpu.product", kProduct}}}};
+  policy.cluster_queues = {Queue("team-a", 8, a), Queue("team-b", 8, b)};
+  policy.local_queues = {LocalQueue{"team-a", "q", "team-a"},
+                         LocalQueue{"team-b", "q", "team-b"}};
+  return policy;
+}
+
+Pod GangPod(const std::string& ns, const std::string& group, int index, int gpus,
+            int count, int32_t priority = 0) {
+  Pod pod;
+  pod.meta.name = group + "-" + std::to_string(index);
+  pod.meta.namespace_name = ns;
+  pod.meta.uid = ns + "-" + pod.meta.name;
+  pod.meta.labels = {{"kueue.x-k8s.io/queue-name", "q"},
+                     {"kueue.x-k8s.io/pod-group-name", group}};
+  pod.meta.annotations = {{"kueue.x-k8s.io/pod-group-total-count",
+                           std::to_string(count)}};
+  pod.priority = priority;
+  pod.containers.push_back(Container{.name = "main",
+                                     .requests = {{"nvidia.com/gpu", gpus}}});
+  return pod;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void Start(Policy policy, int nodes = 2) {
+    for (int i = 0; i < nodes; ++i) model_.UpsertNode(Dgx("dgx-" + std::to_string(i)));
+    auto engine = QueueingEngine::Create(std::move(policy), &model_);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *std::move(engine);
+  }
+  void SubmitGang(const std::string& ns, const std::string& group, int pods,
+                  int gpus, int64_t now, int32_t priority = 0) {
+    for (int i = 0; i < pods; ++i) {
+      engine_->AddPod(GangPod(ns, group, i, gpus, pods, priority), now);
+    }
+  }
+  const Workload& W(const std::string& key) { return engine_->workloads().at(key); }
+
+  ClusterModel model_;
+  std::unique_ptr<QueueingEngine> engine_;
+};
+
+TEST_F(EngineTest, GangThatCannotBePlacedWholeTakesNothing) {
+  Start(TwoTeams());
+  // 3 pods x 8 GPUs on 2 nodes of 8: quota allows 16 (8 + 8 borrowed) but
+  // the quota for 24 is not there either; a gang of 2x8 + 1x8 never half-fits.
+  SubmitGang("team-a", "big", 3, 8, 0);
+  engine_->Schedule(0);
+  EXPECT_EQ(W("team-a/big").state, Workload::State::kPending);
+  EXPECT_EQ(model_.pod_count(), 0u);
+  EXPECT_NE(W("team-a/big").reason.find("needs 24 nvidia.com/gpu"), std::string::npos)
+      << W("team-a/big").reason;
+}
+
+TEST_F(EngineTest, GangIsAdmittedWithEveryMemberPlaced) {
+  Start(TwoTeams());
+  SubmitGang("team-a", "train", 2, 8, 0);
+  engine_->Schedule(0);
+  const Workload& w = W("team-a/train");
+  ASSERT_EQ(w.state, Workload::State::kAdmitted);
+  ASSERT_EQ(w.placements.size(), 2u);
+  EXPECT_NE(w.placements.at("team-a/train-0").node,
+            w.placements.at("team-a/train-1").node);
+  EXPECT_TRUE(engine_->quota().IsBorrowing("team-a"));  // 16 > nominal 8
+}
+
+TEST_F(EngineTest, GangWaitsUntilMinMemberPodsExist) {
+  Start(TwoTeams());
+  engine_->AddPod(GangPod("team-a", "g", 0, 1, 3), 0);
+  engine_->AddPod(GangPod("team-a", "g", 1, 1, 3), 0);
+  engine_->Schedule(0);
+  EXPECT_EQ(W("team-a/g").state, Workload::State::kPending);
+  EXPECT_EQ(engine_->PendingReason(W("team-a/g")),
+            "waiting for pods: 2 of minMember 3 exist; position 1 of 1");
+  engine_->AddPod(GangPod("team-a", "g", 2, 1, 3), 5000);
+  engine_->Schedule(5000);
+  EXPECT_EQ(W("team-a/g").state, Workload::State::kAdmitted);
+}
+
+TEST_F(EngineTest, ReclaimEvictsTheWholeBorrowingGang) {
+  Start(TwoTeams({}, PreemptionPolicy{.reclaim_within_cohort = ReclaimWithinCohort::kAny}));
+  SubmitGang("team-a", "borrower", 2, 8, 0);  // uses team-b's 8 too
+  engine_->Schedule(0);
+  ASSERT_EQ(W("team-a/borrower").state, Workload::State::kAdmitted);
+  SubmitGang("team-b", "owner", 1, 8, 1000);
+  engine_->Schedule(1000);
+  EXPECT_EQ(W("team-b/owner").state, Workload::State::kAdmitted);
+  const Workload& victim = W("team-a/borrower");
+  EXPECT_EQ(victim.state, Workload::State::kPending);  // requeued whole
+  EXPECT_EQ(victim.preemptions, 1);
+  EXPECT_TRUE(victim.placements.empty());
+  EXPECT_EQ(model_.pod_count(), 1u);  // only the owner's pod runs
+}
+
+TEST_F(EngineTest, LowerPriorityIsPreemptedWithinTheQueueOnlyWhenAllowed) {
+  Start(TwoTeams(PreemptionPolicy{.within_cluster_queue =
+                                      WithinClusterQueue::kLowerPriority}),
+        1);
+  SubmitGang("team-a", "low", 1, 8, 0, 10);
+  engine_->Schedule(0);
+  SubmitGang("team-a", "high", 1, 8, 1000, 100);
+  engine_->Schedule(1000);
+  EXPECT_EQ(W("team-a/high").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/low").state, Workload::State::kPending);
+  ASSERT_FALSE(engine_->events().empty());
+  EXPECT_EQ(engine_->events().back().type, "Admitted");
+  EXPECT_EQ(engine_->events()[1].type, "Preempted");
+  EXPECT_EQ(engine_->events()[1].by, "team-a/high");
+}
+
+TEST_F(EngineTest, MinimalVictimSetSparesWhatIsNotNeeded) {
+  Start(TwoTeams(PreemptionPolicy{.within_cluster_queue =
+                                      WithinClusterQueue::kLowerPriority}),
+        1);
+  // Four 2-GPU workloads fill the node; a 4-GPU high-priority one needs
+  // only two of them gone: the two most recently admitted.
+  for (int i = 0; i < 4; ++i) {
+    SubmitGang("team-a", "small-" + std::to_string(i), 1, 2, i * 1000, 10);
+    engine_->Schedule(i * 1000);
+  }
+  SubmitGang("team-a", "big", 1, 4, 10000, 100);
+  engine_->Schedule(10000);
+  EXPECT_EQ(W("team-a/big").state, Workload::State::kAdmitted);
+  int preempted = 0;
+  for (const auto& [key, w] : engine_->workloads()) preempted += w.preemptions;
+  EXPECT_EQ(preempted, 2);
+  EXPECT_EQ(W("team-a/small-0").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/small-3").state, Workload::State::kPending);
+}
+
+TEST_F(EngineTest, StrictFifoBlocksBehindItsHeadBestEffortDoesNot) {
+  Policy policy = TwoTeams();
+  policy.cluster_queues[0].queueing_strategy = QueueingStrategy::kStrictFifo;
+  policy.cluster_queues[0].cohort = "";  // no borrowing: 8 GPUs only
+  policy.cluster_queues[1].cohort = "";
+  Start(policy, 2);
+  SubmitGang("team-a", "head", 2, 8, 0);   // 16 > 8: never fits
+  SubmitGang("team-a", "small", 1, 1, 1000);
+  SubmitGang("team-b", "head", 2, 8, 0);
+  SubmitGang("team-b", "small", 1, 1, 1000);
+  engine_->Schedule(2000);
+  EXPECT_EQ(W("team-a/small").state, Workload::State::kPending);
+  EXPECT_NE(W("team-a/small").reason.find("StrictFIFO"), std::string::npos);
+  EXPECT_EQ(W("team-b/small").state, Workload::State::kAdmitted);
+}
+
+TEST_F(EngineTest, TopologyRequiredKeepsTheGangInOneRack) {
+  Policy policy = TwoTeams();
+  policy.cluster_queues[0].resource_groups[0].flavors[0].resources[0].nominal = 32;
+  for (int i = 0; i < 4; ++i) {
+    model_.UpsertNode(Dgx("dgx-" + std::to_string(i), i < 2 ? "rack-1" : "rack-2"));
+  }
+  auto engine = QueueingEngine::Create(policy, &model_);
+  ASSERT_TRUE(engine.ok());
+  engine_ = *std::move(engine);
+  // Take 4 GPUs on dgx-0 so rack-1 cannot hold 2 x 8.
+  SubmitGang("team-a", "filler", 1, 4, 0);
+  engine_->Schedule(0);
+  for (int i = 0; i < 2; ++i) {
+    Pod pod = GangPod("team-a", "ring", i, 8, 2);
+    pod.meta.annotations["gpusched.io/topology-required"] = "gpusched.io/rack";
+    engine_->AddPod(pod, 1000);
+  }
+  engine_->Schedule(1000);
+  const Workload& w = W("team-a/ring");
+  ASSERT_EQ(w.state, Workload::State::kAdmitted) << w.reason;
+  for (const auto& [pod, placement] : w.placements) {
+    EXPECT_TRUE(placement.node == "dgx-2" || placement.node == "dgx-3") << placement.node;
+  }
+}
+
+}  // namespace
+}  // namespace gpusched
