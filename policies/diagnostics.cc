@@ -13,22 +13,20 @@ namespace gpusched::policy_internal {
 void Diagnostics::Add(const SourceFile& file, int line,
                       std::string_view subject, std::string_view path,
                       std::string_view text) {
-  std::string body = path.empty()
-                         ? absl::StrCat(Sv(subject), ": ", Sv(text))
-                         : absl::StrCat(Sv(subject), ": ", Sv(path), ": ",
-                                        Sv(text));
+  std::string body =
+      path.empty() ? absl::StrCat(Sv(subject), ": ", Sv(text))
+                   : absl::StrCat(Sv(subject), ": ", Sv(path), ": ", Sv(text));
   AddFileError(file, line, body);
 }
 
 void Diagnostics::AddFileError(const SourceFile& file, int line,
                                std::string_view text) {
-  const std::string where = line > 0 ? absl::StrCat(file.name, ":", line)
-                                     : file.name;
-  entries_.push_back(
-      {file.index,
-       PolicyError{.file = file.name,
-                   .line = line,
-                   .message = absl::StrCat(where, ": ", Sv(text))}});
+  const std::string where =
+      line > 0 ? absl::StrCat(file.name, ":", line) : file.name;
+  entries_.push_back({file.index, PolicyError{.file = file.name,
+                                              .line = line,
+                                              .message = absl::StrCat(
+                                                  where, ": ", Sv(text))}});
 }
 
 std::vector<PolicyError> Diagnostics::Sorted() const {
@@ -36,10 +34,9 @@ std::vector<PolicyError> Diagnostics::Sorted() const {
   auto key = [](const Entry& e) {
     return std::tie(e.file_index, e.error.line, e.error.message);
   };
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [&](const Entry& a, const Entry& b) {
-                     return key(a) < key(b);
-                   });
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
   std::vector<PolicyError> out;
   for (const Entry& e : sorted) {
     if (out.empty() || !(out.back() == e.error)) out.push_back(e.error);

@@ -44,7 +44,7 @@ class Diagnostics {
 };
 
 // Kubernetes' field error phrasings.
-std::string Quoted(std::string_view value);                         // "v"
+std::string Quoted(std::string_view value);  // "v"
 std::string InvalidValue(std::string_view value, std::string_view why);
 std::string InvalidNonScalar(std::string_view why);  // no value to quote
 std::string RequiredValue(std::string_view why = {});

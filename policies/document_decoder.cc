@@ -48,10 +48,18 @@ constexpr std::array<KindInfo, 6> kKinds = {{
 // Helm); accepted and dropped, as the API server would keep them apart from
 // the spec.
 constexpr std::string_view kIgnoredMetadata[] = {
-    "labels",          "annotations",       "uid",
-    "resourceVersion", "generation",        "creationTimestamp",
-    "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers",
-    "ownerReferences", "managedFields",     "generateName",
+    "labels",
+    "annotations",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "finalizers",
+    "ownerReferences",
+    "managedFields",
+    "generateName",
     "selfLink",
 };
 
@@ -112,8 +120,9 @@ std::string ReadMetadata(DocContext& doc, MapReader& top, const KindInfo& kind,
   origin->name_line = name.line;
   bool named = CheckName(doc, name, raw_name, DnsSubdomainError, {});
   if (kind.namespaced) {
-    named &= CheckName(doc, ns, namespace_name, DnsLabelError,
-                       "a LocalQueue lives in a namespace");
+    named = CheckName(doc, ns, namespace_name, DnsLabelError,
+                      "a LocalQueue lives in a namespace") &&
+            named;
   }
   if (named) origin->key = display;
   for (std::string_view key : kIgnoredMetadata) meta.Ignore(key);
@@ -129,13 +138,11 @@ void ReadApiVersion(DocContext& doc, MapReader& top, const KindInfo& kind) {
   for (std::string_view api : kind.api_versions) {
     if (api == *text) return;
   }
-  doc.Error(value.line, value.path,
-            UnsupportedValue(*text, kind.api_versions));
+  doc.Error(value.line, value.path, UnsupportedValue(*text, kind.api_versions));
 }
 
 void DecodeBody(DocContext& doc, MapReader& top, const KindInfo& kind,
-                Origin origin, std::string namespace_name,
-                PolicyDraft* draft) {
+                Origin origin, std::string namespace_name, PolicyDraft* draft) {
   switch (kind.kind) {
     case Kind::kResourceFlavor:
       return DecodeResourceFlavor(doc, top, std::move(origin), draft);

@@ -8,6 +8,7 @@
 // never becomes a Policy), so that references to it still resolve and do
 // not add false "Not found" errors.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,8 @@ void DecodeLocalQueue(DocContext& doc, MapReader& top, Origin origin,
                       std::string namespace_name, PolicyDraft* draft);
 void DecodeCohort(DocContext& doc, MapReader& top, Origin origin,
                   PolicyDraft* draft);
-void DecodeWorkloadPriorityClass(DocContext& doc, MapReader& top,
-                                 Origin origin, PolicyDraft* draft);
+void DecodeWorkloadPriorityClass(DocContext& doc, MapReader& top, Origin origin,
+                                 PolicyDraft* draft);
 void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
                            PolicyDraft* draft);
 
@@ -43,6 +44,12 @@ struct QuotaOwner {
 std::vector<ResourceGroup> DecodeResourceGroups(
     DocContext& doc, const Value& value, const QuotaOwner& owner,
     std::vector<Reference>* references);
+
+// A cohort name (spec.cohort, spec.parentName). Empty means none, as in
+// Kueue; a name without a Cohort object is an implicit cohort, so the
+// reference is recorded for the cycle check only.
+std::optional<std::string> ReadCohortReference(
+    DocContext& doc, const Value& value, std::vector<Reference>* references);
 
 // spec.fairSharing: {weight}.
 int64_t DecodeFairSharing(DocContext& doc, const Value& value);

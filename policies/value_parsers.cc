@@ -129,9 +129,9 @@ absl::StatusOr<int64_t> ParseNonNegativeQuantity(std::string_view name,
   }
   absl::StatusOr<int64_t> amount = ResourceList::ParseAmount(name, text);
   if (!amount.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "must be a Kubernetes quantity such as 8, 500m or 64Gi (",
-        Sv(QuantityDetail(amount.status())), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("must be a Kubernetes quantity such as 8, 500m or 64Gi (",
+                     Sv(QuantityDetail(amount.status())), ")"));
   }
   return amount;
 }
@@ -161,7 +161,8 @@ std::string FormatDurationMs(int64_t ms) {
   if (ms < 1000) return absl::StrCat(ms, "ms");
   std::string out;
   if (ms >= 3'600'000) absl::StrAppend(&out, ms / 3'600'000, "h");
-  if (ms % 3'600'000 >= 60'000) absl::StrAppend(&out, ms % 3'600'000 / 60'000, "m");
+  if (ms % 3'600'000 >= 60'000)
+    absl::StrAppend(&out, ms % 3'600'000 / 60'000, "m");
   const int64_t seconds_ms = ms % 60'000;
   if (seconds_ms == 0) return out;
   absl::StrAppend(&out, seconds_ms / 1000);

@@ -25,7 +25,8 @@ std::string FormatDurationMs(int64_t ms);
 
 // A non-negative Kubernetes quantity of resource `name` in ResourceList's
 // units (cpu in milli, others in base units).
-absl::StatusOr<int64_t> ParseQuota(std::string_view name, std::string_view text);
+absl::StatusOr<int64_t> ParseQuota(std::string_view name,
+                                   std::string_view text);
 
 // A fair-sharing weight, a non-negative decimal quantity ("1", "0.5",
 // "500m"), in thousandths.
@@ -33,8 +34,8 @@ absl::StatusOr<int64_t> ParseWeightMilli(std::string_view text);
 
 // Kubernetes name rules. Each returns "" when `value` is valid, otherwise
 // apimachinery's explanation.
-std::string DnsSubdomainError(std::string_view value);  // object names
-std::string DnsLabelError(std::string_view value);      // namespaces
+std::string DnsSubdomainError(std::string_view value);   // object names
+std::string DnsLabelError(std::string_view value);       // namespaces
 std::string QualifiedNameError(std::string_view value);  // label keys,
                                                          // resource names
 std::string LabelValueError(std::string_view value);

@@ -72,7 +72,8 @@ MapReader::Entry* MapReader::Find(std::string_view key) {
 
 Value MapReader::Get(std::string_view key) {
   Entry* entry = Find(key);
-  if (entry == nullptr) return Value{.path = ChildPath(path_, key), .line = line_};
+  if (entry == nullptr)
+    return Value{.path = ChildPath(path_, key), .line = line_};
   entry->claimed = true;
   const int value_line = LineOf(entry->value);
   return Value{.node = entry->value,
@@ -91,11 +92,14 @@ void MapReader::Unsupported(std::string_view key, std::string_view why) {
   doc_.Error(entry->key_line, ChildPath(path_, key), UnsupportedField(why));
 }
 
-void MapReader::Finish() {
+void MapReader::Finish(std::string_view hint) {
+  const std::string text = hint.empty()
+                               ? UnknownField()
+                               : absl::StrCat(UnknownField(), ": ", Sv(hint));
   for (Entry& entry : entries_) {
     if (entry.claimed) continue;
     entry.claimed = true;  // a second Finish() stays quiet
-    doc_.Error(entry.key_line, ChildPath(path_, entry.key), UnknownField());
+    doc_.Error(entry.key_line, ChildPath(path_, entry.key), text);
   }
 }
 
@@ -114,19 +118,20 @@ std::optional<std::string> ReadString(DocContext& doc, const Value& value) {
   return value.node.Scalar();
 }
 
-std::optional<int64_t> ReadInt(DocContext& doc, const Value& value,
-                               int64_t min, int64_t max) {
+std::optional<int64_t> ReadInt(DocContext& doc, const Value& value, int64_t min,
+                               int64_t max) {
   std::optional<std::string> text = ReadString(doc, value);
   if (!text) return std::nullopt;
   int64_t parsed = 0;
   if (!absl::SimpleAtoi(*text, &parsed)) {
-    doc.Error(value.line, value.path, InvalidValue(*text, "must be an integer"));
+    doc.Error(value.line, value.path,
+              InvalidValue(*text, "must be an integer"));
     return std::nullopt;
   }
   if (parsed < min || parsed > max) {
     doc.Error(value.line, value.path,
-              InvalidValue(*text, absl::StrCat("must be between ", min,
-                                               " and ", max)));
+              InvalidValue(
+                  *text, absl::StrCat("must be between ", min, " and ", max)));
     return std::nullopt;
   }
   return parsed;

@@ -14,8 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "policies/diagnostics.h"
 #include "scheduler/k8s_objects.h"
+#include "scheduler/string_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gpusched::policy_internal {
@@ -72,8 +74,9 @@ class MapReader {
   void Ignore(std::string_view key);
   // Claims `key`; reports it if set: a field gpusched does not implement.
   void Unsupported(std::string_view key, std::string_view why);
-  // Reports every unclaimed key as unknown. Call once, after the Gets.
-  void Finish();
+  // Reports every unclaimed key as unknown (`Unknown field`, then `: hint`
+  // if given). Call once, after the Gets.
+  void Finish(std::string_view hint = {});
 
   const std::string& path() const { return path_; }
   int line() const { return line_; }
@@ -100,17 +103,31 @@ bool RequirePresent(DocContext& doc, const Value& value,
 // Each returns nullopt when `value` is absent (silently) or malformed
 // (reported).
 std::optional<std::string> ReadString(DocContext& doc, const Value& value);
-std::optional<int64_t> ReadInt(DocContext& doc, const Value& value,
-                               int64_t min, int64_t max);
+std::optional<int64_t> ReadInt(DocContext& doc, const Value& value, int64_t min,
+                               int64_t max);
 std::optional<bool> ReadBool(DocContext& doc, const Value& value);
 std::optional<StringMap> ReadStringMap(DocContext& doc, const Value& value);
 // The index of the value in `names`, else `Unsupported value`.
 std::optional<int> ReadEnum(DocContext& doc, const Value& value,
                             std::span<const std::string_view> names);
 // A string checked by a name rule (DnsSubdomainError, ...).
-std::optional<std::string> ReadName(
-    DocContext& doc, const Value& value,
-    std::string (*rule)(std::string_view));
+std::optional<std::string> ReadName(DocContext& doc, const Value& value,
+                                    std::string (*rule)(std::string_view));
+
+// A string turned into a number by `parse` (string_view ->
+// StatusOr<int64_t>), whose error message is the reason after
+// `Invalid value "...": `.
+template <typename Parse>
+std::optional<int64_t> ReadParsed(DocContext& doc, const Value& value,
+                                  Parse parse) {
+  std::optional<std::string> text = ReadString(doc, value);
+  if (!text) return std::nullopt;
+  absl::StatusOr<int64_t> parsed = parse(*text);
+  if (parsed.ok()) return *parsed;
+  doc.Error(value.line, value.path,
+            InvalidValue(*text, Message(parsed.status())));
+  return std::nullopt;
+}
 
 // The items of a sequence with their paths ("x[0]", "x[1]", ...); absent or
 // malformed (reported) reads as empty.

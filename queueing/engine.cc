@@ -139,6 +139,7 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
     if (auto placed = w.placements.find(pod); placed != w.placements.end()) {
       model_->RemovePod(PodUid(w.pods[pod]));
       w.placements.erase(placed);
+      w.bound.erase(pod);
     }
     w.pods.erase(pod);
     workload_of_pod_.erase(pod);
@@ -169,6 +170,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
   if (auto placed = w.placements.find(key); placed != w.placements.end()) {
     model_->RemovePod(PodUid(w.pods[key]));
     w.placements.erase(placed);
+    w.bound.erase(key);
   }
   w.pods.erase(key);
   workload_of_pod_.erase(p);
@@ -197,6 +199,7 @@ void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
     for (const std::string& pod : lost) {
       model_->RemovePod(PodUid(w.pods[pod]));
       w.placements.erase(pod);
+      w.bound.erase(pod);
     }
     if (lost.empty()) continue;
     if (!w.is_gang || static_cast<int>(w.placements.size()) < w.min_member) {
@@ -218,6 +221,38 @@ void QueueingEngine::Emit(int64_t now, std::string type, const Workload& w,
                           std::string by, std::string reason) {
   events_.push_back(EngineEvent{now, std::move(type), w.key, std::move(by),
                                 std::move(reason)});
+}
+
+}  // namespace gpusched
+
+namespace gpusched {
+
+void QueueingEngine::MarkBound(const std::string& pod_key) {
+  auto it = workload_of_pod_.find(pod_key);
+  if (it == workload_of_pod_.end()) return;
+  Workload& w = workloads_[it->second];
+  if (w.placements.contains(pod_key)) w.bound.insert(pod_key);
+}
+
+const Workload* QueueingEngine::FindWorkloadOfPod(const std::string& pod_key) const {
+  auto it = workload_of_pod_.find(pod_key);
+  if (it == workload_of_pod_.end()) return nullptr;
+  auto w = workloads_.find(it->second);
+  return w == workloads_.end() ? nullptr : &w->second;
+}
+
+absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
+  absl::StatusOr<QuotaTree> quota = QuotaTree::Build(policy);
+  if (!quota.ok()) return quota.status();
+  policy_ = std::move(policy);
+  quota_ = *std::move(quota);
+  for (auto& [key, w] : workloads_) {
+    Resolve(w);
+    if (w.admitted() && quota_.HasClusterQueue(w.cluster_queue)) {
+      quota_.AddUsage(w.cluster_queue, w.charged);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gpusched

@@ -28,6 +28,9 @@ struct EngineEvent {
 
 struct EngineOptions {
   bool requeue_preempted = true;
+  // The simulator binds admitted members at once; the extender waits for
+  // kube-scheduler's bind, and rolls back gangs not bound in time.
+  bool bind_on_admission = false;
 };
 
 // The queueing core: groups pods into workloads, admits them one
@@ -48,6 +51,14 @@ class QueueingEngine {
   bool Delete(const std::string& key, int64_t now);
   void NodeDown(const std::string& node, int64_t now);
   void NodeUp(const std::string& node, int64_t now);
+  // kube-scheduler bound an admitted member to its assigned node.
+  void MarkBound(const std::string& pod_key);
+  // The workload a pod belongs to, if the engine knows the pod.
+  const Workload* FindWorkloadOfPod(const std::string& pod_key) const;
+  // Replaces the policy (hot reload): a new quota tree, with admitted
+  // workloads charged again; queues that vanished leave their workloads
+  // admitted but uncharged until they finish.
+  absl::Status UpdatePolicy(Policy policy);
 
   // Runs admission passes until one admits nothing, and the timers due.
   void Schedule(int64_t now);

@@ -245,6 +245,7 @@ void QueueingEngine::Commit(Workload& w, Attempt attempt, int64_t now) {
   quota_.AddUsage(w.cluster_queue, attempt.charged);
   for (const auto& [fr, amount] : attempt.charged) w.charged[fr] += amount;
   for (auto& [pod, placement] : attempt.placements) {
+    if (options_.bind_on_admission) w.bound.insert(pod);
     w.placements[pod] = std::move(placement);
   }
   w.state = Workload::State::kAdmitted;

@@ -23,7 +23,8 @@ void QueueingEngine::Restore(Workload& w, Held held) {
   for (const auto& [pod, placement] : held.placements) {
     Pod bound = w.pods[pod];
     bound.node_name = placement.node;
-    (void)model_->Place(bound, placement.node, placement.gpus);
+    (void)model_->Place(bound, placement.node, placement.gpus,
+                        w.bound.contains(pod));
   }
   quota_.AddUsage(w.cluster_queue, held.charged);
   w.placements = std::move(held.placements);
@@ -40,6 +41,7 @@ void QueueingEngine::Undo(const Attempt& attempt, const Workload& w) {
 void QueueingEngine::Release(Workload& w) {
   if (!w.admitted()) return;
   Unplace(w);
+  w.bound.clear();
 }
 
 void QueueingEngine::Evict(Workload& w, int64_t now, const std::string& type,

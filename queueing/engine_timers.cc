@@ -59,6 +59,24 @@ void QueueingEngine::RunTimers(int64_t now) {
       }
     }
   }
+  // Admitted workloads whose members are not all bound in time roll back.
+  for (auto& [key, w] : workloads_) {
+    if (!w.admitted() || w.bound.size() >= w.placements.size()) continue;
+    const int64_t timeout =
+        w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms);
+    if (now - w.admitted_at_ms < timeout) continue;
+    const size_t bound = w.bound.size(), placed = w.placements.size();
+    Release(w);
+    ++w.failed_attempts;
+    w.state = Workload::State::kPending;
+    w.admitted_at_ms = -1;
+    w.backoff_until_ms = now + Backoff(config, w.failed_attempts);
+    w.pending_since_ms = w.backoff_until_ms;
+    w.reason = absl::StrCat("only ", bound, " of ", placed, " members bound within ",
+                            Seconds(timeout), "; quota and GPUs released, retry in ",
+                            Seconds(w.backoff_until_ms - now));
+    Emit(now, "TimedOut", w, "", w.reason);
+  }
   // Running gangs short of minMember are evicted whole after the grace.
   for (auto it = below_min_since_.begin(); it != below_min_since_.end();) {
     Workload& w = workloads_[it->first];
@@ -118,6 +136,12 @@ std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
                w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms));
     } else if (IsQueued(w) && reserved_for_.empty()) {
       consider(w.pending_since_ms + config.starvation_timeout_ms);
+    }
+  }
+  for (const auto& [key, w] : workloads_) {
+    if (w.admitted() && w.bound.size() < w.placements.size()) {
+      consider(w.admitted_at_ms +
+               w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms));
     }
   }
   for (const auto& [key, since] : below_min_since_) {

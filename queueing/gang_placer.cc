@@ -105,7 +105,9 @@ class Attempt {
   bool Commit(const Pod& pod, const NodeState& node) {
     Pod bound = pod;
     bound.node_name = node.name();
-    if (!model_.Place(bound, node.name(), best_assignment_).ok()) return false;
+    if (!model_.Place(bound, node.name(), best_assignment_, /*bound=*/false).ok()) {
+      return false;
+    }
     placed_[pod.Key()] = Placement{node.name(), best_assignment_};
     uids_.push_back(PodUid(pod));
     return true;

@@ -59,7 +59,7 @@ SimulationReport BuildReport(const QueueingEngine& engine,
                        .queue = w.cluster_queue,
                        .priority = w.priority,
                        .state = StateName(w.state),
-                       .admitted_at_ms = w.admitted() ? w.admitted_at_ms : -1,
+                       .admitted_at_ms = w.admitted_at_ms,
                        .preemptions = w.preemptions,
                        .reason = engine.PendingReason(w)};
     for (const auto& [pod, placement] : w.placements) out.placements[pod] = placement.node;
@@ -103,7 +103,8 @@ SimulationReport RunSimulation(const Scenario& scenario) {
   for (const Node& node : scenario.nodes) model.UpsertNode(node);
   auto engine = QueueingEngine::Create(
       scenario.policy, &model,
-      EngineOptions{.requeue_preempted = scenario.requeue_preempted});
+      EngineOptions{.requeue_preempted = scenario.requeue_preempted,
+                    .bind_on_admission = true});
   SimulationReport report;
   if (!engine.ok()) {
     report.summary.wall_seconds = 0;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct Workload {
 
   State state = State::kPending;
   std::map<std::string, Placement> placements;  // admitted members
+  std::set<std::string> bound;  // members whose bind confirmed the placement
   FrAmounts charged;            // quota held while admitted
   int64_t admitted_at_ms = -1;
   int preemptions = 0;

@@ -61,7 +61,7 @@ std::vector<const NodeState*> ClusterModel::SortedNodes() const {
 }
 
 absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
-                                 GpuAssignment assignment) {
+                                 GpuAssignment assignment, bool bound) {
   NodeState* node = MutableNode(node_name);
   if (node == nullptr) {
     return absl::NotFoundError(
@@ -82,7 +82,7 @@ absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
     return status;
   }
   pods_by_uid_.emplace(std::move(uid),
-                       PlacedPod{pod.Key(), std::string(node_name)});
+                       PlacedPod{pod.Key(), std::string(node_name), bound});
   return absl::OkStatus();
 }
 
@@ -144,6 +144,13 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
   GpuAssignment mig_only{.mig = view.gpu.mig};
   if (Place(pod, pod.node_name, mig_only).ok()) return absl::OkStatus();
   return Place(pod, pod.node_name, GpuAssignment{});
+}
+
+bool ClusterModel::MarkBound(std::string_view uid) {
+  auto it = pods_by_uid_.find(uid);
+  if (it == pods_by_uid_.end()) return false;
+  it->second.bound = true;
+  return true;
 }
 
 bool ClusterModel::RemovePod(std::string_view uid) {

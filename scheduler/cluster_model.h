@@ -17,6 +17,9 @@ namespace gpusched {
 struct PlacedPod {
   std::string pod_key;
   std::string node;
+  // False while the pod is only assumed on the node (placed by admission,
+  // not yet bound); true once bound or found running.
+  bool bound = true;
 };
 
 // Nodes and the pods placed on them. Not synchronised: the owner (the
@@ -38,7 +41,9 @@ class ClusterModel {
   absl::Status AddRunningPod(const Pod& pod, std::string* warning = nullptr);
   // Places a pod with a known assignment (bind, simulator).
   absl::Status Place(const Pod& pod, std::string_view node,
-                     GpuAssignment assignment);
+                     GpuAssignment assignment, bool bound = true);
+  // Marks an assumed pod as bound; false if it is not placed.
+  bool MarkBound(std::string_view uid);
   bool RemovePod(std::string_view uid);
 
   const NodeState* FindNode(std::string_view name) const;

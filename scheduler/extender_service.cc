@@ -1,6 +1,7 @@
 #include "scheduler/extender_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -60,9 +61,43 @@ bool ExtenderService::RemovePod(std::string_view uid) {
   return model_.RemovePod(uid);
 }
 
+int64_t ExtenderService::NowMs() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A pod the queueing core manages: admitted members pass only on their
+// assigned node; waiting ones fail every node as unresolvable, with the
+// core's reason, so kube-scheduler's own preemption stays out of it.
+FilterOutcome ExtenderService::GateFilter(const Pod& pod,
+                                          std::span<const std::string> nodes) {
+  FilterOutcome outcome;
+  std::unique_lock lock(mu_);
+  GateVerdict verdict = options_.gate->Check(pod, model_, NowMs());
+  std::string reason = verdict.waiting_reason;
+  if (!verdict.assigned_node.empty()) {
+    reason = absl::StrCat("admitted; assigned to node ", verdict.assigned_node);
+  }
+  for (const std::string& name : nodes) {
+    if (!verdict.assigned_node.empty() && name == verdict.assigned_node) {
+      outcome.passed.push_back(name);
+    } else if (model_.FindNode(name) == nullptr) {
+      outcome.unresolvable.emplace_back(name, kUnknownNodeReason);
+    } else {
+      outcome.unresolvable.emplace_back(name, reason);
+    }
+  }
+  return outcome;
+}
+
 FilterOutcome ExtenderService::Filter(const Pod& pod,
                                       std::span<const std::string> nodes) {
   pending_.Remember(pod);
+  if (options_.gate != nullptr && options_.gate->Manages(pod)) {
+    return GateFilter(pod, nodes);
+  }
   const PodView view = PodView::Of(pod);
   FilterOutcome outcome;
   std::shared_lock lock(mu_);
@@ -192,13 +227,17 @@ BindOutcome ExtenderService::Bind(const BindRequest& request) {
   std::shared_ptr<const Pod> pod = pending_.Find(request.pod_uid);
   std::unique_lock lock(mu_);
   if (const PlacedPod* placed = model_.FindPodByUid(request.pod_uid)) {
+    if (placed->node == request.node && !placed->bound) {
+      return ConfirmAssumed(*placed, pod.get(), request, lock);
+    }
     if (placed->node == request.node) {
       const PodAllocation* allocation =
           model_.FindNode(placed->node)->FindPod(placed->pod_key);
       return {.assignment = allocation->gpus, .already_bound = true};
     }
     return {.error = absl::StrCat("pod ", key, " (uid ", request.pod_uid,
-                                  ") is already bound to node ", placed->node,
+                                  ") is ", placed->bound ? "already bound" : "assigned",
+                                  " to node ", placed->node,
                                   "; refusing to bind it to ", request.node)};
   }
   if (pod == nullptr) {
@@ -224,6 +263,33 @@ BindOutcome ExtenderService::Bind(const BindRequest& request) {
   model_.RemovePod(request.pod_uid);
   return {.error = absl::StrCat("binding ", key, " to ", request.node,
                                 " failed: ", sent.message())};
+}
+
+// A pod admission placed (assumed) on its node: bind confirms it. In live
+// mode the API server call runs without the lock; a failure leaves the
+// assumption in place, since admission owns it and its timeout rolls back.
+BindOutcome ExtenderService::ConfirmAssumed(
+    const PlacedPod& placed, const Pod* pod, const BindRequest& request,
+    std::unique_lock<std::shared_mutex>& lock) {
+  const PodAllocation* allocation =
+      model_.FindNode(placed.node)->FindPod(placed.pod_key);
+  BindOutcome outcome{.assignment = allocation->gpus};
+  if (options_.bind_sink != nullptr && pod != nullptr) {
+    lock.unlock();
+    absl::Status sent =
+        options_.bind_sink->Bind(*pod, request.node, outcome.assignment);
+    lock.lock();
+    if (!sent.ok()) {
+      return {.error = absl::StrCat("binding ", placed.pod_key, " to ",
+                                    request.node, " failed: ", sent.message())};
+    }
+  }
+  model_.MarkBound(request.pod_uid);
+  if (options_.gate != nullptr && pod != nullptr) {
+    options_.gate->Bound(*pod, NowMs());
+  }
+  pending_.Forget(request.pod_uid);
+  return outcome;
 }
 
 GpuCounts ExtenderService::CountGpus() const {

@@ -8,7 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include <functional>
+
 #include "absl/status/status.h"
+#include "scheduler/admission_gate.h"
 #include "scheduler/cluster_model.h"
 #include "scheduler/gpu_inventory.h"
 #include "scheduler/k8s_objects.h"
@@ -67,6 +70,10 @@ struct ServiceOptions {
   ScoringWeights weights = ScoringWeights::Defaults();
   size_t pending_pod_capacity = 100000;
   BindSink* bind_sink = nullptr;  // not owned; null in standalone mode
+  // The queueing core for the pods it manages; null: GPU engine only.
+  AdmissionGate* gate = nullptr;  // not owned
+  // Milliseconds on the scheduler's clock (injected for tests).
+  std::function<int64_t()> clock;
 };
 
 struct GpuCounts {
@@ -102,6 +109,14 @@ class ExtenderService {
       const Pod& pod, std::vector<PreemptionCandidate> candidates) const;
   BindOutcome Bind(const BindRequest& request);
 
+  // Runs `write` with the model under the exclusive lock (policy reloads,
+  // the admission loop's timers).
+  template <typename F>
+  auto Write(F&& write) {
+    std::unique_lock lock(mu_);
+    return write(model_);
+  }
+  int64_t NowMs() const;
   // Runs `read` with the model under the shared lock.
   template <typename F>
   auto Read(F&& read) const {
@@ -115,6 +130,10 @@ class ExtenderService {
   std::optional<PreemptionCandidate> CheckCandidate(
       const PodView& view, PreemptionCandidate candidate) const;
   BindOutcome PlaceForBind(const Pod& pod, const BindRequest& request);
+  FilterOutcome GateFilter(const Pod& pod, std::span<const std::string> nodes);
+  BindOutcome ConfirmAssumed(const PlacedPod& placed, const Pod* pod,
+                             const BindRequest& request,
+                             std::unique_lock<std::shared_mutex>& lock);
 
   ServiceOptions options_;
   mutable std::shared_mutex mu_;

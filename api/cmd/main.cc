@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "api/server/serve.h"
+#include "api/server/simulate_command.h"
+#include "api/server/validate_command.h"
 
 namespace {
 
@@ -13,6 +15,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  serve     run the extender (filter, prioritize, preempt, bind) over\n"
     "            HTTP(S); without --cluster on the embedded demo cluster\n"
+    "  validate  check quota policy YAML files; print a summary or every error\n"
+    "  simulate  run a scenario on a virtual clock and print the report JSON\n"
     "  help      this text; `gpusched <command> --help` for its flags\n";
 
 }  // namespace
@@ -25,6 +29,8 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "serve") return gpusched::RunServe(args);
+  if (command == "validate") return gpusched::RunValidate(args);
+  if (command == "simulate") return gpusched::RunSimulate(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;
     return 0;

@@ -198,12 +198,22 @@ asio::awaitable<Exchange> Client::Impl::ExchangeOn(Stream& stream,
   beast::get_lowest_layer(stream).expires_after(options_.timeout);
   auto [write_ec, written] =
       co_await bhttp::async_write(stream, request, kAwait);
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   if (write_ec) {
+    // A server may answer early (413) and close while the body is still
+    // being sent: the answer may already be readable, and is the better
+    // report than the broken pipe.
+    auto [early_ec, early] =
+        co_await bhttp::async_read(stream, buffer_, parser, kAwait);
+    if (!early_ec) {
+      Exchange exchange{FromBeast(parser.release())};
+      Disconnect();
+      co_return exchange;
+    }
     co_return Exchange{Failure("write to", write_ec),
                        IsStaleConnection(write_ec)};
   }
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   auto [read_ec, read] =
       co_await bhttp::async_read(stream, buffer_, parser, kAwait);
   if (read_ec) {

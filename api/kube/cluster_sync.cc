@@ -1,6 +1,7 @@
 #include "api/kube/cluster_sync.h"
 
 #include <algorithm>
+#include <cctype>
 #include <condition_variable>
 #include <mutex>
 #include <utility>
@@ -112,8 +113,8 @@ absl::Status DecodeItems(const std::string& body, std::vector<T>& out) {
   for (simdjson::dom::element item : items) {
     absl::StatusOr<T> decoded = Kind<T>::Decode(item);
     if (!decoded.ok()) {
-      spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName,
-                   NameOf(item), Message(decoded.status()));
+      spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName, NameOf(item),
+                   Message(decoded.status()));
       continue;
     }
     out.push_back(*std::move(decoded));
@@ -145,6 +146,14 @@ void ClusterSync::Stop() {
   if (pods_thread_.joinable()) pods_thread_.join();
 }
 
+void ClusterSync::NotifyIfSynced() {
+  if (!synced()) return;
+  std::call_once(notified_, [this] {
+    spdlog::info("kube sync: model synced with the cluster");
+    if (options_.on_synced) options_.on_synced();
+  });
+}
+
 // List, then watch until the history is gone, then list again.
 template <class T>
 void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
@@ -160,6 +169,7 @@ void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
       continue;
     }
     synced = true;
+    NotifyIfSynced();
     backoff.Reset();
     while (true) {
       absl::Status watched = WatchFrom<T>(*version, stop);
@@ -189,8 +199,8 @@ absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
   std::string continue_token;
   std::string version;
   do {
-    std::string path = absl::StrFormat("%s?limit=%d", Kind<T>::kPath,
-                                       options_.list_page_size);
+    std::string path =
+        absl::StrFormat("%s?limit=%d", Kind<T>::kPath, options_.list_page_size);
     if (!continue_token.empty()) {
       path += "&continue=" + PercentEncode(continue_token);
     }

@@ -15,7 +15,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -35,6 +37,9 @@ struct ClusterSyncOptions {
   // Items per list page (limit/continue), so that a large cluster's pod
   // list arrives in bounded pieces.
   int list_page_size = 500;
+  // Called once, from a sync thread, when synced() first becomes true (e.g.
+  // to mark the server ready). Must not call Stop().
+  std::function<void()> on_synced;
 };
 
 // Thread-safe. The client and service must outlive the ClusterSync.
@@ -58,6 +63,7 @@ class ClusterSync {
   bool synced() const { return nodes_synced_ && pods_synced_; }
 
  private:
+  void NotifyIfSynced();
   template <class T>
   void Run(std::stop_token stop, std::atomic<bool>& synced);
   template <class T>
@@ -70,6 +76,7 @@ class ClusterSync {
   std::unique_ptr<internal::ModelUpdater> updater_;
   std::atomic<bool> nodes_synced_{false};
   std::atomic<bool> pods_synced_{false};
+  std::once_flag notified_;
   std::jthread nodes_thread_;
   std::jthread pods_thread_;
 };

@@ -93,9 +93,9 @@ class Connection::Impl {
                 std::stop_token stop) {
     BeastRequest request = MakeRequest(out, HostHeader());
     if (tls_) {
-      return Run(StreamOn(*tls_, request, header_timeout, idle_timeout,
-                          on_data),
-                 stop);
+      return Run(
+          StreamOn(*tls_, request, header_timeout, idle_timeout, on_data),
+          stop);
     }
     return Run(
         StreamOn(*plain_, request, header_timeout, idle_timeout, on_data),
@@ -134,8 +134,8 @@ template <class T>
 T Connection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
   std::optional<T> result;
   {
-    std::stop_callback on_stop(stop,
-                               [this] { asio::post(io_, [this] { Close(); }); });
+    std::stop_callback on_stop(
+        stop, [this] { asio::post(io_, [this] { Close(); }); });
     io_.restart();
     asio::co_spawn(io_, std::move(op), [&](std::exception_ptr error, T value) {
       if (!error) {
@@ -298,9 +298,11 @@ absl::StatusOr<WholeResponse> Connection::RoundTrip(
   return impl_->RoundTrip(request, timeout, stop, stale);
 }
 
-absl::StatusOr<WholeResponse> Connection::Stream(
-    const OutgoingRequest& request, Millis header_timeout, Millis idle_timeout,
-    const DataHandler& on_data, std::stop_token stop) {
+absl::StatusOr<WholeResponse> Connection::Stream(const OutgoingRequest& request,
+                                                 Millis header_timeout,
+                                                 Millis idle_timeout,
+                                                 const DataHandler& on_data,
+                                                 std::stop_token stop) {
   return impl_->Stream(request, header_timeout, idle_timeout, on_data, stop);
 }
 

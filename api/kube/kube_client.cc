@@ -20,8 +20,7 @@ using internal::WholeResponse;
 using Clock = std::chrono::steady_clock;
 
 std::string ServerName(const KubeConfig& config) {
-  return config.tls_server_name.empty() ? config.host
-                                        : config.tls_server_name;
+  return config.tls_server_name.empty() ? config.host : config.tls_server_name;
 }
 
 }  // namespace
@@ -43,8 +42,7 @@ class KubeClient::Impl {
 
   // One request on a pooled connection; the body of a 2xx answer.
   absl::StatusOr<std::string> Call(std::string_view method,
-                                   std::string_view path,
-                                   std::string_view body,
+                                   std::string_view path, std::string_view body,
                                    std::string_view content_type,
                                    internal::Millis timeout,
                                    std::stop_token stop);
@@ -119,8 +117,7 @@ absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
     std::unique_ptr<Connection> connection = TakeIdle();
     const bool reused = connection != nullptr;
     if (!reused) {
-      auto opened =
-          Connection::Open(endpoint_, options_.request_timeout, stop);
+      auto opened = Connection::Open(endpoint_, options_.request_timeout, stop);
       if (!opened.ok()) return opened.status();
       connection = *std::move(opened);
     }
@@ -141,17 +138,17 @@ absl::StatusOr<std::string> KubeClient::Impl::Call(
   if (!authorization.ok()) return authorization.status();
   const std::string target = config_.base_path + std::string(path);
   const std::string what = absl::StrFormat("%s %s", method, path);
-  absl::StatusOr<WholeResponse> response = Exchange(
-      OutgoingRequest{.method = method,
-                      .target = target,
-                      .body = body,
-                      .content_type = content_type,
-                      .authorization = *authorization},
-      timeout, stop);
+  absl::StatusOr<WholeResponse> response =
+      Exchange(OutgoingRequest{.method = method,
+                               .target = target,
+                               .body = body,
+                               .content_type = content_type,
+                               .authorization = *authorization},
+               timeout, stop);
   if (!response.ok()) {
-    return absl::Status(response.status().code(),
-                        absl::StrFormat("%s: %s", what,
-                                        Message(response.status())));
+    return absl::Status(
+        response.status().code(),
+        absl::StrFormat("%s: %s", what, Message(response.status())));
   }
   if (response->status / 100 != 2) {
     return StatusFromHttp(response->status, response->body, what);
@@ -166,23 +163,25 @@ absl::Status KubeClient::Impl::Watch(std::string_view path,
   absl::StatusOr<std::string> authorization = Authorization();
   if (!authorization.ok()) return authorization.status();
   const std::string target =
-      config_.base_path + internal::WatchTarget(path, resource_version,
-                                                options_.watch_timeout);
+      config_.base_path +
+      internal::WatchTarget(path, resource_version, options_.watch_timeout);
   const std::string what = absl::StrFormat("watch %s", path);
   auto connection = Connection::Open(endpoint_, options_.request_timeout, stop);
   if (!connection.ok()) {
-    return absl::Status(connection.status().code(),
-                        absl::StrFormat("%s: %s", what,
-                                        Message(connection.status())));
+    return absl::Status(
+        connection.status().code(),
+        absl::StrFormat("%s: %s", what, Message(connection.status())));
   }
   internal::WatchLineReader reader(on_event, what);
-  absl::StatusOr<WholeResponse> response = (*connection)->Stream(
-      OutgoingRequest{.method = "GET",
-                      .target = target,
-                      .authorization = *authorization},
-      options_.request_timeout,
-      options_.watch_timeout + std::chrono::seconds(30),
-      [&](std::string_view data) { return reader.Feed(data); }, stop);
+  absl::StatusOr<WholeResponse> response =
+      (*connection)
+          ->Stream(
+              OutgoingRequest{.method = "GET",
+                              .target = target,
+                              .authorization = *authorization},
+              options_.request_timeout,
+              options_.watch_timeout + std::chrono::seconds(30),
+              [&](std::string_view data) { return reader.Feed(data); }, stop);
   if (!response.ok()) return response.status();
   if (response->status / 100 != 2) {
     return StatusFromHttp(response->status, response->body, what);
@@ -199,9 +198,11 @@ absl::StatusOr<std::unique_ptr<KubeClient>> KubeClient::Create(
   if (config.tls) {
     auto context = internal::MakeTlsContext(config);
     if (!context.ok()) {
-      return absl::Status(context.status().code(),
-                          absl::StrFormat("%s: %s", config.source,
-                                          Message(context.status())));
+      return absl::Status(
+          context.status().code(),
+          absl::StrFormat("%s: %s",
+                          config.source.empty() ? "kube client" : config.source,
+                          Message(context.status())));
     }
     tls = *std::move(context);
   }
@@ -216,8 +217,8 @@ const KubeConfig& KubeClient::config() const { return impl_->config(); }
 
 absl::StatusOr<ListResult> KubeClient::List(std::string_view path,
                                             std::stop_token stop) {
-  absl::StatusOr<std::string> body = impl_->Call(
-      "GET", path, "", "", impl_->options().list_timeout, stop);
+  absl::StatusOr<std::string> body =
+      impl_->Call("GET", path, "", "", impl_->options().list_timeout, stop);
   if (!body.ok()) return body.status();
   return internal::ParseListMeta(*std::move(body), path);
 }

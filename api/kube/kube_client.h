@@ -54,7 +54,7 @@ struct ListResult {
 
 // One watch event. `object` is valid only during the handler call.
 struct WatchEvent {
-  std::string_view type;  // ADDED, MODIFIED, DELETED or BOOKMARK
+  std::string_view type;              // ADDED, MODIFIED, DELETED or BOOKMARK
   std::string_view resource_version;  // the object's metadata.resourceVersion
   simdjson::dom::element object;
 };
@@ -91,8 +91,7 @@ class KubeClient {
   absl::StatusOr<std::string> Patch(std::string_view path,
                                     std::string_view merge_patch_json,
                                     std::stop_token stop = {});
-  absl::StatusOr<std::string> Post(std::string_view path,
-                                   std::string_view json,
+  absl::StatusOr<std::string> Post(std::string_view path, std::string_view json,
                                    std::stop_token stop = {});
 
   const KubeConfig& config() const;

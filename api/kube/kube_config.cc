@@ -107,10 +107,10 @@ absl::StatusOr<KubeConfig> LoadInClusterConfig(std::string_view account_dir) {
   // An IPv6 service address must be bracketed to be followed by a port.
   bool v6 = host_text.find(':') != std::string_view::npos;
   KubeConfig config;
-  absl::Status url = ParseServerUrl(
-      absl::StrFormat("https://%s%s%s:%s", v6 ? "[" : "", host_text,
-                      v6 ? "]" : "", port),
-      config);
+  absl::Status url =
+      ParseServerUrl(absl::StrFormat("https://%s%s%s:%s", v6 ? "[" : "",
+                                     host_text, v6 ? "]" : "", port),
+                     config);
   if (!url.ok()) return url;
   const std::string dir(account_dir);
   config.token_file = dir + "/token";
@@ -122,7 +122,8 @@ absl::StatusOr<KubeConfig> LoadInClusterConfig(std::string_view account_dir) {
   // The namespace file is optional: its absence only matters to callers
   // that create namespaced objects of their own.
   absl::StatusOr<std::string> ns = ReadFileText(dir + "/namespace");
-  if (ns.ok()) config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
+  if (ns.ok())
+    config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
   config.source = "in-cluster";
   return config;
 }

@@ -28,8 +28,7 @@ std::string Scalar(const YAML::Node& map, const char* key) {
 // The `inner` map (cluster/user/context) of the entry of `list` named `name`,
 // and its field path in `path`.
 absl::StatusOr<YAML::Node> FindNamed(const YAML::Node& root, const char* list,
-                                     const char* inner,
-                                     const std::string& name,
+                                     const char* inner, const std::string& name,
                                      std::string& path) {
   path = absl::StrFormat("%s[\"%s\"].%s", list, name, inner);
   const YAML::Node entries = root[list];
@@ -41,8 +40,7 @@ absl::StatusOr<YAML::Node> FindNamed(const YAML::Node& root, const char* list,
       return value;
     }
   }
-  return FieldError(absl::StrFormat("%s[\"%s\"]", list, name),
-                    "no such entry");
+  return FieldError(absl::StrFormat("%s[\"%s\"]", list, name), "no such entry");
 }
 
 // PEM text from `<key>-data` (base64) or `<key>` (a file path); empty when
@@ -165,9 +163,9 @@ absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text,
     config = absl::InvalidArgumentError(e.what());
   }
   if (!config.ok()) {
-    return absl::Status(config.status().code(),
-                        absl::StrFormat("kubeconfig %s: %s", name,
-                                        Message(config.status())));
+    return absl::Status(
+        config.status().code(),
+        absl::StrFormat("kubeconfig %s: %s", name, Message(config.status())));
   }
   config->source = absl::StrFormat("kubeconfig %s, %s", name, config->source);
   return config;

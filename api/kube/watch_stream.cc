@@ -90,12 +90,12 @@ absl::Status WatchLineReader::HandleLine(std::string_view line) {
   simdjson::dom::element object;
   if (parser_.parse(line.data(), line.size()).get(root) ||
       root["type"].get_string().get(type) || root["object"].get(object)) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: malformed event: %s", what_, line.substr(0, 200)));
+    return absl::DataLossError(
+        absl::StrFormat("%s: malformed event: %s", what_, line.substr(0, 200)));
   }
   if (type == "ERROR") {
     int64_t code = 500;
-    (void)object["code"].get_int64().get(code);
+    if (object["code"].get_int64().get(code)) code = 500;
     return StatusFromCode(static_cast<int>(code), StringAt(object, "/message"),
                           what_);
   }
@@ -114,7 +114,8 @@ absl::StatusOr<ListResult> ParseListMeta(std::string body,
         absl::StrFormat("GET %s: the answer is not a JSON object", path));
   }
   ListResult result;
-  result.resource_version = std::string(StringAt(root, "/metadata/resourceVersion"));
+  result.resource_version =
+      std::string(StringAt(root, "/metadata/resourceVersion"));
   result.continue_token = std::string(StringAt(root, "/metadata/continue"));
   result.body = std::move(body);
   return result;

@@ -10,6 +10,7 @@
 #include "api/server/demo_cluster.h"
 #include "api/server/flags.h"
 #include "api/server/logging.h"
+#include "policies/policy_loader.h"
 #include "scheduler/string_util.h"
 #include "spdlog/spdlog.h"
 
@@ -37,18 +38,122 @@ absl::Status ServeApp::LoadCluster(const ServeConfig& config) {
   return absl::OkStatus();
 }
 
+namespace {
+
+std::string JoinErrors(const std::vector<PolicyError>& errors) {
+  std::string text;
+  for (const PolicyError& e : errors) absl::StrAppend(&text, "\n  ", e.message);
+  return text;
+}
+
+}  // namespace
+
+absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
+  if (config.policy_file.empty()) return absl::OkStatus();
+  PolicyResult result = LoadPolicyFiles({config.policy_file});
+  if (!result.policy) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "policy ", config.policy_file, " is invalid:", JoinErrors(result.errors)));
+  }
+  gate_ = std::make_unique<QueueGate>(*std::move(result.policy));
+  policy_file_ = config.policy_file;
+  std::error_code ignored;
+  policy_mtime_ = std::filesystem::last_write_time(policy_file_, ignored);
+  return absl::OkStatus();
+}
+
+// An invalid new version keeps the old policy: every error is logged and
+// counted, and serving goes on.
+void ServeApp::ReloadPolicyIfChanged() {
+  if (policy_file_.empty()) return;
+  std::error_code error;
+  auto mtime = std::filesystem::last_write_time(policy_file_, error);
+  if (error || mtime == policy_mtime_) return;
+  policy_mtime_ = mtime;
+  PolicyResult result = LoadPolicyFiles({policy_file_});
+  if (!result.policy) {
+    metrics_.CountPolicyReloadError();
+    for (const PolicyError& e : result.errors) {
+      spdlog::error("policy reload rejected, keeping the previous policy: {}", e.message);
+    }
+    return;
+  }
+  absl::Status applied = service_->Write([&](ClusterModel&) {
+    return gate_->UpdatePolicy(*std::move(result.policy));
+  });
+  if (!applied.ok()) {
+    metrics_.CountPolicyReloadError();
+    spdlog::error("policy reload rejected: {}", Message(applied));
+    return;
+  }
+  spdlog::info("policy reloaded file={}", policy_file_);
+}
+
+void ServeApp::Tick() {
+  ReloadPolicyIfChanged();
+  if (gate_ == nullptr) return;
+  std::vector<AdmissionPatch> patches = service_->Write([&](ClusterModel& model) {
+    gate_->Tick(model, service_->NowMs());
+    return gate_->TakePatches();
+  });
+  for (const AdmissionPatch& p : patches) {
+    spdlog::info("admitted pod={}/{} node={}", p.pod_namespace, p.pod_name, p.node);
+  }
+}
+
+void ServeApp::StartTicker(int tick_ms) {
+  ticker_ = std::thread([this, tick_ms] {
+    std::unique_lock lock(tick_mu_);
+    while (!tick_cv_.wait_for(lock, std::chrono::milliseconds(tick_ms),
+                              [this] { return stopping_; })) {
+      lock.unlock();
+      Tick();
+      lock.lock();
+    }
+  });
+}
+
+void ServeApp::Shutdown() {
+  {
+    std::lock_guard lock(tick_mu_);
+    stopping_ = true;
+  }
+  tick_cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  if (server_ != nullptr) server_->Shutdown();
+  if (live_ != nullptr) live_->Stop();
+}
+
+ServeApp::~ServeApp() { Shutdown(); }
+
 absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     const ServeConfig& config) {
+  std::unique_ptr<ServeApp> app(new ServeApp());
+  if (absl::Status s = app->LoadPolicy(config); !s.ok()) return s;
   ServiceOptions options;
+  options.gate = app->gate_.get();
   if (!config.scoring.empty()) {
     absl::StatusOr<ScoringWeights> weights =
         ScoringWeights::Parse(config.scoring);
     if (!weights.ok()) return weights.status();
     options.weights = *std::move(weights);
   }
-  std::unique_ptr<ServeApp> app(new ServeApp());
+  const bool live = !config.kubeconfig.empty() || config.in_cluster;
+  if (live) {
+    auto cluster = kube::CreateLiveBinder(
+        {.kubeconfig = config.kubeconfig,
+         .in_cluster = config.in_cluster,
+         .sync = {.on_synced = [raw = app.get()] { raw->api_->SetReady(true); }}});
+    if (!cluster.ok()) return cluster.status();
+    app->live_ = *std::move(cluster);
+    options.bind_sink = app->live_->bind_sink();
+  }
   app->service_ = std::make_unique<ExtenderService>(std::move(options));
-  if (absl::Status s = app->LoadCluster(config); !s.ok()) return s;
+  if (live) {
+    app->cluster_source_ = app->live_->source();
+  } else if (absl::Status s = app->LoadCluster(config); !s.ok()) {
+    return s;
+  }
   app->api_ = std::make_unique<ExtenderApi>(
       *app->service_, app->metrics_, ExtenderApiOptions{.prefix = config.prefix});
   auto router = std::make_shared<http::Router>();
@@ -66,7 +171,12 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
       [router](const http::Request& request) { return router->Handle(request); });
   if (!server.ok()) return server.status();
   app->server_ = *std::move(server);
-  app->api_->SetReady(true);
+  if (live) {
+    app->live_->StartSync(*app->service_);  // api_ exists: on_synced may fire
+  } else {
+    app->api_->SetReady(true);
+  }
+  app->StartTicker(config.tick_ms);
   return app;
 }
 
@@ -103,6 +213,13 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
   flags.String("tls-key", &config.tls_key_file, "PEM private key for --tls-cert");
   flags.String("client-ca", &config.client_ca_file,
                "PEM CA: require and verify client certificates");
+  flags.String("kubeconfig", &config.kubeconfig,
+               "follow a real cluster (the kubeconfig's current context)");
+  flags.Bool("in-cluster", &config.in_cluster,
+             "follow the cluster this pod runs in (service account)");
+  flags.String("policy", &config.policy_file,
+               "quota policy YAML (queues, cohorts, flavors); reloaded when it "
+               "changes");
   flags.String("prefix", &config.prefix,
                "also serve the verbs under this path prefix (e.g. /gpusched)");
   flags.String("scoring", &config.scoring,
@@ -119,6 +236,11 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
   if (!positional.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "serve: unexpected argument \"", positional[0], "\"\n", flags.Usage()));
+  }
+  if (!config.cluster_file.empty() &&
+      (!config.kubeconfig.empty() || config.in_cluster)) {
+    return absl::InvalidArgumentError(
+        "serve: --cluster and --kubeconfig/--in-cluster exclude each other");
   }
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
     return absl::InvalidArgumentError(

@@ -1,14 +1,21 @@
 #ifndef GPUSCHED_API_SERVER_SERVE_H_
 #define GPUSCHED_API_SERVER_SERVE_H_
 
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/http/server.h"
+#include "api/kube/live_mode.h"
 #include "api/server/extender_api.h"
 #include "api/server/metrics.h"
+#include "queueing/queue_gate.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {
@@ -16,6 +23,10 @@ namespace gpusched {
 struct ServeConfig {
   std::string listen = "127.0.0.1:8888";
   std::string cluster_file;  // empty: the embedded demo cluster
+  std::string policy_file;   // empty: no queues, the GPU engine alone
+  std::string kubeconfig;    // set: follow a real cluster
+  bool in_cluster = false;   // follow the cluster this pod runs in
+  int tick_ms = 1000;        // admission timers and policy reload period
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string client_ca_file;
@@ -39,17 +50,33 @@ class ServeApp {
   std::string url() const { return server_->url(); }
   uint16_t port() const { return server_->port(); }
   const std::string& cluster_source() const { return cluster_source_; }
-  void Shutdown() { server_->Shutdown(); }
+  void Shutdown();
+  ~ServeApp();
+  const QueueGate* gate() const { return gate_.get(); }
+  const Metrics& metrics() const { return metrics_; }
 
  private:
   ServeApp() = default;
   absl::Status LoadCluster(const ServeConfig& config);
+  absl::Status LoadPolicy(const ServeConfig& config);
+  void StartTicker(int tick_ms);
+  void Tick();
+  void ReloadPolicyIfChanged();
 
   std::unique_ptr<ExtenderService> service_;
+  // Declared after service_ so it stops before the service is destroyed.
+  std::unique_ptr<kube::LiveCluster> live_;
   Metrics metrics_;
   std::unique_ptr<ExtenderApi> api_;
   std::unique_ptr<http::Server> server_;
   std::string cluster_source_;
+  std::unique_ptr<QueueGate> gate_;
+  std::string policy_file_;
+  std::filesystem::file_time_type policy_mtime_;
+  std::mutex tick_mu_;
+  std::condition_variable tick_cv_;
+  bool stopping_ = false;
+  std::thread ticker_;
 };
 
 // `gpusched serve [flags]`: returns the process exit code.

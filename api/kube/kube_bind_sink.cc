@@ -1,0 +1,106 @@
+#include "api/kube/kube_bind_sink.h"
+
+#include "absl/strings/str_format.h"
+#include "api/codec/json_writer.h"
+#include "scheduler/gpu_inventory.h"
+#include "scheduler/string_util.h"
+#include "simdjson.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched::kube {
+namespace {
+
+std::string PodPath(const Pod& pod) {
+  return absl::StrFormat("/api/v1/namespaces/%s/pods/%s",
+                         pod.meta.namespace_name, pod.meta.name);
+}
+
+struct BoundTo {
+  std::string uid;
+  std::string node;
+};
+
+absl::StatusOr<BoundTo> ParseBoundTo(const std::string& body) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(body).get(root)) {
+    return absl::DataLossError("the pod is not valid JSON");
+  }
+  std::string_view uid, node;
+  // Absent fields stay empty, which then simply does not match.
+  if (root.at_pointer("/metadata/uid").get_string().get(uid)) uid = {};
+  if (root.at_pointer("/spec/nodeName").get_string().get(node)) node = {};
+  return BoundTo{std::string(uid), std::string(node)};
+}
+
+}  // namespace
+
+std::string GpuIdsPatchJson(const GpuAssignment& assignment) {
+  JsonWriter w;
+  w.Raw("{").Key("metadata").Raw("{").Key("annotations").Raw("{");
+  w.Key(kGpuIdsAnnotation).String(FormatGpuIds(assignment.gpu_ids));
+  w.Raw("}}}");
+  return w.Take();
+}
+
+std::string BindingJson(const Pod& pod, const std::string& node) {
+  JsonWriter w;
+  w.Raw("{").Key("apiVersion").String("v1").Raw(",");
+  w.Key("kind").String("Binding").Raw(",");
+  w.Key("metadata").Raw("{").Key("name").String(pod.meta.name).Raw(",");
+  w.Key("namespace").String(pod.meta.namespace_name);
+  if (!pod.meta.uid.empty()) w.Raw(",").Key("uid").String(pod.meta.uid);
+  w.Raw("},").Key("target").Raw("{").Key("apiVersion").String("v1").Raw(",");
+  w.Key("kind").String("Node").Raw(",").Key("name").String(node);
+  w.Raw("}}");
+  return w.Take();
+}
+
+absl::Status KubeBindSink::Bind(const Pod& pod, const std::string& node,
+                                const GpuAssignment& assignment) {
+  if (!assignment.gpu_ids.empty()) {
+    if (absl::Status s = Annotate(pod, assignment); !s.ok()) return s;
+  }
+  return CreateBinding(pod, node);
+}
+
+absl::Status KubeBindSink::Annotate(const Pod& pod,
+                                    const GpuAssignment& assignment) {
+  absl::StatusOr<std::string> patched =
+      client_.Patch(PodPath(pod), GpuIdsPatchJson(assignment));
+  if (!patched.ok()) return patched.status();
+  return absl::OkStatus();
+}
+
+absl::Status KubeBindSink::CreateBinding(const Pod& pod,
+                                         const std::string& node) {
+  absl::StatusOr<std::string> posted =
+      client_.Post(PodPath(pod) + "/binding", BindingJson(pod, node));
+  if (posted.ok()) {
+    spdlog::info("kube: bound pod {} to node {}", pod.Key(), node);
+    return absl::OkStatus();
+  }
+  if (posted.status().code() != absl::StatusCode::kAborted) {
+    return posted.status();
+  }
+  return CheckAlreadyBound(pod, node, posted.status());
+}
+
+// The binding conflicted: it is our earlier, retried bind when the same pod
+// is already on the same node.
+absl::Status KubeBindSink::CheckAlreadyBound(const Pod& pod,
+                                             const std::string& node,
+                                             const absl::Status& conflict) {
+  absl::StatusOr<std::string> body = client_.Get(PodPath(pod));
+  if (!body.ok()) return conflict;
+  absl::StatusOr<BoundTo> bound = ParseBoundTo(*body);
+  if (!bound.ok()) return conflict;
+  const bool same_pod = pod.meta.uid.empty() || bound->uid == pod.meta.uid;
+  if (same_pod && bound->node == node) {
+    spdlog::info("kube: pod {} was already bound to node {}", pod.Key(), node);
+    return absl::OkStatus();
+  }
+  return conflict;
+}
+
+}  // namespace gpusched::kube

@@ -1,0 +1,47 @@
+// Live-mode bind: writes the chosen devices on the pod, then binds it.
+#ifndef GPUSCHED_API_KUBE_KUBE_BIND_SINK_H_
+#define GPUSCHED_API_KUBE_KUBE_BIND_SINK_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "api/kube/kube_client.h"
+#include "scheduler/extender_service.h"
+
+namespace gpusched::kube {
+
+// 1. When the assignment names GPUs, merge-patches the pod's annotation
+//    gpusched.io/gpu-ids ("0,1") so that the device plugin side and a
+//    restarted gpusched see the same devices. It goes first: once bound,
+//    the kubelet may start the pod at any moment.
+// 2. POSTs pods/binding with the pod's UID as a precondition, so a pod
+//    deleted and recreated under the same name is never bound by mistake.
+//
+// A 409 from the binding is success when the pod (same UID) is already on
+// the requested node: kube-scheduler retries a bind whose answer timed out.
+// Errors carry the API server's message.
+//
+// Thread-safe (the client is); the client must outlive the sink.
+class KubeBindSink : public BindSink {
+ public:
+  explicit KubeBindSink(KubeClient& client) : client_(client) {}
+
+  absl::Status Bind(const Pod& pod, const std::string& node,
+                    const GpuAssignment& assignment) override;
+
+ private:
+  absl::Status Annotate(const Pod& pod, const GpuAssignment& assignment);
+  absl::Status CreateBinding(const Pod& pod, const std::string& node);
+  absl::Status CheckAlreadyBound(const Pod& pod, const std::string& node,
+                                 const absl::Status& conflict);
+
+  KubeClient& client_;
+};
+
+// The pods/binding body and the annotation patch, exposed for tests.
+std::string BindingJson(const Pod& pod, const std::string& node);
+std::string GpuIdsPatchJson(const GpuAssignment& assignment);
+
+}  // namespace gpusched::kube
+
+#endif  // GPUSCHED_API_KUBE_KUBE_BIND_SINK_H_

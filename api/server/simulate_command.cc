@@ -1,0 +1,153 @@
+#include "api/server/simulate_command.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "api/codec/report_json.h"
+#include "api/codec/scenario_yaml.h"
+#include "api/server/flags.h"
+#include "queueing/simulator.h"
+#include "scheduler/string_util.h"
+
+namespace gpusched {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct SimulateOptions {
+  std::string scenario;
+  std::string output;   // empty: stdout (unless comparing)
+  std::string compare;  // empty: no comparison
+};
+
+// The options, or the exit code of a usage error already reported (0 after
+// --help).
+std::optional<SimulateOptions> ParseOptions(
+    const std::vector<std::string>& args, int* exit_code) {
+  SimulateOptions options;
+  bool help = false;
+  FlagSet flags("simulate SCENARIO.yaml");
+  flags.String("output", &options.output,
+               "write the report JSON here (default: stdout)");
+  flags.String("compare", &options.compare,
+               "compare the report, without wallSeconds, with this file; "
+               "exit 1 and print a diff when they differ");
+  flags.Bool("help", &help, "this text");
+  std::vector<std::string> positional;
+  if (absl::Status s = flags.Parse(args, &positional); !s.ok()) {
+    std::cerr << s.message() << "\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  if (help) {
+    std::cout << flags.Usage();
+    *exit_code = 0;
+    return std::nullopt;
+  }
+  if (positional.size() != 1) {
+    std::cerr << "gpusched simulate: expected one scenario file, got "
+              << positional.size() << "\n"
+              << flags.Usage();
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  options.scenario = positional[0];
+  return options;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  if (file.bad())
+    return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  return contents.str();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (file) file << text;
+  if (file) file.close();
+  if (!file) {
+    return absl::UnavailableError(
+        absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// Runs the scenario; the wall time is measured here, around the engine, so
+// that the simulator itself never reads a real clock.
+SimulationReport Simulate(const Scenario& scenario) {
+  const auto start = std::chrono::steady_clock::now();
+  SimulationReport report = RunSimulation(scenario);
+  const std::chrono::duration<double> wall =
+      std::chrono::steady_clock::now() - start;
+  report.summary.wall_seconds = wall.count();
+  return report;
+}
+
+absl::Status WriteReport(const SimulateOptions& options,
+                         const SimulationReport& report) {
+  if (options.output.empty()) {
+    if (!options.compare.empty()) return absl::OkStatus();
+    std::cout << EncodeReport(report) << std::flush;
+    return absl::OkStatus();
+  }
+  return WriteFile(options.output, EncodeReport(report));
+}
+
+// Exit code of the comparison; the diff goes to stderr.
+int Compare(const SimulateOptions& options, const SimulationReport& report) {
+  absl::StatusOr<std::string> expected = ReadFile(options.compare);
+  if (!expected.ok()) {
+    std::cerr << "gpusched simulate: " << expected.status().message() << "\n";
+    return kExitFailure;
+  }
+  const std::string actual =
+      EncodeReport(report, /*include_wall_seconds=*/false);
+  const std::string diff =
+      DiffText(*expected, actual, options.compare,
+               absl::StrCat(options.scenario, " (report)"));
+  if (diff.empty()) return 0;
+  std::cerr << "gpusched simulate: report differs from " << options.compare
+            << "\n"
+            << diff;
+  return kExitFailure;
+}
+
+}  // namespace
+
+int RunSimulate(const std::vector<std::string>& args) {
+  int exit_code = 0;
+  std::optional<SimulateOptions> options = ParseOptions(args, &exit_code);
+  if (!options.has_value()) return exit_code;
+  absl::StatusOr<Scenario> scenario = ParseScenarioFile(options->scenario);
+  if (!scenario.ok()) {
+    std::cerr << scenario.status().message() << "\n";
+    return kExitFailure;
+  }
+  const SimulationReport report = Simulate(*scenario);
+  if (absl::Status s = WriteReport(*options, report); !s.ok()) {
+    std::cerr << "gpusched simulate: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  if (options->compare.empty()) return 0;
+  return Compare(*options, report);
+}
+
+}  // namespace gpusched

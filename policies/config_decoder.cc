@@ -1,0 +1,184 @@
+// SchedulerConfig (gpusched.io/v1alpha1): every field optional; defaults
+// are SchedulerConfig's initialisers in queueing/policy.h.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "policies/object_decoders.h"
+#include "policies/value_parsers.h"
+#include "scheduler/scoring.h"
+
+namespace gpusched::policy_internal {
+namespace {
+
+// The only strategy lists Kueue's config validation accepts.
+const std::array<std::vector<std::string>, 3>& ValidStrategyLists() {
+  static const std::array<std::vector<std::string>, 3> kLists = {{
+      {"LessThanOrEqualToFinalShare", "LessThanInitialShare"},
+      {"LessThanOrEqualToFinalShare"},
+      {"LessThanInitialShare"},
+  }};
+  return kLists;
+}
+
+std::string ListText(const std::vector<std::string>& items) {
+  return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+}
+
+void DecodeFairSharingConfig(DocContext& doc, const Value& value,
+                             SchedulerConfig* config) {
+  MapReader reader(doc, value);
+  config->fair_sharing =
+      ReadBool(doc, reader.Get("enable")).value_or(config->fair_sharing);
+  const Value strategies = reader.Get("preemptionStrategies");
+  reader.Finish();
+  std::optional<std::vector<std::string>> list =
+      ReadStringList(doc, strategies);
+  if (!list) return;
+  std::vector<std::string> valid;
+  for (const std::vector<std::string>& candidate : ValidStrategyLists()) {
+    if (*list == candidate) {
+      config->preemption_strategies = *list;
+      return;
+    }
+    valid.push_back(ListText(candidate));
+  }
+  doc.Error(
+      strategies.line, strategies.path,
+      InvalidValue(ListText(*list), absl::StrCat("must be one of ",
+                                                 absl::StrJoin(valid, ", "))));
+}
+
+// A duration field; `positive` forbids 0. Returns the value read, if any.
+std::optional<int64_t> ReadDuration(DocContext& doc, const Value& value,
+                                    bool positive, int64_t* out) {
+  std::optional<int64_t> ms = ReadParsed(doc, value, ParseDurationMs);
+  if (!ms) return std::nullopt;
+  if (positive && *ms == 0) {
+    doc.Error(value.line, value.path,
+              InvalidValue(value.node.Scalar(), "must be greater than 0"));
+    return std::nullopt;
+  }
+  *out = *ms;
+  return ms;
+}
+
+// backoffMax must not be below backoffBase, whichever of them was written.
+void CheckBackoff(DocContext& doc, const Value& base, const Value& max,
+                  const SchedulerConfig& config) {
+  if (config.gang_backoff_max_ms >= config.gang_backoff_base_ms) return;
+  if (max.present()) {
+    doc.Error(
+        max.line, max.path,
+        InvalidValue(
+            max.node.Scalar(),
+            absl::StrCat("must be greater than or equal to "
+                         "gang.backoffBase (",
+                         FormatDurationMs(config.gang_backoff_base_ms), ")")));
+    return;
+  }
+  doc.Error(
+      base.line, base.path,
+      InvalidValue(base.node.Scalar(),
+                   absl::StrCat("must be less than or equal to "
+                                "gang.backoffMax (",
+                                FormatDurationMs(config.gang_backoff_max_ms),
+                                ", the default)")));
+}
+
+void DecodeGang(DocContext& doc, const Value& value, SchedulerConfig* config) {
+  MapReader reader(doc, value);
+  ReadDuration(doc, reader.Get("admissionTimeout"), true,
+               &config->gang_admission_timeout_ms);
+  const Value base = reader.Get("backoffBase");
+  const Value max = reader.Get("backoffMax");
+  const bool base_ok =
+      !base.present() ||
+      ReadDuration(doc, base, true, &config->gang_backoff_base_ms);
+  const bool max_ok =
+      !max.present() ||
+      ReadDuration(doc, max, true, &config->gang_backoff_max_ms);
+  if (base_ok && max_ok) CheckBackoff(doc, base, max, *config);
+  ReadDuration(doc, reader.Get("staleGangGracePeriod"), false,
+               &config->stale_gang_grace_ms);
+  reader.Finish();
+}
+
+void DecodePreemptionConfig(DocContext& doc, const Value& value,
+                            SchedulerConfig* config) {
+  MapReader reader(doc, value);
+  ReadDuration(doc, reader.Get("minimumRuntime"), false,
+               &config->preemption_minimum_runtime_ms);
+  reader.Finish();
+}
+
+// scoring: {scorer: weight}; as with --scoring, scorers not named get 0.
+void DecodeScoring(DocContext& doc, const Value& value,
+                   SchedulerConfig* config) {
+  if (!value.present()) return;
+  MapReader reader(doc, value);
+  std::vector<std::pair<std::string, int>> weights;
+  std::vector<std::string> names;
+  int total = 0;
+  bool all_read = true;
+  for (const Scorer& scorer : Scorers()) {
+    names.push_back(Quoted(scorer.name));
+    const Value weight = reader.Get(scorer.name);
+    std::optional<int64_t> parsed = ReadInt(doc, weight, 0, 100);
+    all_read &= !weight.present() || parsed.has_value();
+    weights.emplace_back(scorer.name, static_cast<int>(parsed.value_or(0)));
+    total += weights.back().second;
+  }
+  reader.Finish(absl::StrCat("scorers are ", absl::StrJoin(names, ", ")));
+  if (all_read && total == 0 && value.node.IsMap()) {
+    doc.Error(value.line, value.path,
+              InvalidNonScalar("at least one scorer needs a positive weight"));
+  }
+  config->scoring = std::move(weights);
+}
+
+void DecodeTopologyLevels(DocContext& doc, const Value& value,
+                          SchedulerConfig* config) {
+  if (!value.present()) return;
+  std::vector<std::string> levels;
+  std::set<std::string, std::less<>> seen;
+  for (const Value& item : ReadList(doc, value)) {
+    if (!RequirePresent(doc, item)) continue;
+    std::optional<std::string> key = ReadName(doc, item, QualifiedNameError);
+    if (!key) continue;
+    if (!seen.insert(*key).second) {
+      doc.Error(item.line, item.path,
+                DuplicateValue(*key, "each level may appear once"));
+      continue;
+    }
+    levels.push_back(*key);
+  }
+  config->topology_levels = std::move(levels);
+}
+
+}  // namespace
+
+void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
+                           PolicyDraft* draft) {
+  MapReader spec(doc, top.Get("spec"));
+  SchedulerConfig config;
+  DecodeFairSharingConfig(doc, spec.Get("fairSharing"), &config);
+  DecodeGang(doc, spec.Get("gang"), &config);
+  ReadDuration(doc, spec.Get("starvationTimeout"), true,
+               &config.starvation_timeout_ms);
+  DecodePreemptionConfig(doc, spec.Get("preemption"), &config);
+  DecodeScoring(doc, spec.Get("scoring"), &config);
+  DecodeTopologyLevels(doc, spec.Get("topologyLevels"), &config);
+  spec.Finish();
+  draft->configs.push_back(
+      {.value = std::move(config), .origin = std::move(origin)});
+}
+
+}  // namespace gpusched::policy_internal

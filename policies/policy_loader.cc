@@ -1,0 +1,90 @@
+#include "policies/policy_loader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "policies/diagnostics.h"
+#include "policies/document_decoder.h"
+#include "policies/policy_draft.h"
+#include "policies/policy_validator.h"
+#include "scheduler/string_util.h"
+#include "yaml-cpp/yaml.h"
+
+namespace gpusched {
+namespace {
+
+using policy_internal::Diagnostics;
+using policy_internal::PolicyDraft;
+using policy_internal::SourceFile;
+
+void ParseInto(std::string_view text, const SourceFile& file,
+               Diagnostics* diagnostics, PolicyDraft* draft) {
+  std::vector<YAML::Node> documents;
+  try {  // yaml-cpp reports syntax errors only by exception
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    const std::string column =
+        e.mark.is_null() ? ""
+                         : absl::StrCat(" (column ", e.mark.column + 1, ")");
+    diagnostics->AddFileError(
+        file, line, absl::StrCat("YAML syntax error: ", e.msg, column));
+    return;
+  }
+  for (size_t i = 0; i < documents.size(); ++i) {
+    policy_internal::DecodeDocument(documents[i], static_cast<int>(i + 1), file,
+                                    diagnostics, draft);
+  }
+}
+
+PolicyResult Finish(PolicyDraft draft, Diagnostics& diagnostics) {
+  policy_internal::ValidateDraft(draft, &diagnostics);
+  if (!diagnostics.empty()) return PolicyResult{.errors = diagnostics.Sorted()};
+  return PolicyResult{.policy = policy_internal::BuildPolicy(std::move(draft))};
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return false;
+  *out = std::move(text).str();
+  return true;
+}
+
+}  // namespace
+
+PolicyResult ParsePolicyText(std::string_view yaml,
+                             std::string_view file_name) {
+  Diagnostics diagnostics;
+  PolicyDraft draft;
+  ParseInto(yaml, SourceFile{.name = std::string(file_name), .index = 0},
+            &diagnostics, &draft);
+  return Finish(std::move(draft), diagnostics);
+}
+
+PolicyResult LoadPolicyFiles(const std::vector<std::string>& paths) {
+  Diagnostics diagnostics;
+  PolicyDraft draft;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const SourceFile file{.name = paths[i], .index = static_cast<int>(i)};
+    std::string text;
+    if (!ReadFile(paths[i], &text)) {
+      diagnostics.AddFileError(
+          file, 0,
+          absl::StrCat("cannot read the file: ", std::strerror(errno)));
+      continue;
+    }
+    ParseInto(text, file, &diagnostics, &draft);
+  }
+  return Finish(std::move(draft), diagnostics);
+}
+
+}  // namespace gpusched

@@ -1,0 +1,45 @@
+#ifndef GPUSCHED_SCHEDULER_ADMISSION_GATE_H_
+#define GPUSCHED_SCHEDULER_ADMISSION_GATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "scheduler/cluster_model.h"
+#include "scheduler/k8s_objects.h"
+
+namespace gpusched {
+
+// What the queueing core says about a pod it manages.
+struct GateVerdict {
+  // Set when the pod's workload is admitted: the only node it may use.
+  std::string assigned_node;
+  // Set while it waits: why, for every node's failure message.
+  std::string waiting_reason;
+};
+
+// The queueing core as the extender sees it. Defined here and implemented
+// in queueing/, so that the GPU extender does not depend on queues (the
+// dependency points queueing -> scheduler) yet filter and bind can defer to
+// admission for the pods the core manages.
+class AdmissionGate {
+ public:
+  virtual ~AdmissionGate() = default;
+
+  // Cheap and lock-free: whether the pod is the core's at all (a queue
+  // label or a gang key). Other pods are the GPU engine's alone.
+  virtual bool Manages(const Pod& pod) const = 0;
+
+  // Called with the model under the exclusive lock: records the pod if
+  // new, runs admission, and answers for the pod.
+  virtual GateVerdict Check(const Pod& pod, ClusterModel& model,
+                            int64_t now_ms) = 0;
+
+  // Called with the model under the exclusive lock when bind confirmed a
+  // managed pod on its assigned node.
+  virtual void Bound(const Pod& pod, int64_t now_ms) = 0;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_SCHEDULER_ADMISSION_GATE_H_

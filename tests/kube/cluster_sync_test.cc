@@ -1,0 +1,166 @@
+#include "api/kube/cluster_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/test_util.h"
+
+namespace gpusched::kube::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A fake cluster, a client, a service and the sync between them.
+class ClusterSyncTest : public ::testing::Test {
+ protected:
+  void StartSync(FakeApiServer& server, ClusterSyncOptions options = {},
+                 std::string token = "test-token") {
+    KubeConfig config = server.Config();
+    config.token = std::move(token);
+    client_ = *KubeClient::Create(config);
+    sync_ = std::make_unique<ClusterSync>(*client_, service_, options);
+    sync_->Start();
+  }
+  void StartAndWaitSynced(FakeApiServer& server) {
+    StartSync(server);
+    ASSERT_TRUE(WaitUntil([&] { return sync_->synced(); }));
+  }
+  void TearDown() override {
+    if (sync_) sync_->Stop();
+  }
+
+  ExtenderService service_;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<ClusterSync> sync_;
+};
+
+TEST_F(ClusterSyncTest, ListPutsNodesAndBoundPodsIntoTheModel) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddPod(GpuPod("a/running", 6, "n1"));
+  server.AddPod(GpuPod("a/pending", 4));  // holds nothing yet
+  StartAndWaitSynced(server);
+  EXPECT_TRUE(HasNode(service_, "n1"));
+  EXPECT_TRUE(HasPod(service_, "uid-a-running"));
+  EXPECT_FALSE(HasPod(service_, "uid-a-pending"));
+  EXPECT_TRUE(Fits(service_, "n1", 2));  // 8 - 6 = 2 free
+  EXPECT_FALSE(Fits(service_, "n1", 3));
+}
+
+TEST_F(ClusterSyncTest, ListReadsEveryPage) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  for (int i = 0; i < 5; ++i) {
+    server.AddPod(GpuPod("a/p" + std::to_string(i), 1, "n1"));
+  }
+  StartSync(server, {.list_page_size = 2});
+  ASSERT_TRUE(WaitUntil([&] { return sync_->synced(); }));
+  EXPECT_EQ(server.Count("LIST pods"), 3);  // 2 + 2 + 1
+  EXPECT_TRUE(Fits(service_, "n1", 3));     // 8 - 5 = 3 free
+  EXPECT_FALSE(Fits(service_, "n1", 4));
+}
+
+TEST_F(ClusterSyncTest, WatchAddsNodesAndPodsBoundByAnyone) {
+  FakeApiServer server;
+  StartAndWaitSynced(server);
+  server.AddNode(GpuNode("n2", 4));
+  ASSERT_TRUE(WaitUntil([&] { return HasNode(service_, "n2"); }));
+  server.AddPod(GpuPod("b/job", 4));
+  server.UpdatePod("b/job", [](Json& pod) { pod["spec"]["nodeName"] = "n2"; });
+  ASSERT_TRUE(WaitUntil([&] { return HasPod(service_, "uid-b-job"); }));
+  EXPECT_FALSE(Fits(service_, "n2", 1));  // 4 - 4 = 0 free
+}
+
+TEST_F(ClusterSyncTest, NodeDeletionRemovesTheNode) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  StartAndWaitSynced(server);
+  server.DeleteNode("n1");
+  EXPECT_TRUE(WaitUntil([&] { return !HasNode(service_, "n1"); }));
+}
+
+TEST_F(ClusterSyncTest, CompletedPodFreesItsGpus) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddPod(GpuPod("a/train", 8, "n1"));
+  StartAndWaitSynced(server);
+  ASSERT_FALSE(Fits(service_, "n1", 1));
+  server.UpdatePod("a/train",
+                   [](Json& pod) { pod["status"]["phase"] = "Succeeded"; });
+  EXPECT_TRUE(WaitUntil([&] { return Fits(service_, "n1", 8); }));
+  EXPECT_FALSE(HasPod(service_, "uid-a-train"));
+}
+
+TEST_F(ClusterSyncTest, DeletedPodFreesItsGpus) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddPod(GpuPod("a/train", 8, "n1"));
+  StartAndWaitSynced(server);
+  server.DeletePod("a/train");
+  EXPECT_TRUE(WaitUntil([&] { return Fits(service_, "n1", 8); }));
+}
+
+TEST_F(ClusterSyncTest, PodSeenBeforeItsNodeIsPlacedWhenTheNodeArrives) {
+  FakeApiServer server;
+  StartAndWaitSynced(server);
+  server.AddPod(GpuPod("a/early", 2, "late-node"));
+  ASSERT_TRUE(WaitUntil([&] { return server.Count("WATCH pods") >= 2; }));
+  server.AddNode(GpuNode("late-node", 8));
+  EXPECT_TRUE(WaitUntil([&] { return HasPod(service_, "uid-a-early"); }));
+}
+
+TEST_F(ClusterSyncTest, GoneHistoryTriggersARelistThatReconciles) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddNode(GpuNode("n2", 8));
+  StartAndWaitSynced(server);
+  ASSERT_EQ(server.Count("LIST nodes"), 1);
+  // No DELETED event: only the 410 and the relist can reveal it.
+  server.DeleteNodeUnwatched("n2");
+  EXPECT_TRUE(WaitUntil([&] { return !HasNode(service_, "n2"); }));
+  EXPECT_EQ(server.Count("LIST nodes"), 2);
+  EXPECT_TRUE(HasNode(service_, "n1"));
+}
+
+TEST_F(ClusterSyncTest, NotSyncedWhileUnauthorized) {
+  FakeApiServer server;
+  StartSync(server, {.initial_backoff = 10ms}, "stale-token");
+  ASSERT_TRUE(WaitUntil([&] { return server.Count("DENIED") >= 3; }));
+  EXPECT_FALSE(sync_->synced());  // and it keeps retrying with backoff
+}
+
+TEST_F(ClusterSyncTest, OnSyncedIsCalledOnce) {
+  FakeApiServer server;
+  std::atomic<int> calls{0};
+  StartSync(server, {.on_synced = [&] { ++calls; }});
+  ASSERT_TRUE(WaitUntil([&] { return calls == 1; }));
+  server.AddNode(GpuNode("n1", 8));
+  ASSERT_TRUE(WaitUntil([&] { return HasNode(service_, "n1"); }));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(ClusterSyncTest, StopReturnsPromptlyWhileWatchesAreOpen) {
+  FakeApiServer server({.watch_hold = 60s});
+  StartAndWaitSynced(server);
+  ASSERT_TRUE(WaitUntil([&] {
+    return server.Count("WATCH nodes") == 1 && server.Count("WATCH pods") == 1;
+  }));
+  const auto start = std::chrono::steady_clock::now();
+  sync_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST_F(ClusterSyncTest, StopReturnsPromptlyDuringBackoff) {
+  FakeApiServer server;
+  StartSync(server, {.initial_backoff = 10s}, "stale-token");
+  ASSERT_TRUE(WaitUntil([&] { return server.Count("DENIED") >= 1; }));
+  const auto start = std::chrono::steady_clock::now();
+  sync_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+}  // namespace
+}  // namespace gpusched::kube::testing

@@ -1,0 +1,49 @@
+// JSON builders for the fake API server's nodes and pods.
+#include <string>
+
+#include "tests/kube/fake_apiserver.h"
+
+namespace gpusched::kube::testing {
+
+Json GpuNode(std::string_view name, int gpus) {
+  const std::string count = std::to_string(gpus);
+  Json resources = {{"cpu", "224"},
+                    {"memory", "2Ti"},
+                    {"pods", "110"},
+                    {"nvidia.com/gpu", count}};
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"uid", "node-uid-" + std::string(name)},
+        {"labels",
+         {{"kubernetes.io/hostname", name},
+          {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+          {"nvidia.com/gpu.count", count}}}}},
+      {"spec", Json::object()},
+      {"status", {{"capacity", resources}, {"allocatable", resources}}}};
+}
+
+Json GpuPod(std::string_view key, int gpus, std::string_view node) {
+  const size_t slash = key.find('/');
+  const std::string ns(key.substr(0, slash));
+  const std::string name(key.substr(slash + 1));
+  Json spec = {
+      {"schedulerName", "gpusched"},
+      {"containers",
+       {{{"name", "main"},
+         {"resources",
+          {{"requests", {{"cpu", "1"}}},
+           {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}};
+  if (!node.empty()) spec["nodeName"] = node;
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}}},
+      {"spec", spec},
+      {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+}
+
+}  // namespace gpusched::kube::testing

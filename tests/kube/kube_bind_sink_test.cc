@@ -1,0 +1,132 @@
+#include "api/kube/kube_bind_sink.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "api/kube/cluster_sync.h"
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/test_util.h"
+
+namespace gpusched::kube::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class KubeBindSinkTest : public ::testing::Test {
+ protected:
+  KubeBindSinkTest()
+      : client_(*KubeClient::Create(server_.Config())), sink_(*client_) {}
+
+  FakeApiServer server_;
+  std::unique_ptr<KubeClient> client_;
+  KubeBindSink sink_;
+};
+
+TEST_F(KubeBindSinkTest, AnnotatesGpuIdsThenBinds) {
+  server_.AddPod(GpuPod("a/train", 2));
+  absl::Status bound = sink_.Bind(DomainPod(server_.Pod("a/train")), "n1",
+                                  GpuAssignment{.gpu_ids = {0, 1}});
+  ASSERT_TRUE(bound.ok()) << bound;
+  Json pod = server_.Pod("a/train");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpusched.io/gpu-ids"], "0,1");
+  EXPECT_EQ(pod["spec"]["nodeName"], "n1");
+  EXPECT_EQ(server_.Count("PATCH pod"), 1);
+  EXPECT_EQ(server_.Count("POST binding"), 1);
+}
+
+TEST_F(KubeBindSinkTest, PodWithoutGpusIsBoundWithoutAPatch) {
+  server_.AddPod(GpuPod("a/cpu", 0));
+  ASSERT_TRUE(
+      sink_.Bind(DomainPod(server_.Pod("a/cpu")), "n1", GpuAssignment{}).ok());
+  EXPECT_EQ(server_.Count("PATCH pod"), 0);
+  EXPECT_EQ(server_.Pod("a/cpu")["spec"]["nodeName"], "n1");
+}
+
+TEST_F(KubeBindSinkTest, RetriedBindToTheSameNodeSucceeds) {
+  server_.AddPod(GpuPod("a/train", 1));
+  const Pod pod = DomainPod(server_.Pod("a/train"));
+  ASSERT_TRUE(sink_.Bind(pod, "n1", GpuAssignment{.gpu_ids = {3}}).ok());
+  // kube-scheduler timed out on the first answer and binds again: 409.
+  absl::Status again = sink_.Bind(pod, "n1", GpuAssignment{.gpu_ids = {3}});
+  EXPECT_TRUE(again.ok()) << again;
+  EXPECT_EQ(server_.Count("POST binding"), 2);
+  EXPECT_EQ(server_.Count("GET pod"), 1);  // checked where it is bound
+}
+
+TEST_F(KubeBindSinkTest, PodBoundElsewhereIsAnErrorWithTheServersMessage) {
+  server_.AddPod(GpuPod("a/train", 1, "other-node"));
+  absl::Status bound = sink_.Bind(DomainPod(server_.Pod("a/train")), "n1",
+                                  GpuAssignment{.gpu_ids = {0}});
+  ASSERT_FALSE(bound.ok());
+  EXPECT_THAT(std::string(bound.message()),
+              HasSubstr("is already assigned to node \"other-node\""));
+  EXPECT_EQ(bound.code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(KubeBindSinkTest, RecreatedPodWithTheSameNameIsNotBound) {
+  server_.AddPod(GpuPod("a/train", 1));
+  Pod stale = DomainPod(server_.Pod("a/train"));
+  stale.meta.uid = "uid-of-the-deleted-pod";
+  absl::Status bound = sink_.Bind(stale, "n1", GpuAssignment{});
+  ASSERT_FALSE(bound.ok());
+  EXPECT_THAT(std::string(bound.message()),
+              HasSubstr("Precondition failed: UID in precondition"));
+  EXPECT_FALSE(server_.Pod("a/train")["spec"].contains("nodeName"));
+}
+
+TEST_F(KubeBindSinkTest, DeletedPodIsNotFound) {
+  Pod gone = DomainPod(GpuPod("a/gone", 1));
+  absl::Status bound = sink_.Bind(gone, "n1", GpuAssignment{.gpu_ids = {0}});
+  EXPECT_EQ(bound.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(bound.message()),
+              HasSubstr("PATCH /api/v1/namespaces/a/pods/gone"));
+}
+
+TEST(BindingJsonTest, IsAV1BindingWithTheUidPrecondition) {
+  Pod pod = DomainPod(GpuPod("ns/p", 1));
+  EXPECT_EQ(BindingJson(pod, "n1"),
+            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p",)"
+            R"("namespace":"ns","uid":"uid-ns-p"},"target":{"apiVersion":"v1",)"
+            R"("kind":"Node","name":"n1"}})");
+  EXPECT_EQ(GpuIdsPatchJson(GpuAssignment{.gpu_ids = {0, 1}}),
+            R"({"metadata":{"annotations":{"gpusched.io/gpu-ids":"0,1"}}})");
+}
+
+// The whole live path: filter and bind through the service, whose sink
+// writes to the API server, while the sync follows the cluster.
+TEST(LiveBindTest, ServiceBindReachesTheApiServerAndIsNotCountedTwice) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddPod(GpuPod("a/train", 4));
+  auto client = *KubeClient::Create(server.Config());
+  KubeBindSink sink(*client);
+  ExtenderService service(ServiceOptions{.bind_sink = &sink});
+  ClusterSync sync(*client, service);
+  sync.Start();
+  ASSERT_TRUE(WaitUntil([&] { return sync.synced(); }));
+  const Pod pod = DomainPod(server.Pod("a/train"));
+  const std::vector<std::string> nodes = {"n1"};
+  ASSERT_EQ(service.Filter(pod, nodes).passed.size(), 1u);
+  const int watches_before = server.Count("WATCH pods");
+  BindOutcome outcome = service.Bind({.pod_name = "train",
+                                      .pod_namespace = "a",
+                                      .pod_uid = "uid-a-train",
+                                      .node = "n1"});
+  ASSERT_EQ(outcome.error, "");
+  EXPECT_EQ(server.Pod("a/train")["spec"]["nodeName"], "n1");
+  EXPECT_EQ(
+      server.Pod("a/train")["metadata"]["annotations"]["gpusched.io/gpu-ids"],
+      "0,1,2,3");
+  // The watch then reports the bound pod; the model already holds it. Once
+  // a second watch has started after the bind, the event was applied.
+  ASSERT_TRUE(WaitUntil(
+      [&] { return server.Count("WATCH pods") >= watches_before + 2; }));
+  EXPECT_TRUE(Fits(service, "n1", 4));  // 8 - 4 = 4 free, not 0
+  EXPECT_FALSE(Fits(service, "n1", 5));
+  sync.Stop();
+}
+
+}  // namespace
+}  // namespace gpusched::kube::testing

@@ -1,0 +1,199 @@
+#include "api/kube/kube_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/escaping.h"
+
+namespace gpusched::kube {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kCa[] =
+    "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
+
+// A kubeconfig whose current context "ctx" uses cluster "c" and user "u";
+// `cluster` and `user` are the inner maps' lines (indented 4 spaces).
+std::string Kubeconfig(const std::string& cluster, const std::string& user) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: ctx\n"
+         "contexts:\n- name: other\n  context: {cluster: x, user: y}\n"
+         "- name: ctx\n  context:\n    cluster: c\n    user: u\n"
+         "    namespace: team-a\n"
+         "clusters:\n- name: c\n  cluster:\n" +
+         cluster + "users:\n- name: u\n  user:\n" + user;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(KubeconfigTest, ReadsTokenAndInlineBase64Ca) {
+  absl::StatusOr<KubeConfig> config =
+      ParseKubeconfig(Kubeconfig("    server: https://10.0.0.1:6443\n"
+                                 "    certificate-authority-data: " +
+                                     absl::Base64Escape(kCa) + "\n",
+                                 "    token: abc.def\n"),
+                      "/etc", "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->host, "10.0.0.1");
+  EXPECT_EQ(config->port, 6443);
+  EXPECT_TRUE(config->tls);
+  EXPECT_EQ(config->ca_pem, kCa);
+  EXPECT_EQ(config->token, "abc.def");
+  EXPECT_EQ(config->namespace_name, "team-a");
+  EXPECT_EQ(config->source, "kubeconfig test, context ctx");
+}
+
+TEST(KubeconfigTest, ReadsClientCertificateFilesRelativeToTheKubeconfig) {
+  const std::string dir = ::testing::TempDir();
+  WriteTemp("client.crt", "CERT");
+  WriteTemp("client.key", "KEY");
+  std::string path = WriteTemp(
+      "kubeconfig-cert", Kubeconfig("    server: https://api.example.com\n",
+                                    "    client-certificate: client.crt\n"
+                                    "    client-key: " +
+                                        dir + "/client.key\n"));
+  absl::StatusOr<KubeConfig> config = LoadKubeconfig(path);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->host, "api.example.com");
+  EXPECT_EQ(config->port, 443);
+  EXPECT_EQ(config->client_cert_pem, "CERT");
+  EXPECT_EQ(config->client_key_pem, "KEY");
+  EXPECT_TRUE(config->ca_pem.empty());  // the system store then
+}
+
+TEST(KubeconfigTest, ReadsInlineClientCertificateData) {
+  absl::StatusOr<KubeConfig> config = ParseKubeconfig(
+      Kubeconfig("    server: https://[::1]:8443/k8s/clusters/c-1/\n",
+                 "    client-certificate-data: " + absl::Base64Escape("C") +
+                     "\n    client-key-data: " + absl::Base64Escape("K") +
+                     "\n"),
+      "/", "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->host, "::1");
+  EXPECT_EQ(config->port, 8443);
+  EXPECT_EQ(config->base_path, "/k8s/clusters/c-1");
+  EXPECT_EQ(config->client_cert_pem, "C");
+  EXPECT_EQ(config->client_key_pem, "K");
+}
+
+struct ErrorCase {
+  std::string name;
+  std::string cluster;
+  std::string user;
+  std::string expected;  // a substring of the message
+};
+
+class KubeconfigErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(KubeconfigErrorTest, NamesTheField) {
+  absl::StatusOr<KubeConfig> config = ParseKubeconfig(
+      Kubeconfig(GetParam().cluster, GetParam().user), "/", "cfg");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("kubeconfig cfg: "));
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr(GetParam().expected));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, KubeconfigErrorTest,
+    ::testing::Values(
+        ErrorCase{"MissingServer", "    certificate-authority-data: eA==\n",
+                  "    token: t\n", "clusters[\"c\"].cluster.server: missing"},
+        ErrorCase{"BadScheme", "    server: ftp://x\n", "    token: t\n",
+                  "clusters[\"c\"].cluster.server: server \"ftp://x\""},
+        ErrorCase{"BadBase64",
+                  "    server: https://x\n"
+                  "    certificate-authority-data: '***'\n",
+                  "    token: t\n",
+                  "clusters[\"c\"].cluster.certificate-authority-data: "
+                  "invalid base64"},
+        ErrorCase{"MissingCaFile",
+                  "    server: https://x\n"
+                  "    certificate-authority: /nonexistent/ca.crt\n",
+                  "    token: t\n",
+                  "clusters[\"c\"].cluster.certificate-authority: cannot "
+                  "read /nonexistent/ca.crt"},
+        ErrorCase{"ExecPlugin", "    server: https://x\n",
+                  "    exec: {command: aws}\n",
+                  "users[\"u\"].user.exec: not supported"},
+        ErrorCase{"KeyWithoutCert", "    server: https://x\n",
+                  "    client-key-data: eA==\n",
+                  "users[\"u\"].user.client-certificate-data: missing"},
+        ErrorCase{"InsecureSkipVerify",
+                  "    server: https://x\n    insecure-skip-tls-verify: true\n",
+                  "    token: t\n",
+                  "clusters[\"c\"].cluster.insecure-skip-tls-verify: not "
+                  "supported"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(KubeconfigTest, MissingCurrentContextIsNamed) {
+  absl::StatusOr<KubeConfig> config =
+      ParseKubeconfig("apiVersion: v1\nclusters: []\n", "/", "cfg");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("current-context: missing"));
+}
+
+TEST(KubeconfigTest, UnknownContextIsNamed) {
+  absl::StatusOr<KubeConfig> config =
+      ParseKubeconfig("current-context: nope\ncontexts: []\n", "/", "cfg");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("contexts[\"nope\"]: no such entry"));
+}
+
+TEST(KubeconfigTest, MissingFileIsNamed) {
+  absl::StatusOr<KubeConfig> config = LoadKubeconfig("/nonexistent/config");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("/nonexistent/config"));
+}
+
+TEST(InClusterTest, ReadsServiceAccountAndEnvironment) {
+  const std::string dir = ::testing::TempDir() + "/sa";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/token") << "sa-token\n";
+  std::ofstream(dir + "/ca.crt") << kCa;
+  std::ofstream(dir + "/namespace") << "gpusched-system";
+  setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  EXPECT_TRUE(InClusterAvailable());
+  absl::StatusOr<KubeConfig> config = LoadInClusterConfig(dir);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->host, "10.96.0.1");
+  EXPECT_EQ(config->port, 443);
+  EXPECT_EQ(config->token_file, dir + "/token");  // re-read as it rotates
+  EXPECT_EQ(config->ca_pem, kCa);
+  EXPECT_EQ(config->namespace_name, "gpusched-system");
+  EXPECT_FALSE(InClusterAvailable());
+}
+
+TEST(InClusterTest, OutsideAPodSaysWhatToUseInstead) {
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  absl::StatusOr<KubeConfig> config = LoadInClusterConfig("/nonexistent");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("--kubeconfig"));
+}
+
+TEST(ServerUrlTest, AcceptsPlainHttpForTests) {
+  KubeConfig config;
+  ASSERT_TRUE(ParseServerUrl("http://127.0.0.1:8001", config).ok());
+  EXPECT_FALSE(config.tls);
+  EXPECT_EQ(config.port, 8001);
+}
+
+}  // namespace
+}  // namespace gpusched::kube
