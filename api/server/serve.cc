@@ -9,6 +9,7 @@
 #include "api/http/router.h"
 #include "api/server/demo_cluster.h"
 #include "api/server/flags.h"
+#include "api/kube/admission_patch.h"
 #include "api/server/logging.h"
 #include "policies/policy_loader.h"
 #include "scheduler/string_util.h"
@@ -98,6 +99,11 @@ void ServeApp::Tick() {
   });
   for (const AdmissionPatch& p : patches) {
     spdlog::info("admitted pod={}/{} node={}", p.pod_namespace, p.pod_name, p.node);
+    if (live_ == nullptr) continue;
+    if (absl::Status s = kube::ApplyAdmissionPatch(live_->client(), p); !s.ok()) {
+      spdlog::warn("admission patch pod={}/{} failed: {}", p.pod_namespace,
+                   p.pod_name, Message(s));
+    }
   }
 }
 

@@ -255,6 +255,8 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
                         std::string(rest.substr(slash + 6));
       bool binding = key.ends_with("/binding");
       if (binding) key.resize(key.size() - 8);
+      // The status subresource patches the same object here.
+      if (key.ends_with("/status")) key.resize(key.size() - 7);
       return PodCall(request, key, binding);
     }
   }
