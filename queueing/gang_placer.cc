@@ -25,6 +25,14 @@ std::string LabelOf(const NodeState& node, const std::string& key) {
   return it == node.node().meta.labels.end() ? "" : it->second;
 }
 
+// The least milli-GPU the pod can take on this node (replicas on a shared
+// node are 1000/replicas each).
+int64_t MinimumGpuMilli(const PodView& view, const GpuInventory& gpus) {
+  if (view.gpu.milli > 0) return view.gpu.milli;
+  const int64_t per_gpu = gpus.time_shared() ? gpus.replica_milli() : kMilliPerGpu;
+  return int64_t{view.gpu.gpus} * per_gpu;
+}
+
 int64_t GpuDemandMilli(const Pod& pod) {
   PodView view = PodView::Of(pod);
   return view.gpu.milli > 0 ? view.gpu.milli : int64_t{view.gpu.gpus} * 1000;
@@ -75,6 +83,12 @@ class Attempt {
     const NodeState* best = nullptr;
     int64_t best_score = -1;
     for (const NodeState* node : nodes) {
+      // Necessary for any GPU fit and far cheaper than the full check; the
+      // full check still explains the first rejection.
+      if (!last_reason_.empty() && MinimumGpuMilli(view, node->gpus()) >
+                                       node->gpus().free_milli()) {
+        continue;
+      }
       NodeFit fit = FitPodOnNode(view, *node);
       if (!fit.verdict.fits()) {
         if (last_reason_.empty() || best == nullptr) {
