@@ -215,17 +215,9 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(Workload& w,
                                    f->tolerations.begin(), f->tolerations.end());
       }
     }
-    // Nodes held for a starving workload are not for others.
-    std::vector<Node> held;
-    for (const std::string& node : reserved_nodes_) {
-      if (reserved_for_ == w.key) break;
-      if (const NodeState* s = model_->FindNode(node); s != nullptr && s->pod_count() == 0) {
-        held.push_back(s->node());
-      }
-    }
-    for (const Node& n : held) model_->RemoveNode(n.meta.name);
+    // Nodes held for a starving workload are not for others, busy or not.
+    if (reserved_for_ != w.key) request.excluded_nodes = reserved_nodes_;
     GangPlacement placement = PlaceGang(*model_, request);
-    for (Node& n : held) model_->UpsertNode(std::move(n));
     if (placement.placed) {
       attempt.placements = std::move(placement.placements);
       attempt.flavors = absl::StrJoin(names, ",");

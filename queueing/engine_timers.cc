@@ -144,6 +144,18 @@ std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
                w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms));
     }
   }
+  // A victim leaving its minimum runtime may unblock a pending preemptor.
+  bool queued_pending = false;
+  for (const auto& [key, w] : workloads_) {
+    queued_pending |= w.state == Workload::State::kPending && IsQueued(w);
+  }
+  if (queued_pending && config.preemption_minimum_runtime_ms > 0) {
+    for (const auto& [key, w] : workloads_) {
+      if (w.admitted() && IsQueued(w)) {
+        consider(w.admitted_at_ms + config.preemption_minimum_runtime_ms);
+      }
+    }
+  }
   for (const auto& [key, since] : below_min_since_) {
     auto it = workloads_.find(key);
     consider(since + (it != workloads_.end() && it->second.is_gang

@@ -170,7 +170,10 @@ std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
 GangPlacement PlaceGang(ClusterModel& model, const GangPlacementRequest& request) {
   NodeList candidates;
   for (const NodeState* node : model.SortedNodes()) {
-    if (MatchesLabels(*node, request.node_labels)) candidates.push_back(node);
+    if (MatchesLabels(*node, request.node_labels) &&
+        !request.excluded_nodes.contains(node->name())) {
+      candidates.push_back(node);
+    }
   }
   const std::vector<Pod> members = SortedMembers(request);
   int64_t demand = 0;

@@ -2,6 +2,7 @@
 #define GPUSCHED_QUEUEING_GANG_PLACER_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct GangPlacementRequest {
   std::string preferred_level;        // node label key, or ""
   std::vector<std::string> levels;    // topology level keys, widest first
   const ScoringWeights* weights = nullptr;
+  // Nodes held for another workload (a starvation reservation).
+  std::set<std::string> excluded_nodes;
 };
 
 struct GangPlacement {
