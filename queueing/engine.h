@@ -105,6 +105,7 @@ class QueueingEngine {
   void Evict(Workload& workload, int64_t now, const std::string& type,
              const std::string& by, const std::string& reason);
   void RunTimers(int64_t now);
+  void ReplanLostPlacements(int64_t now);
   void Emit(int64_t now, std::string type, const Workload& workload,
             std::string by, std::string reason);
   int32_t PriorityOf(const Pod& pod, const PodGroup* group) const;

@@ -286,7 +286,33 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
   return true;
 }
 
+// Admitted members not yet bound whose assumed place vanished from the
+// model (their node was deleted or replaced under them): the whole workload
+// is released and planned again, never left half-placed.
+void QueueingEngine::ReplanLostPlacements(int64_t now) {
+  for (auto& [key, w] : workloads_) {
+    if (!w.admitted()) continue;
+    std::string lost;
+    for (const auto& [pod, placement] : w.placements) {
+      if (w.bound.contains(pod)) continue;
+      if (model_->FindPodByUid(PodUid(w.pods[pod])) == nullptr) {
+        lost = absl::StrCat(pod, " on ", placement.node);
+        break;
+      }
+    }
+    if (lost.empty()) continue;
+    Release(w);
+    w.state = Workload::State::kPending;
+    w.admitted_at_ms = -1;
+    w.pending_since_ms = now;
+    w.reason = absl::StrCat("re-planning: the assumed place of ", lost,
+                            " is gone");
+    Emit(now, "Evicted", w, "", w.reason);
+  }
+}
+
 void QueueingEngine::Schedule(int64_t now) {
+  ReplanLostPlacements(now);
   RunTimers(now);
   for (int pass = 0; pass < 1000; ++pass) {
     bool progress = false;

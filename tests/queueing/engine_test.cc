@@ -209,3 +209,24 @@ TEST_F(EngineTest, TopologyRequiredKeepsTheGangInOneRack) {
 
 }  // namespace
 }  // namespace gpusched
+
+namespace gpusched {
+namespace {
+
+TEST_F(EngineTest, GangWhoseAssumedNodeVanishesIsReplannedWhole) {
+  Start(TwoTeams(), 3);
+  SubmitGang("team-a", "ring", 2, 8, 0);
+  engine_->Schedule(0);
+  ASSERT_EQ(W("team-a/ring").state, Workload::State::kAdmitted);
+  const std::string lost = W("team-a/ring").placements.at("team-a/ring-0").node;
+  model_.RemoveNode(lost);  // deleted under the unbound member
+  engine_->Schedule(1000);
+  const Workload& w = W("team-a/ring");
+  ASSERT_EQ(w.state, Workload::State::kAdmitted) << w.reason;
+  for (const auto& [pod, placement] : w.placements) EXPECT_NE(placement.node, lost);
+  EXPECT_EQ(model_.pod_count(), 2u);  // nothing left behind from the first plan
+  EXPECT_EQ(engine_->events()[1].type, "Evicted");
+}
+
+}  // namespace
+}  // namespace gpusched
