@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/file_text.h"
 #include "api/codec/k8s_decode_impl.h"
 #include "api/codec/k8s_json_adapter.h"
 #include "api/codec/k8s_yaml_adapter.h"
@@ -183,17 +184,9 @@ absl::StatusOr<ClusterObjects> ParseClusterText(std::string_view text,
 }
 
 absl::StatusOr<ClusterObjects> LoadClusterFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) {
-    return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  }
-  return ParseClusterText(contents.str(), path);
+  absl::StatusOr<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseClusterText(*text, path);
 }
 
 }  // namespace gpusched

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/file_text.h"
 #include "api/codec/scenario_internal.h"
 #include "scheduler/string_util.h"
 
@@ -186,18 +187,11 @@ absl::StatusOr<Scenario> ParseScenarioText(std::string_view yaml,
 }
 
 absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad())
-    return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  absl::StatusOr<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
   const std::string base_dir =
       std::filesystem::path(path).parent_path().string();
-  return ParseScenarioText(contents.str(), path, base_dir);
+  return ParseScenarioText(*text, path, base_dir);
 }
 
 }  // namespace gpusched

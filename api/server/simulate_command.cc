@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/file_text.h"
 #include "api/codec/report_json.h"
 #include "api/codec/scenario_yaml.h"
 #include "api/server/flags.h"
@@ -66,19 +67,6 @@ std::optional<SimulateOptions> ParseOptions(
   return options;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad())
-    return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return contents.str();
-}
-
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (file) file << text;
@@ -113,7 +101,7 @@ absl::Status WriteReport(const SimulateOptions& options,
 
 // Exit code of the comparison; the diff goes to stderr.
 int Compare(const SimulateOptions& options, const SimulationReport& report) {
-  absl::StatusOr<std::string> expected = ReadFile(options.compare);
+  absl::StatusOr<std::string> expected = ReadTextFile(options.compare);
   if (!expected.ok()) {
     std::cerr << "gpusched simulate: " << expected.status().message() << "\n";
     return kExitFailure;

@@ -1,0 +1,26 @@
+#include "api/codec/file_text.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpusched {
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  if (file.bad()) {
+    return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  }
+  return contents.str();
+}
+
+}  // namespace gpusched

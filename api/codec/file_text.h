@@ -1,0 +1,16 @@
+#ifndef GPUSCHED_API_CODEC_FILE_TEXT_H_
+#define GPUSCHED_API_CODEC_FILE_TEXT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace gpusched {
+
+// The whole file as bytes. NotFound ("PATH: cannot open: <errno text>") or
+// DataLoss ("PATH: read failed"), so every loader reports files alike.
+absl::StatusOr<std::string> ReadTextFile(const std::string& path);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_CODEC_FILE_TEXT_H_
