@@ -177,7 +177,16 @@ std::string FormatDurationMs(int64_t ms) {
 
 absl::StatusOr<int64_t> ParseQuota(std::string_view name,
                                    std::string_view text) {
-  return ParseNonNegativeQuantity(name, text);
+  // Quotas are summed up the cohort tree and across thousands of queues in
+  // int64; capping each one at 2^52 base units keeps every sum exact.
+  constexpr int64_t kMaxQuota = int64_t{1} << 52;
+  absl::StatusOr<int64_t> amount = ParseNonNegativeQuantity(name, text);
+  if (amount.ok() && *amount > kMaxQuota) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "must be at most ", ResourceList::FormatAmount(name, kMaxQuota),
+        " (larger quotas could overflow when summed)"));
+  }
+  return amount;
 }
 
 absl::StatusOr<int64_t> ParseWeightMilli(std::string_view text) {

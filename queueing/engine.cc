@@ -95,6 +95,7 @@ void QueueingEngine::Resolve(Workload& w) {
   if (auto it = groups_.find(w.key); it != groups_.end() && w.is_gang) {
     group = &it->second;
     w.min_member = std::max(1, group->min_member);
+    w.min_resources = group->min_resources;
     if (group->schedule_timeout_seconds) {
       w.schedule_timeout_ms = *group->schedule_timeout_seconds * 1000;
     }

@@ -85,7 +85,10 @@ class QueueingEngine {
   Workload& WorkloadFor(const Pod& pod, int64_t now);
   void Resolve(Workload& workload);
   bool Ready(const Workload& workload, int64_t now) const;
+  std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
+  FrAmounts FirstFlavorDemand(const Workload& workload) const;
   std::vector<Workload*> Candidates(int64_t now);
+  bool AdmitQueued(int64_t now);
   bool TryAdmit(Workload& workload, int64_t now);
   bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
   std::optional<Attempt> Fit(Workload& workload, std::string* reason);

@@ -2,10 +2,12 @@
 // every (flavor, resource) up the cohort tree -> a placement for every
 // member -> commit both or neither.
 #include <algorithm>
+#include <deque>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "queueing/engine_internal.h"
+#include "queueing/fair_sharing.h"
 #include "queueing/gang_placer.h"
 #include "scheduler/node_predicates.h"
 
@@ -19,7 +21,8 @@ const ClusterQueue* FindClusterQueue(const Policy& policy,
   return nullptr;
 }
 
-const ResourceFlavor* FindFlavor(const Policy& policy, const std::string& name) {
+const ResourceFlavor* FindFlavor(const Policy& policy,
+                                 const std::string& name) {
   for (const ResourceFlavor& f : policy.flavors) {
     if (f.name == name) return &f;
   }
@@ -35,13 +38,16 @@ bool QueueOrder(const Workload* a, const Workload* b) {
   return a->key < b->key;
 }
 
-bool Tolerated(const ResourceFlavor& flavor, const std::vector<const Pod*>& pods) {
+bool Tolerated(const ResourceFlavor& flavor,
+               const std::vector<const Pod*>& pods) {
   for (const Taint& taint : flavor.node_taints) {
     for (const Pod* pod : pods) {
-      bool ok = std::any_of(flavor.tolerations.begin(), flavor.tolerations.end(),
-                            [&](const Toleration& t) { return Tolerates(t, taint); }) ||
-                std::any_of(pod->tolerations.begin(), pod->tolerations.end(),
-                            [&](const Toleration& t) { return Tolerates(t, taint); });
+      bool ok =
+          std::any_of(
+              flavor.tolerations.begin(), flavor.tolerations.end(),
+              [&](const Toleration& t) { return Tolerates(t, taint); }) ||
+          std::any_of(pod->tolerations.begin(), pod->tolerations.end(),
+                      [&](const Toleration& t) { return Tolerates(t, taint); });
       if (!ok) return false;
     }
   }
@@ -50,17 +56,42 @@ bool Tolerated(const ResourceFlavor& flavor, const std::vector<const Pod*>& pods
 
 std::string QuotaShortfall(const QuotaTree& quota, const std::string& cq,
                            const FlavorResource& fr, int64_t need) {
+  auto format = [&](int64_t amount) {
+    return ResourceList::FormatAmount(fr.resource, amount);
+  };
   const int64_t nominal = quota.Nominal(cq, fr);
   const int64_t own_free = std::max<int64_t>(0, nominal - quota.Usage(cq, fr));
   const int64_t lend = std::max<int64_t>(0, quota.Available(cq, fr) - own_free);
-  return absl::StrCat("queue ", cq, ": needs ",
-                      ResourceList::FormatAmount(fr.resource, need), " ",
-                      fr.resource, " of flavor ", fr.flavor, "; ",
-                      ResourceList::FormatAmount(fr.resource, own_free),
-                      " free of nominal ",
-                      ResourceList::FormatAmount(fr.resource, nominal),
-                      ", cohort has ", ResourceList::FormatAmount(fr.resource, lend),
-                      " to lend");
+  std::string text = absl::StrCat(
+      "queue ", cq, ": needs ", format(need), " ", fr.resource, " of flavor ",
+      fr.flavor, "; ", format(own_free), " free of nominal ", format(nominal),
+      ", cohort has ", format(lend), " to lend");
+  // When the ClusterQueue's own borrowingLimit binds, say so: the cohort
+  // may have more unused quota than the queue is allowed to take.
+  const int64_t unlimited_lend = std::max<int64_t>(
+      0, quota.AvailableWithoutBorrowingLimit(cq, fr) - own_free);
+  if (auto limit = quota.BorrowingLimit(cq, fr);
+      limit && unlimited_lend > lend) {
+    absl::StrAppend(&text, " (borrowingLimit ", format(*limit), " reached; ",
+                    format(unlimited_lend), " unused in the cohort)");
+  }
+  return text;
+}
+
+// What must be free for the workload to take `demand`: the demand itself,
+// raised to Volcano's minResources before a gang's first admission (a
+// gang whose queue cannot hold its declared minimum does not start).
+FrAmounts QuotaToCheck(const Workload& w, const ResourceGroup& group,
+                       const std::string& flavor, const FrAmounts& demand) {
+  if (w.admitted() || w.min_resources.entries().empty()) return demand;
+  FrAmounts check = demand;
+  for (const std::string& r : group.covered_resources) {
+    const int64_t minimum = w.min_resources.Get(r);
+    int64_t& need = check[{flavor, r}];
+    need = std::max(need, minimum);
+    if (need == 0) check.erase({flavor, r});
+  }
+  return check;
 }
 
 }  // namespace
@@ -84,63 +115,84 @@ bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
   return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
 }
 
-// Per ClusterQueue in its order (StrictFIFO: the head only, and only when
-// it is ready), then across queues: workloads that fit without borrowing
-// first, then priority, then creation; with fair sharing, the lowest
-// weighted share (with the workload's demand) first.
-std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
-  std::vector<Workload*> out;
+// Per ClusterQueue, its ready workloads in queue order; StrictFIFO offers
+// its head only, and only when the head is ready.
+std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
+    int64_t now) {
+  std::map<std::string, std::vector<Workload*>> ready;
   for (const ClusterQueue& cq : policy_.cluster_queues) {
     const Workload* head = nullptr;
     for (const Workload* w : PendingOrder(cq.name)) {
       if (head != nullptr) {
-        workloads_[w->key].reason = absl::StrCat(
-            "StrictFIFO: waiting behind the head of queue ", cq.name, ", ",
-            head->key);
+        workloads_[w->key].reason =
+            absl::StrCat("StrictFIFO: waiting behind the head of queue ",
+                         cq.name, ", ", head->key);
         continue;
       }
-      if (Ready(*w, now)) out.push_back(const_cast<Workload*>(w));
+      if (Ready(*w, now)) ready[cq.name].push_back(const_cast<Workload*>(w));
       if (cq.queueing_strategy == QueueingStrategy::kStrictFifo) head = w;
     }
   }
-  struct Key {
-    bool borrows;
-    int64_t share;
-  };
-  std::map<const Workload*, Key> keys;
-  for (Workload* w : out) {
-    FrAmounts demand;
-    // Borrowing is judged on the first flavor of each resource group.
-    if (const ClusterQueue* cq = FindClusterQueue(policy_, w->cluster_queue)) {
-      ResourceList total = TotalRequests(w->MembersToAdmit());
-      for (const ResourceGroup& g : cq->resource_groups) {
-        if (g.flavors.empty()) continue;
-        for (const std::string& r : g.covered_resources) {
-          if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
-        }
-      }
+  return ready;
+}
+
+// The quota a workload would take on the first flavor of each resource
+// group: what borrowing and shares are judged on before a flavor is chosen.
+FrAmounts QueueingEngine::FirstFlavorDemand(const Workload& w) const {
+  FrAmounts demand;
+  const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
+  if (cq == nullptr) return demand;
+  ResourceList total = TotalRequests(w.MembersToAdmit());
+  for (const ResourceGroup& g : cq->resource_groups) {
+    if (g.flavors.empty()) continue;
+    for (const std::string& r : g.covered_resources) {
+      if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
     }
-    keys[w] = Key{quota_.WouldBorrow(w->cluster_queue, demand),
-                  policy_.config.fair_sharing
-                      ? quota_.WeightedShare(w->cluster_queue, demand)
-                      : 0};
+  }
+  return demand;
+}
+
+// Without fair sharing, across queues: workloads that fit without
+// borrowing first, then priority, then creation.
+std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
+  std::vector<Workload*> out;
+  for (auto& [cq, workloads] : ReadyByQueue(now)) {
+    out.insert(out.end(), workloads.begin(), workloads.end());
+  }
+  std::map<const Workload*, bool> borrows;
+  for (Workload* w : out) {
+    borrows[w] = quota_.WouldBorrow(w->cluster_queue, FirstFlavorDemand(*w));
   }
   std::stable_sort(out.begin(), out.end(), [&](Workload* a, Workload* b) {
-    const Key& ka = keys[a];
-    const Key& kb = keys[b];
-    if (policy_.config.fair_sharing && ka.share != kb.share) {
-      return ka.share < kb.share;
-    }
-    if (ka.borrows != kb.borrows) return !ka.borrows;
+    if (borrows[a] != borrows[b]) return !borrows[a];
     return QueueOrder(a, b);
   });
   return out;
 }
 
+// One admission pass over the queued workloads. With fair sharing the
+// order is a tournament re-run after every admission (shares move).
+bool QueueingEngine::AdmitQueued(int64_t now) {
+  bool progress = false;
+  if (!policy_.config.fair_sharing) {
+    for (Workload* w : Candidates(now)) progress |= TryAdmit(*w, now);
+    return progress;
+  }
+  std::map<std::string, std::deque<Contender>> queues;
+  for (auto& [cq, workloads] : ReadyByQueue(now)) {
+    for (Workload* w : workloads) {
+      queues[cq].push_back(Contender{w, FirstFlavorDemand(*w)});
+    }
+  }
+  FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
+  while (Workload* w = tournament.Next()) progress |= TryAdmit(*w, now);
+  return progress;
+}
+
 // Tries the ClusterQueue's flavors in order: the first flavor (per resource
 // group) whose quota fits and where every member can be placed wins.
-std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(Workload& w,
-                                                           std::string* reason) {
+std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
+    Workload& w, std::string* reason) {
   const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
   if (cq == nullptr) {
     *reason = absl::StrCat("ClusterQueue ", w.cluster_queue, " does not exist");
@@ -152,8 +204,9 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(Workload& w,
     if (amount <= 0 || resource == kPods) continue;
     bool covered = false;
     for (const ResourceGroup& g : cq->resource_groups) {
-      covered |= std::find(g.covered_resources.begin(), g.covered_resources.end(),
-                           resource) != g.covered_resources.end();
+      covered |=
+          std::find(g.covered_resources.begin(), g.covered_resources.end(),
+                    resource) != g.covered_resources.end();
     }
     if (!covered) {
       *reason = absl::StrCat("queue ", cq->name, ": resource ", resource,
@@ -181,10 +234,11 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(Workload& w,
         continue;
       }
       bool fits = true;
-      for (const auto& [fr, need] : demand) {
+      for (const auto& [fr, need] : QuotaToCheck(w, g, f.flavor, demand)) {
         if (need > quota_.Available(cq->name, fr)) {
           fits = false;
-          if (reason->empty()) *reason = QuotaShortfall(quota_, cq->name, fr, need);
+          if (reason->empty())
+            *reason = QuotaShortfall(quota_, cq->name, fr, need);
         }
       }
       if (fits) fitting.emplace_back(&f, std::move(demand));
@@ -209,10 +263,13 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(Workload& w,
       const auto& [flavor_quotas, demand] = options[g][pick[g]];
       names.push_back(flavor_quotas->flavor);
       for (const auto& [fr, amount] : demand) attempt.charged[fr] += amount;
-      if (const ResourceFlavor* f = FindFlavor(policy_, flavor_quotas->flavor)) {
-        request.node_labels.insert(f->node_labels.begin(), f->node_labels.end());
+      if (const ResourceFlavor* f =
+              FindFlavor(policy_, flavor_quotas->flavor)) {
+        request.node_labels.insert(f->node_labels.begin(),
+                                   f->node_labels.end());
         request.tolerations.insert(request.tolerations.end(),
-                                   f->tolerations.begin(), f->tolerations.end());
+                                   f->tolerations.begin(),
+                                   f->tolerations.end());
       }
     }
     // Nodes held for a starving workload are not for others, busy or not.
@@ -280,8 +337,9 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
     w.reason = placement.reason;
     return false;
   }
-  Commit(w, Attempt{.placements = std::move(placement.placements),
-                    .flavors = "none (outside queues)"},
+  Commit(w,
+         Attempt{.placements = std::move(placement.placements),
+                 .flavors = "none (outside queues)"},
          now);
   return true;
 }
@@ -305,8 +363,8 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
     w.state = Workload::State::kPending;
     w.admitted_at_ms = -1;
     w.pending_since_ms = now;
-    w.reason = absl::StrCat("re-planning: the assumed place of ", lost,
-                            " is gone");
+    w.reason =
+        absl::StrCat("re-planning: the assumed place of ", lost, " is gone");
     Emit(now, "Evicted", w, "", w.reason);
   }
 }
@@ -316,11 +374,12 @@ void QueueingEngine::Schedule(int64_t now) {
   RunTimers(now);
   for (int pass = 0; pass < 1000; ++pass) {
     bool progress = false;
-    for (Workload* w : Candidates(now)) progress |= TryAdmit(*w, now);
+    progress |= AdmitQueued(now);
     // Pods outside queues, in arrival order.
     std::vector<Workload*> outside;
     for (auto& [key, w] : workloads_) {
-      if (!IsQueued(w) && w.local_queue.empty() && Ready(w, now)) outside.push_back(&w);
+      if (!IsQueued(w) && w.local_queue.empty() && Ready(w, now))
+        outside.push_back(&w);
     }
     std::stable_sort(outside.begin(), outside.end(), [](auto* a, auto* b) {
       return a->created_ms != b->created_ms ? a->created_ms < b->created_ms

@@ -84,14 +84,7 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
       p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
     return false;
   }
-  FrAmounts demand;
-  ResourceList total = TotalRequests(w.MembersToAdmit());
-  for (const ResourceGroup& g : cq->resource_groups) {
-    if (g.flavors.empty()) continue;
-    for (const std::string& r : g.covered_resources) {
-      if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
-    }
-  }
+  const FrAmounts demand = FirstFlavorDemand(w);
   const bool borrows = quota_.WouldBorrow(cq->name, demand);
   const int64_t own_share = quota_.WeightedShare(cq->name, demand);
   std::vector<Workload*> candidates;

@@ -25,7 +25,8 @@ void AddGroups(NodeT& node, const std::vector<ResourceGroup>& groups) {
       for (const ResourceQuota& quota : flavor.resources) {
         FlavorResource fr{flavor.flavor, quota.name};
         node.nominal[fr] += quota.nominal;
-        if (quota.borrowing_limit) node.borrowing_limit[fr] = *quota.borrowing_limit;
+        if (quota.borrowing_limit)
+          node.borrowing_limit[fr] = *quota.borrowing_limit;
         if (quota.lending_limit) node.lending_limit[fr] = *quota.lending_limit;
       }
     }
@@ -63,7 +64,8 @@ absl::StatusOr<QuotaTree> QuotaTree::Build(const Policy& policy) {
       return absl::InvalidArgumentError(
           absl::StrCat("ClusterQueue \"", cq.name, "\" is defined twice"));
     }
-    Node node{.name = cq.name, .is_cluster_queue = true,
+    Node node{.name = cq.name,
+              .is_cluster_queue = true,
               .weight_milli = cq.fair_weight_milli};
     AddGroups(node, cq.resource_groups);
     tree.nodes_.push_back(std::move(node));
@@ -77,7 +79,8 @@ absl::StatusOr<QuotaTree> QuotaTree::Build(const Policy& policy) {
   if (absl::Status s = tree.CheckAcyclic(); !s.ok()) return s;
   for (size_t i = 0; i < tree.nodes_.size(); ++i) {
     if (tree.nodes_[i].parent >= 0) {
-      tree.nodes_[tree.nodes_[i].parent].children.push_back(static_cast<int>(i));
+      tree.nodes_[tree.nodes_[i].parent].children.push_back(
+          static_cast<int>(i));
     }
   }
   for (size_t i = 0; i < tree.nodes_.size(); ++i) {
@@ -111,7 +114,8 @@ void QuotaTree::ComputeSubtree(int index) {
   }
 }
 
-int64_t QuotaTree::Guaranteed(const Node& node, const FlavorResource& fr) const {
+int64_t QuotaTree::Guaranteed(const Node& node,
+                              const FlavorResource& fr) const {
   auto it = node.lending_limit.find(fr);
   if (it == node.lending_limit.end()) return 0;
   return std::max<int64_t>(0, Get(node.subtree, fr) - it->second);
@@ -124,7 +128,8 @@ int64_t QuotaTree::AvailableAt(int index, const FlavorResource& fr) const {
   const int64_t guaranteed = Guaranteed(node, fr);
   const int64_t local = std::max<int64_t>(0, guaranteed - usage);
   int64_t from_parent = AvailableAt(node.parent, fr);
-  if (auto it = node.borrowing_limit.find(fr); it != node.borrowing_limit.end()) {
+  if (auto it = node.borrowing_limit.find(fr);
+      it != node.borrowing_limit.end()) {
     const int64_t stored_in_parent = Get(node.subtree, fr) - guaranteed;
     const int64_t used_in_parent = std::max<int64_t>(0, usage - guaranteed);
     from_parent =
@@ -135,9 +140,11 @@ int64_t QuotaTree::AvailableAt(int index, const FlavorResource& fr) const {
 
 void QuotaTree::AddAt(int index, const FlavorResource& fr, int64_t amount) {
   Node& node = nodes_[index];
-  const int64_t local = std::max<int64_t>(0, Guaranteed(node, fr) - Get(node.usage, fr));
+  const int64_t local =
+      std::max<int64_t>(0, Guaranteed(node, fr) - Get(node.usage, fr));
   node.usage[fr] += amount;
-  if (node.parent >= 0 && amount > local) AddAt(node.parent, fr, amount - local);
+  if (node.parent >= 0 && amount > local)
+    AddAt(node.parent, fr, amount - local);
 }
 
 void QuotaTree::RemoveAt(int index, const FlavorResource& fr, int64_t amount) {
@@ -170,17 +177,20 @@ std::vector<std::string> QuotaTree::PathToRoot(std::string_view cq) const {
   return path;
 }
 
-int64_t QuotaTree::Nominal(std::string_view node, const FlavorResource& fr) const {
+int64_t QuotaTree::Nominal(std::string_view node,
+                           const FlavorResource& fr) const {
   int index = Find(node);
   return index < 0 ? 0 : Get(nodes_[index].nominal, fr);
 }
 
-int64_t QuotaTree::Usage(std::string_view node, const FlavorResource& fr) const {
+int64_t QuotaTree::Usage(std::string_view node,
+                         const FlavorResource& fr) const {
   int index = Find(node);
   return index < 0 ? 0 : Get(nodes_[index].usage, fr);
 }
 
-int64_t QuotaTree::Available(std::string_view cq, const FlavorResource& fr) const {
+int64_t QuotaTree::Available(std::string_view cq,
+                             const FlavorResource& fr) const {
   int index = Find(cq);
   return index < 0 ? 0 : AvailableAt(index, fr);
 }
@@ -194,7 +204,8 @@ bool QuotaTree::Fits(std::string_view cq, const FrAmounts& demand) const {
   return true;
 }
 
-bool QuotaTree::WouldBorrow(std::string_view cq, const FrAmounts& demand) const {
+bool QuotaTree::WouldBorrow(std::string_view cq,
+                            const FrAmounts& demand) const {
   int index = Find(cq);
   if (index < 0) return false;
   const Node& node = nodes_[index];
@@ -264,12 +275,56 @@ int64_t QuotaTree::WeightedShare(std::string_view name,
   for (const auto& [resource, totals] : per_resource) {
     const auto& [borrowed, lendable] = totals;
     if (borrowed <= 0) continue;
-    dominant = std::max(dominant, lendable <= 0 ? INT64_MAX / 2
-                                                : borrowed * 1000 / lendable);
+    dominant = std::max(
+        dominant, lendable <= 0 ? INT64_MAX / 2 : borrowed * 1000 / lendable);
   }
   if (dominant == 0) return 0;
   if (node.weight_milli == 0) return INT64_MAX;
   return dominant * 1000 / node.weight_milli;
+}
+
+int64_t QuotaTree::WeightedShareWithDemand(std::string_view cluster_queue,
+                                           std::string_view ancestor,
+                                           const FrAmounts& demand) const {
+  FrAmounts passed = demand;
+  for (int index = Find(cluster_queue); index >= 0;
+       index = nodes_[index].parent) {
+    const Node& node = nodes_[index];
+    if (node.name == ancestor) return WeightedShare(ancestor, passed);
+    FrAmounts upward;
+    for (const auto& [fr, amount] : passed) {
+      const int64_t usage = Get(node.usage, fr);
+      const int64_t guaranteed = Guaranteed(node, fr);
+      const int64_t stored_before = std::max<int64_t>(0, usage - guaranteed);
+      const int64_t stored_after =
+          std::max<int64_t>(0, usage + amount - guaranteed);
+      if (stored_after > stored_before)
+        upward[fr] = stored_after - stored_before;
+    }
+    passed = std::move(upward);
+  }
+  return 0;
+}
+
+int64_t QuotaTree::AvailableWithoutBorrowingLimit(
+    std::string_view cluster_queue, const FlavorResource& fr) const {
+  int index = Find(cluster_queue);
+  if (index < 0) return 0;
+  const Node& node = nodes_[index];
+  if (node.parent < 0) return AvailableAt(index, fr);
+  const int64_t local =
+      std::max<int64_t>(0, Guaranteed(node, fr) - Get(node.usage, fr));
+  return local + std::max<int64_t>(0, AvailableAt(node.parent, fr));
+}
+
+std::optional<int64_t> QuotaTree::BorrowingLimit(
+    std::string_view cluster_queue, const FlavorResource& fr) const {
+  int index = Find(cluster_queue);
+  if (index < 0) return std::nullopt;
+  const auto& limits = nodes_[index].borrowing_limit;
+  auto it = limits.find(fr);
+  if (it == limits.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace gpusched

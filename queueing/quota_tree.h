@@ -73,6 +73,18 @@ class QuotaTree {
   // of weight 0.
   int64_t WeightedShare(std::string_view node,
                         const FrAmounts& extra = {}) const;
+  // The weighted share of `ancestor` (the ClusterQueue itself or a cohort
+  // on its path) if the ClusterQueue took `demand`: only the part beyond
+  // each node's guaranteed quota reaches the node above, as in AddUsage.
+  int64_t WeightedShareWithDemand(std::string_view cluster_queue,
+                                  std::string_view ancestor,
+                                  const FrAmounts& demand) const;
+  // Available as if the ClusterQueue had no borrowingLimit (so a "why
+  // pending" message can say when the limit, not the cohort, binds).
+  int64_t AvailableWithoutBorrowingLimit(std::string_view cluster_queue,
+                                         const FlavorResource& fr) const;
+  std::optional<int64_t> BorrowingLimit(std::string_view cluster_queue,
+                                        const FlavorResource& fr) const;
 
  private:
   struct Node {

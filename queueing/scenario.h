@@ -10,11 +10,22 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "queueing/policy.h"
 #include "queueing/workload_types.h"
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {
+
+// A pod annotated with a runtime ("20s", "1m30s") finishes that long after
+// its workload is admitted in the simulator, as Kueue's performance tests
+// run each job for a set time once admitted. Without it a pod runs until a
+// `finish` event.
+inline constexpr char kSimulatedRuntimeAnnotation[] =
+    "simulation.gpusched.io/runtime";
+// The pod's simulated runtime in ms; -1 when it has none; an error for a
+// value that is not a non-negative duration.
+absl::StatusOr<int64_t> SimulatedRuntimeMs(const Pod& pod);
 
 struct ScenarioEvent {
   int64_t at_ms = 0;
@@ -36,10 +47,10 @@ struct Scenario {
 };
 
 struct ReportWorkload {
-  std::string name;      // ns/name
-  std::string queue;     // ClusterQueue; empty outside queues
+  std::string name;   // ns/name
+  std::string queue;  // ClusterQueue; empty outside queues
   int32_t priority = 0;
-  std::string state;     // Admitted | Pending | Finished
+  std::string state;            // Admitted | Pending | Finished
   int64_t admitted_at_ms = -1;  // -1: never admitted
   int preemptions = 0;
   std::string reason;
@@ -50,7 +61,7 @@ struct ReportEvent {
   int64_t at_ms = 0;
   std::string type;  // Admitted | Preempted | Finished | TimedOut | Evicted
   std::string workload;
-  std::string by;    // preemptor, for Preempted
+  std::string by;  // preemptor, for Preempted
   std::string reason;
 };
 

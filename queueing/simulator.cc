@@ -1,7 +1,10 @@
 #include "queueing/simulator.h"
 
 #include <chrono>
+#include <queue>
+#include <tuple>
 
+#include "absl/time/time.h"
 #include "queueing/engine.h"
 #include "scheduler/cluster_model.h"
 
@@ -14,7 +17,8 @@ constexpr int kMaxSteps = 1'000'000;
 
 void Apply(const ScenarioEvent& event, QueueingEngine& engine,
            ClusterModel& model, int64_t now) {
-  for (const PodGroup& group : event.create_groups) engine.AddPodGroup(group, now);
+  for (const PodGroup& group : event.create_groups)
+    engine.AddPodGroup(group, now);
   for (const Pod& pod : event.create_pods) {
     if (!pod.node_name.empty()) {
       (void)model.AddRunningPod(pod);
@@ -34,9 +38,12 @@ void Apply(const ScenarioEvent& event, QueueingEngine& engine,
 
 const char* StateName(Workload::State state) {
   switch (state) {
-    case Workload::State::kPending: return "Pending";
-    case Workload::State::kAdmitted: return "Admitted";
-    case Workload::State::kFinished: return "Finished";
+    case Workload::State::kPending:
+      return "Pending";
+    case Workload::State::kAdmitted:
+      return "Admitted";
+    case Workload::State::kFinished:
+      return "Finished";
   }
   return "Pending";
 }
@@ -62,13 +69,15 @@ SimulationReport BuildReport(const QueueingEngine& engine,
                        .admitted_at_ms = w.admitted_at_ms,
                        .preemptions = w.preemptions,
                        .reason = engine.PendingReason(w)};
-    for (const auto& [pod, placement] : w.placements) out.placements[pod] = placement.node;
+    for (const auto& [pod, placement] : w.placements)
+      out.placements[pod] = placement.node;
     if (w.admitted()) ++report.summary.admitted;
     if (w.state == Workload::State::kPending) ++report.summary.pending;
     report.workloads.push_back(std::move(out));
   }
   for (const EngineEvent& e : engine.events()) {
-    report.events.push_back(ReportEvent{e.at_ms, e.type, e.workload, e.by, e.reason});
+    report.events.push_back(
+        ReportEvent{e.at_ms, e.type, e.workload, e.by, e.reason});
     if (e.type == "Preempted") ++report.summary.preemptions;
   }
   for (const std::string& cq : engine.quota().ClusterQueueNames()) {
@@ -95,7 +104,69 @@ SimulationReport BuildReport(const QueueingEngine& engine,
   return report;
 }
 
+// Finishes workloads whose pods carry a simulated runtime, that long after
+// their admission. An entry is stale when the workload was preempted or
+// re-admitted since: the admission time no longer matches.
+class RuntimeFinisher {
+ public:
+  // Looks at admissions the engine reported since the last call.
+  void Track(const QueueingEngine& engine) {
+    const std::vector<EngineEvent>& events = engine.events();
+    for (; seen_ < events.size(); ++seen_) {
+      if (events[seen_].type != "Admitted") continue;
+      auto it = engine.workloads().find(events[seen_].workload);
+      if (it == engine.workloads().end() || !it->second.admitted()) continue;
+      const int64_t runtime = RuntimeOf(it->second);
+      if (runtime < 0) continue;
+      due_.emplace(it->second.admitted_at_ms + runtime, it->first,
+                   it->second.admitted_at_ms);
+    }
+  }
+  std::optional<int64_t> NextDue() const {
+    if (due_.empty()) return std::nullopt;
+    return std::get<0>(due_.top());
+  }
+  void FinishDue(QueueingEngine& engine, int64_t now) {
+    while (!due_.empty() && std::get<0>(due_.top()) <= now) {
+      auto [at, key, admitted_at] = due_.top();
+      due_.pop();
+      auto it = engine.workloads().find(key);
+      if (it != engine.workloads().end() && it->second.admitted() &&
+          it->second.admitted_at_ms == admitted_at) {
+        engine.Finish(key, now);
+      }
+    }
+  }
+
+ private:
+  // The longest runtime among the members (they finish together).
+  static int64_t RuntimeOf(const Workload& w) {
+    int64_t longest = -1;
+    for (const auto& [key, pod] : w.pods) {
+      absl::StatusOr<int64_t> runtime = SimulatedRuntimeMs(pod);
+      if (runtime.ok()) longest = std::max(longest, *runtime);
+    }
+    return longest;
+  }
+
+  using Due = std::tuple<int64_t, std::string, int64_t>;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+  size_t seen_ = 0;
+};
+
 }  // namespace
+
+absl::StatusOr<int64_t> SimulatedRuntimeMs(const Pod& pod) {
+  auto it = pod.meta.annotations.find(kSimulatedRuntimeAnnotation);
+  if (it == pod.meta.annotations.end()) return -1;
+  absl::Duration duration;
+  if (!absl::ParseDuration(it->second, &duration) ||
+      duration < absl::ZeroDuration() || duration == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        "must be a non-negative duration such as 20s or 1m30s");
+  }
+  return absl::ToInt64Milliseconds(duration);
+}
 
 SimulationReport RunSimulation(const Scenario& scenario) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -112,23 +183,31 @@ SimulationReport RunSimulation(const Scenario& scenario) {
   }
   size_t next = 0;
   int64_t now = 0;
+  RuntimeFinisher finisher;
+  auto earliest = [](std::optional<int64_t>& at, std::optional<int64_t> other) {
+    if (other && (!at || *other < *at)) at = other;
+  };
   for (int step = 0; step < kMaxSteps; ++step) {
     std::optional<int64_t> at;
     if (next < scenario.events.size()) at = scenario.events[next].at_ms;
-    if (auto wake = (*engine)->NextWakeup(now); wake && (!at || *wake < *at)) {
-      at = wake;
-    }
+    earliest(at, (*engine)->NextWakeup(now));
+    earliest(at, finisher.NextDue());
     if (!at || (scenario.until_ms >= 0 && *at > scenario.until_ms)) break;
     now = std::max(now, *at);
-    while (next < scenario.events.size() && scenario.events[next].at_ms <= now) {
+    while (next < scenario.events.size() &&
+           scenario.events[next].at_ms <= now) {
       Apply(scenario.events[next++], **engine, model, now);
     }
+    finisher.FinishDue(**engine, now);
     (*engine)->Schedule(now);
+    finisher.Track(**engine);
   }
   report = BuildReport(**engine, model);
-  report.summary.simulated_ms = scenario.until_ms >= 0 ? scenario.until_ms : now;
+  report.summary.simulated_ms =
+      scenario.until_ms >= 0 ? scenario.until_ms : now;
   report.summary.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start)
+      std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                    wall_start)
           .count();
   return report;
 }

@@ -47,6 +47,9 @@ struct Workload {
   std::optional<int64_t> schedule_timeout_ms;  // coscheduling override
   std::string topology_required;   // node label key of a level
   std::string topology_preferred;
+  // Volcano spec.minResources: the quota the gang needs free before its
+  // first admission, even when its pods request less.
+  ResourceList min_resources;
   std::map<std::string, Pod> pods;  // members that exist, by ns/name
 
   State state = State::kPending;

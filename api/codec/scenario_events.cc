@@ -11,7 +11,9 @@
 #include "api/codec/k8s_yaml_adapter.h"
 #include "api/codec/podgroup_decode_impl.h"
 #include "api/codec/scenario_internal.h"
+#include "queueing/scenario.h"
 #include "queueing/workload_types.h"
+#include "scheduler/string_util.h"
 
 namespace gpusched::scenario_internal {
 namespace {
@@ -55,7 +57,18 @@ absl::Status DecodeCreateItem(const YAML::Node& item, const PathSegment& at,
   if (*name == "Pod") {
     Pod& pod = event->create_pods.emplace_back();
     absl::Status s = codec_internal::DecodePodInto(YamlValue(item), at, &pod);
-    return s.ok() ? RequireName(item, at, &pod.meta) : s;
+    if (s.ok()) s = RequireName(item, at, &pod.meta);
+    if (absl::StatusOr<int64_t> runtime = SimulatedRuntimeMs(pod);
+        s.ok() && !runtime.ok()) {
+      const YAML::Node value =
+          map["metadata"]["annotations"][kSimulatedRuntimeAnnotation];
+      return ErrorAt(value,
+                     at.Field("metadata")
+                         .Field("annotations")
+                         .Key(kSimulatedRuntimeAnnotation),
+                     Message(runtime.status()));
+    }
+    return s;
   }
   if (*name == "PodGroup") {
     PodGroup& group = event->create_groups.emplace_back();

@@ -110,6 +110,12 @@ constexpr ErrorCase kEventErrors[] = {
      "s.yaml: line 14: events[0].create[0].spec.containers[0].resources."
      "requests[\"nvidia.com/gpu\"]: invalid quantity \"two\": expected a "
      "digit at character 1"},
+    {"CreatePodBadRuntime",
+     "events:\n- at: 0s\n  create:\n  - kind: Pod\n"
+     "    metadata: {name: p, annotations: {simulation.gpusched.io/runtime: soon}}\n",
+     "s.yaml: line 10: events[0].create[0].metadata.annotations[\"simulation."
+     "gpusched.io/runtime\"]: must be a non-negative duration such as 20s or "
+     "1m30s"},
     {"CreatePodGroupUnknownApi",
      "events:\n- at: 0s\n  create:\n  - kind: PodGroup\n"
      "    apiVersion: example.com/v1\n    metadata: {name: g}\n",

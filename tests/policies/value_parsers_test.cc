@@ -95,6 +95,15 @@ TEST(QuotaTest, UsesResourceListUnits) {
   EXPECT_EQ(*ParseQuota("nvidia.com/gpu", "8"), 8);
 }
 
+TEST(QuotaTest, RefusesAmountsWhoseSumsCouldOverflow) {
+  EXPECT_EQ(*ParseQuota("memory", "4Pi"), int64_t{1} << 52);
+  absl::StatusOr<int64_t> huge = ParseQuota("memory", "5Pi");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(std::string(Message(huge.status())),
+              testing::HasSubstr("must be at most 4096Ti"));
+  EXPECT_FALSE(ParseQuota("nvidia.com/gpu", "9e18").ok());
+}
+
 TEST(NameRulesTest, KubernetesNames) {
   EXPECT_EQ(DnsSubdomainError("team-a.prod"), "");
   EXPECT_NE(DnsSubdomainError("team-a."), "");
