@@ -1,30 +1,53 @@
 // fragmentation: FGD (Weng et al., ATC '23): prefer the placement that
-// grows the node's GPU fragmentation least.
+// grows the node's expected GPU fragmentation least, measured against the
+// workload's task shapes (ScoreInput::shapes) with GPUs, CPU and memory.
 #include <cmath>
-#include <vector>
 
 #include "absl/container/inlined_vector.h"
-
 #include "scheduler/fragmentation.h"
 #include "scheduler/scoring.h"
 
 namespace gpusched {
+namespace {
 
-int FragmentationScore(const ScoreInput& input) {
-  if (input.assignment.gpu_ids.empty()) return 50;  // no GPU change
+int64_t FreeOf(const NodeState& node, std::string_view resource) {
+  const ResourceList& allocatable = node.node().allocatable;
+  if (!allocatable.Has(resource)) return kUnlimited;
+  return allocatable.Get(resource) - node.requested().Get(resource);
+}
+
+}  // namespace
+
+double FragmentationScorePrecise(const ScoreInput& input) {
+  const std::span<const TaskShape> shapes =
+      input.shapes.empty() ? DefaultTaskShapes() : input.shapes;
   // On the stack: this runs for every candidate node of every prioritize.
-  absl::InlinedVector<int, 16> free;
+  // Unhealthy GPUs count as 0 free so that indices match the assignment.
+  absl::InlinedVector<int, 16> gpus;
   for (const GpuDevice& d : input.node.gpus().devices()) {
-    free.push_back(d.healthy ? d.free_milli : 0);
+    gpus.push_back(d.healthy ? d.free_milli : 0);
   }
-  const double before = NodeFragmentation(free, DefaultTaskShapes());
+  NodeFree free{.gpu_milli = gpus,
+                .cpu_milli = FreeOf(input.node, kCpu),
+                .memory_bytes = FreeOf(input.node, kMemory)};
+  const double before = NodeFragmentation(free, shapes);
   for (int id : input.assignment.gpu_ids) {
-    free[id] -= input.assignment.milli_per_gpu;
+    gpus[id] -= input.assignment.milli_per_gpu;
   }
-  const double after = NodeFragmentation(free, DefaultTaskShapes());
+  if (free.cpu_milli != kUnlimited) {
+    free.cpu_milli -= input.pod.requests.Get(kCpu);
+  }
+  if (free.memory_bytes != kUnlimited) {
+    free.memory_bytes -= input.pod.requests.Get(kMemory);
+  }
+  const double after = NodeFragmentation(free, shapes);
   // FGD's squashing: a growth of one GPU's worth of fragment costs ~25.
   const double delta = (after - before) / 1000.0;
-  return static_cast<int>(std::lround(100.0 / (1.0 + std::exp(delta))));
+  return 100.0 / (1.0 + std::exp(delta));
+}
+
+int FragmentationScore(const ScoreInput& input) {
+  return static_cast<int>(std::lround(FragmentationScorePrecise(input)));
 }
 
 }  // namespace gpusched

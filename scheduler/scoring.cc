@@ -1,5 +1,7 @@
 #include "scheduler/scoring.h"
 
+#include <cmath>
+
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,7 +19,8 @@ std::span<const Scorer> Scorers() {
       {"topology", &TopologyScore,
        "prefer the GPU set with the best NVLink/PCIe links"},
       {"fragmentation", &FragmentationScore,
-       "prefer placements that leave the fewest unusable GPU fragments"},
+       "prefer placements that leave the fewest unusable GPU fragments",
+       &FragmentationScorePrecise},
   };
   return kScorers;
 }
@@ -36,10 +39,12 @@ ScoringWeights ScoringWeights::Defaults() {
 absl::StatusOr<ScoringWeights> ScoringWeights::Parse(std::string_view text) {
   ScoringWeights result;
   int total = 0;
-  for (absl::string_view item : absl::StrSplit(Sv(text), ',', absl::SkipEmpty())) {
+  for (absl::string_view item :
+       absl::StrSplit(Sv(text), ',', absl::SkipEmpty())) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(item, absl::MaxSplits('=', 1));
-    const Scorer* scorer = FindScorer(std::string_view(kv.first.data(), kv.first.size()));
+    const Scorer* scorer =
+        FindScorer(std::string_view(kv.first.data(), kv.first.size()));
     if (scorer == nullptr) {
       std::vector<absl::string_view> names;
       for (const Scorer& s : Scorers()) names.push_back(Sv(s.name));
@@ -70,14 +75,38 @@ absl::StatusOr<ScoringWeights> ScoringWeights::Parse(std::string_view text) {
 }
 
 int ScoringWeights::Combined(const ScoreInput& input) const {
-  int64_t sum = 0;
+  // Exact for integer scores: a sum of integers and one division is
+  // correctly rounded, so an integral mean is never floored below itself.
+  return static_cast<int>(std::floor(Score(input)));
+}
+
+double ScoringWeights::Score(const ScoreInput& input) const {
+  std::shared_ptr<const std::vector<TaskShape>> shapes;
+  ScoreInput with_shapes = input;
+  if (with_shapes.shapes.empty()) {
+    shapes = workload_->Shapes();
+    with_shapes.shapes = *shapes;
+  }
+  double sum = 0;
   int64_t total = 0;
   for (const auto& [scorer, weight] : weights_) {
     if (weight == 0) continue;
-    sum += int64_t{weight} * scorer->score(input);
+    const double score = scorer->precise != nullptr
+                             ? scorer->precise(with_shapes)
+                             : scorer->score(with_shapes);
+    sum += weight * score;
     total += weight;
   }
-  return total == 0 ? 0 : static_cast<int>(sum / total);
+  return total == 0 ? 0 : sum / static_cast<double>(total);
+}
+
+void ScoringWeights::ObservePod(const PodView& pod) const {
+  if (pod.gpu.gpus <= 0) return;
+  workload_->Observe(
+      TaskShape{.gpus = pod.gpu.milli > 0 ? 1 : pod.gpu.gpus,
+                .milli = pod.gpu.milli > 0 ? pod.gpu.milli : kMilliPerGpu,
+                .cpu_milli = pod.requests.Get(kCpu),
+                .memory_bytes = pod.requests.Get(kMemory)});
 }
 
 std::string ScoringWeights::ToString() const {

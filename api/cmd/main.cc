@@ -6,6 +6,7 @@
 
 #include "api/server/serve.h"
 #include "api/server/simulate_command.h"
+#include "api/server/trace_replay_command.h"
 #include "api/server/validate_command.h"
 
 namespace {
@@ -17,6 +18,8 @@ constexpr char kUsage[] =
     "            HTTP(S); without --cluster on the embedded demo cluster\n"
     "  validate  check quota policy YAML files; print a summary or every error\n"
     "  simulate  run a scenario on a virtual clock and print the report JSON\n"
+    "  trace-replay  replay a GPU cluster trace (FGD paper's method) with a\n"
+    "            scorer and print the allocation report JSON\n"
     "  help      this text; `gpusched <command> --help` for its flags\n";
 
 }  // namespace
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return gpusched::RunServe(args);
   if (command == "validate") return gpusched::RunValidate(args);
   if (command == "simulate") return gpusched::RunSimulate(args);
+  if (command == "trace-replay") return gpusched::RunTraceReplay(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;
     return 0;
