@@ -1,62 +1,86 @@
-// filter + prioritize for one pod on a generated cluster (default 5,000
-// nodes, 500 candidate names), measured three ways: the domain service
-// alone, the HTTP handler (JSON decode + service + JSON encode, i.e. server
-// time), and over real HTTP on loopback. Per-iteration p50/p99/p999 are
-// reported as counters.
+// The extender's hot paths on a generated cluster (default 5,000 nodes, 500
+// candidate names), with the same rotation of pods (1, 2, 4, 8 GPUs, one
+// MIG instance) and candidate samples as bench/loadgen:
+//  - Service*: the domain service alone (no JSON);
+//  - Handler*: JSON decode + service + JSON encode, i.e. server time
+//    without the socket;
+//  - Http*: one client over real HTTP on loopback (bench/loadgen measures
+//    many clients);
+//  - *Nodes*: nodeCacheCapable=false, ExtenderArgs with 500 full Node
+//    objects as kube-scheduler marshals them (~23 KB each: GFD/NFD labels,
+//    annotations, managedFields, conditions, 50 images): MB/s of JSON
+//    ingested by the decoder alone, by the handler with a model that
+//    already knows the nodes (the steady state), and by the handler when
+//    every node is new to it.
+// Per-iteration p50/p99/p999 are reported as counters.
 #include <chrono>
 #include <memory>
 
+#include "api/codec/extender_json.h"
 #include "api/http/client.h"
 #include "api/http/router.h"
 #include "api/http/server.h"
 #include "api/server/extender_api.h"
 #include "bench/lib/cluster_generator.h"
+#include "bench/lib/kube_json.h"
 #include "bench/lib/latency.h"
 #include "benchmark/benchmark.h"
+#include "spdlog/spdlog.h"
 
 namespace gpusched::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kCandidateSets = 16;
+
 struct Fixture {
   ExtenderService service;
   Metrics metrics;
   std::unique_ptr<ExtenderApi> api;
-  std::vector<std::string> candidates;
-  std::string filter_body;
+  GeneratedCluster cluster;
+  std::vector<Pod> pods = PendingPodMix();
+  std::vector<std::vector<std::string>> candidates;
+  std::vector<http::Request> requests;  // one per candidate set
 
   Fixture(int nodes, int candidate_count) {
-    GeneratedCluster cluster = GenerateCluster(nodes, 0.4, 42);
-    std::vector<std::string> names;
-    for (const Node& n : cluster.nodes) names.push_back(n.meta.name);
-    service.UpsertNodes(std::move(cluster.nodes));
+    spdlog::set_level(spdlog::level::warn);
+    cluster = GenerateCluster(nodes, 0.4, 42);
+    candidates = CandidateSets(NamesOf(cluster.nodes), candidate_count,
+                               kCandidateSets, 7);
+    service.UpsertNodes(cluster.nodes);
     service.AddRunningPods(cluster.running);
-    const int step = std::max(1, nodes / candidate_count);
-    for (int i = 0; i < nodes && static_cast<int>(candidates.size()) < candidate_count;
-         i += step) {
-      candidates.push_back(names[i]);
-    }
     api = std::make_unique<ExtenderApi>(service, metrics, ExtenderApiOptions{});
-    filter_body =
-        R"({"Pod":{"metadata":{"name":"bench-pod","namespace":"bench","uid":"u-1"},)"
-        R"("spec":{"containers":[{"name":"main","resources":{"requests":)"
-        R"({"cpu":"8","memory":"64Gi","nvidia.com/gpu":"4"},"limits":{"nvidia.com/gpu":"4"}}}]}},)"
-        R"("Nodes":null,"NodeNames":[)";
     for (size_t i = 0; i < candidates.size(); ++i) {
-      filter_body += (i ? ",\"" : "\"") + candidates[i] + "\"";
+      requests.push_back(http::Request{
+          .method = "POST",
+          .target = "/filter",
+          .body = ExtenderArgsWithNames(PodFor(i), candidates[i])});
     }
-    filter_body += "]}";
+  }
+
+  const Pod& PodFor(size_t i) const { return pods[i % pods.size()]; }
+
+  // ExtenderArgs with the full Node objects of candidate set 0.
+  std::string NodesBody() const {
+    std::vector<std::string> json;
+    for (const std::string& name : candidates[0]) {
+      const int index = std::atoi(name.c_str() + name.rfind('-') + 1);
+      json.push_back(KubeNodeJson(cluster.nodes[index], index));
+    }
+    return ExtenderArgsWithNodes(pods[2], json);
   }
 };
 
 void BM_ServiceFilterPrioritize(benchmark::State& state) {
   Fixture fixture(state.range(0), state.range(1));
-  Pod pod = MakeGpuPod("bench-pod", 4);
   Latencies latencies;
+  size_t i = 0;
   for (auto _ : state) {
+    const Pod& pod = fixture.PodFor(i);
+    const auto& names = fixture.candidates[i++ % kCandidateSets];
     auto start = Clock::now();
-    FilterOutcome outcome = fixture.service.Filter(pod, fixture.candidates);
+    FilterOutcome outcome = fixture.service.Filter(pod, names);
     auto scores = fixture.service.Prioritize(pod, outcome.passed);
     benchmark::DoNotOptimize(scores);
     latencies.Add(Clock::now() - start);
@@ -64,13 +88,30 @@ void BM_ServiceFilterPrioritize(benchmark::State& state) {
   latencies.Publish(state);
 }
 
-void BM_HandlerFilterPrioritize(benchmark::State& state) {
+void BM_HandlerFilter(benchmark::State& state) {
   Fixture fixture(state.range(0), state.range(1));
-  http::Request request{.method = "POST", .target = "/filter",
-                        .body = fixture.filter_body};
   Latencies latencies;
   int64_t bytes = 0;
+  size_t i = 0;
   for (auto _ : state) {
+    const http::Request& request = fixture.requests[i++ % kCandidateSets];
+    auto start = Clock::now();
+    http::Response filtered = fixture.api->Filter(request);
+    benchmark::DoNotOptimize(filtered);
+    latencies.Add(Clock::now() - start);
+    bytes += static_cast<int64_t>(request.body.size());
+  }
+  state.SetBytesProcessed(bytes);
+  latencies.Publish(state);
+}
+
+void BM_HandlerFilterPrioritize(benchmark::State& state) {
+  Fixture fixture(state.range(0), state.range(1));
+  Latencies latencies;
+  int64_t bytes = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    const http::Request& request = fixture.requests[i++ % kCandidateSets];
     auto start = Clock::now();
     http::Response filtered = fixture.api->Filter(request);
     http::Response scored = fixture.api->Prioritize(request);
@@ -99,10 +140,12 @@ void BM_HttpFilterPrioritize(benchmark::State& state) {
     return;
   }
   Latencies latencies;
+  size_t i = 0;
   for (auto _ : state) {
+    const std::string& body = fixture.requests[i++ % kCandidateSets].body;
     auto start = Clock::now();
-    auto filtered = (*client)->Send("POST", "/filter", fixture.filter_body);
-    auto scored = (*client)->Send("POST", "/prioritize", fixture.filter_body);
+    auto filtered = (*client)->Send("POST", "/filter", body);
+    auto scored = (*client)->Send("POST", "/prioritize", body);
     if (!filtered.ok() || !scored.ok() || scored->status != 200) {
       state.SkipWithError("request failed");
       break;
@@ -112,11 +155,78 @@ void BM_HttpFilterPrioritize(benchmark::State& state) {
   latencies.Publish(state);
 }
 
+// nodeCacheCapable=false: the wire decoder alone.
+void BM_DecodeArgsWithNodes(benchmark::State& state) {
+  Fixture fixture(state.range(0), state.range(1));
+  const std::string body = fixture.NodesBody();
+  Latencies latencies;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    auto args = DecodeExtenderArgs(body);
+    if (!args.ok() || args->nodes.size() != fixture.candidates[0].size()) {
+      state.SkipWithError("decode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(args);
+    latencies.Add(Clock::now() - start);
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(body.size()));
+  state.counters["request_MB"] = body.size() / 1e6;
+  latencies.Publish(state);
+}
+
+// nodeCacheCapable=false through the filter handler. Unchanged: the model
+// already has these nodes at this resourceVersion, as when kube-scheduler
+// resends them. Changed: every request carries a new resourceVersion of
+// every node, so the handler decodes all of them and rebuilds their state.
+void FilterWithNodes(benchmark::State& state, bool changed) {
+  Fixture fixture(state.range(0), state.range(1));
+  http::Request request{
+      .method = "POST", .target = "/filter", .body = fixture.NodesBody()};
+  const std::string old_version = R"("resourceVersion":"1")";
+  std::vector<size_t> digits;
+  for (size_t p = request.body.find(old_version);
+       changed && p != std::string::npos;
+       p = request.body.find(old_version, p + 1)) {
+    digits.push_back(p + old_version.size() - 2);
+  }
+  Latencies latencies;
+  int version = 1;
+  for (auto _ : state) {
+    version = version % 9 + 1;
+    for (size_t p : digits) request.body[p] = static_cast<char>('0' + version);
+    auto start = Clock::now();
+    http::Response filtered = fixture.api->Filter(request);
+    if (filtered.status != 200) {
+      state.SkipWithError("filter failed");
+      break;
+    }
+    benchmark::DoNotOptimize(filtered);
+    latencies.Add(Clock::now() - start);
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(request.body.size()));
+  latencies.Publish(state);
+}
+
+void BM_HandlerFilterNodes(benchmark::State& state) {
+  FilterWithNodes(state, false);
+}
+void BM_HandlerFilterNodesChanged(benchmark::State& state) {
+  FilterWithNodes(state, true);
+}
+
 // {nodes, candidate names}: the issue's size, and a tiny one for CI.
-#define GPUSCHED_SIZES ->Args({5000, 500})->Args({50, 20})->Unit(benchmark::kMicrosecond)
+#define GPUSCHED_SIZES \
+  ->Args({5000, 500})->Args({50, 20})->Unit(benchmark::kMicrosecond)
 BENCHMARK(BM_ServiceFilterPrioritize) GPUSCHED_SIZES;
+BENCHMARK(BM_HandlerFilter) GPUSCHED_SIZES;
 BENCHMARK(BM_HandlerFilterPrioritize) GPUSCHED_SIZES;
 BENCHMARK(BM_HttpFilterPrioritize) GPUSCHED_SIZES;
+BENCHMARK(BM_DecodeArgsWithNodes) GPUSCHED_SIZES;
+BENCHMARK(BM_HandlerFilterNodes) GPUSCHED_SIZES;
+BENCHMARK(BM_HandlerFilterNodesChanged) GPUSCHED_SIZES;
 
 }  // namespace
 }  // namespace gpusched::bench

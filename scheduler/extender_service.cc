@@ -25,8 +25,8 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
     std::string name = node.meta.name;
     std::string dropped = model_.UpsertNode(std::move(node));
     if (!dropped.empty()) {
-      warnings.push_back(absl::StrCat("node ", name,
-                                      ": GPUs vanished under pods ", dropped));
+      warnings.push_back(
+          absl::StrCat("node ", name, ": GPUs vanished under pods ", dropped));
     }
     const NodeState* state = model_.FindNode(name);
     if (!state->gpus().topology_error().empty()) {
@@ -54,6 +54,14 @@ std::vector<std::string> ExtenderService::AddRunningPods(
 bool ExtenderService::RemoveNode(std::string_view name) {
   std::unique_lock lock(mu_);
   return model_.RemoveNode(name);
+}
+
+bool ExtenderService::HasNodeVersion(std::string_view name,
+                                     std::string_view resource_version) const {
+  std::shared_lock lock(mu_);
+  const NodeState* node = model_.FindNode(name);
+  return node != nullptr && !resource_version.empty() &&
+         node->node().meta.resource_version == resource_version;
 }
 
 bool ExtenderService::RemovePod(std::string_view uid) {
@@ -99,6 +107,9 @@ FilterOutcome ExtenderService::Filter(const Pod& pod,
     return GateFilter(pod, nodes);
   }
   const PodView view = PodView::Of(pod);
+  // The fragmentation scorer scores against the shapes of the pods it is
+  // asked about (TaskShapeModel); a filter call is where a pod arrives.
+  options_.weights.ObservePod(view);
   FilterOutcome outcome;
   std::shared_lock lock(mu_);
   for (const std::string& name : nodes) {
@@ -107,16 +118,16 @@ FilterOutcome ExtenderService::Filter(const Pod& pod,
       outcome.unresolvable.emplace_back(name, kUnknownNodeReason);
       continue;
     }
-    NodeFit fit = FitPodOnNode(view, *node);
-    switch (fit.verdict.code()) {
+    FitVerdict verdict = CheckPodOnNode(view, *node);
+    switch (verdict.code()) {
       case FitVerdict::Code::kFits:
         outcome.passed.push_back(name);
         break;
       case FitVerdict::Code::kUnavailable:
-        outcome.failed.emplace_back(name, fit.verdict.reason());
+        outcome.failed.emplace_back(name, verdict.reason());
         break;
       case FitVerdict::Code::kInfeasible:
-        outcome.unresolvable.emplace_back(name, fit.verdict.reason());
+        outcome.unresolvable.emplace_back(name, verdict.reason());
         break;
     }
   }
@@ -135,8 +146,8 @@ std::vector<HostScore> ExtenderService::Prioritize(
     if (node != nullptr) {
       NodeFit fit = FitPodOnNode(view, *node);
       if (fit.verdict.fits()) {
-        int combined = options_.weights.Combined(
-            ScoreInput{view, *node, fit.assignment});
+        int combined =
+            options_.weights.Combined(ScoreInput{view, *node, fit.assignment});
         score = (combined + 5) / 10;  // 0..100 -> 0..10
       }
     }
@@ -161,9 +172,8 @@ std::optional<PreemptionCandidate> ExtenderService::CheckCandidate(
   // Reprieve: put known victims back, highest priority first, while the pod
   // still fits, as kube-scheduler does. At least one victim always stays, so
   // the answer is valid for kube-scheduler.
-  std::stable_sort(known.begin(), known.end(), [](auto* a, auto* b) {
-    return a->priority > b->priority;
-  });
+  std::stable_sort(known.begin(), known.end(),
+                   [](auto* a, auto* b) { return a->priority > b->priority; });
   std::vector<std::string> reprieved;
   for (const PodAllocation* victim : known) {
     if (candidate.victim_uids.size() - reprieved.size() <= 1) break;
@@ -235,10 +245,10 @@ BindOutcome ExtenderService::Bind(const BindRequest& request) {
           model_.FindNode(placed->node)->FindPod(placed->pod_key);
       return {.assignment = allocation->gpus, .already_bound = true};
     }
-    return {.error = absl::StrCat("pod ", key, " (uid ", request.pod_uid,
-                                  ") is ", placed->bound ? "already bound" : "assigned",
-                                  " to node ", placed->node,
-                                  "; refusing to bind it to ", request.node)};
+    return {.error = absl::StrCat(
+                "pod ", key, " (uid ", request.pod_uid, ") is ",
+                placed->bound ? "already bound" : "assigned", " to node ",
+                placed->node, "; refusing to bind it to ", request.node)};
   }
   if (pod == nullptr) {
     return {.error = absl::StrCat(

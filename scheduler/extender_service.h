@@ -2,13 +2,12 @@
 #define GPUSCHED_SCHEDULER_EXTENDER_SERVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <functional>
 
 #include "absl/status/status.h"
 #include "scheduler/admission_gate.h"
@@ -25,7 +24,7 @@ inline constexpr char kUnknownNodeReason[] = "node not known to gpusched";
 // Filter verdicts per node, in the order the nodes were asked about.
 struct FilterOutcome {
   std::vector<std::string> passed;
-  std::vector<std::pair<std::string, std::string>> failed;        // may fit later
+  std::vector<std::pair<std::string, std::string>> failed;  // may fit later
   std::vector<std::pair<std::string, std::string>> unresolvable;  // never fits
 };
 
@@ -78,11 +77,11 @@ struct ServiceOptions {
 
 struct GpuCounts {
   int64_t nodes = 0;
-  int64_t free = 0;       // whole GPUs with nothing on them
-  int64_t used = 0;       // whole GPUs fully taken
-  int64_t shared = 0;     // GPUs partly taken by shares/replicas
+  int64_t free = 0;    // whole GPUs with nothing on them
+  int64_t used = 0;    // whole GPUs fully taken
+  int64_t shared = 0;  // GPUs partly taken by shares/replicas
   int64_t unhealthy = 0;
-  int64_t mig_free = 0;   // MIG instances
+  int64_t mig_free = 0;  // MIG instances
   int64_t mig_used = 0;
 };
 
@@ -100,6 +99,10 @@ class ExtenderService {
   std::vector<std::string> UpsertNodes(std::vector<Node> nodes);
   std::vector<std::string> AddRunningPods(const std::vector<Pod>& pods);
   bool RemoveNode(std::string_view name);
+  // True when the model holds node `name` at `resource_version` (an upsert
+  // of that object would change nothing).
+  bool HasNodeVersion(std::string_view name,
+                      std::string_view resource_version) const;
   bool RemovePod(std::string_view uid);
 
   FilterOutcome Filter(const Pod& pod, std::span<const std::string> nodes);
@@ -124,6 +127,9 @@ class ExtenderService {
     return read(model_);
   }
   GpuCounts CountGpus() const;
+  // No bind sink: the model is the cluster (`serve --cluster FILE`), so
+  // nothing but this process can complete a pod.
+  bool standalone() const { return options_.bind_sink == nullptr; }
   const ScoringWeights& weights() const { return options_.weights; }
 
  private:

@@ -11,14 +11,24 @@
 namespace gpusched {
 namespace {
 
-std::string GpuList(const std::vector<int>& ids) {
-  return absl::StrCat("GPU", ids.size() == 1 ? " " : "s ",
-                      absl::StrJoin(ids, ","));
+void AppendGpuList(std::string& out, const std::vector<int>& ids) {
+  out += ids.size() == 1 ? "GPU " : "GPUs ";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ',';
+    absl::StrAppend(&out, ids[i]);
+  }
 }
 
+// "3 free (GPUs 1,4,6)": built in place, as it is formatted for most
+// failing nodes of a filter.
 std::string FreeSummary(const std::vector<int>& free_ids) {
   if (free_ids.empty()) return "0 free";
-  return absl::StrCat(free_ids.size(), " free (", GpuList(free_ids), ")");
+  std::string out;
+  out.reserve(16 + 3 * free_ids.size());
+  absl::StrAppend(&out, free_ids.size(), " free (");
+  AppendGpuList(out, free_ids);
+  out += ')';
+  return out;
 }
 
 std::string HolderSummary(const std::vector<std::string>& holders) {
@@ -26,10 +36,10 @@ std::string HolderSummary(const std::vector<std::string>& holders) {
   constexpr size_t kShown = 3;
   std::vector<std::string> shown(
       holders.begin(), holders.begin() + std::min(kShown, holders.size()));
-  std::string more = holders.size() > kShown
-                         ? absl::StrCat(" and ", holders.size() - kShown,
-                                        " more")
-                         : "";
+  std::string more =
+      holders.size() > kShown
+          ? absl::StrCat(" and ", holders.size() - kShown, " more")
+          : "";
   return absl::StrCat(" (held by ", absl::StrJoin(shown, ", "), more, ")");
 }
 
@@ -56,13 +66,13 @@ FitVerdict CheckMigPool(const GpuInventory& inventory,
     }
     return FitVerdict::Infeasible(absl::StrCat(
         "needs ", count, " ", resource, "; node offers ",
-        offered.empty() ? "no MIG instances"
-                        : absl::StrCat("MIG profiles ",
-                                       absl::StrJoin(offered, ", "))));
+        offered.empty()
+            ? "no MIG instances"
+            : absl::StrCat("MIG profiles ", absl::StrJoin(offered, ", "))));
   }
   if (pool->capacity < count) {
-    return FitVerdict::Infeasible(absl::StrCat(
-        "needs ", count, " ", resource, "; node has ", pool->capacity));
+    return FitVerdict::Infeasible(absl::StrCat("needs ", count, " ", resource,
+                                               "; node has ", pool->capacity));
   }
   const std::string& state = inventory.labels().mig_config_state;
   if (!state.empty() && state != "success") {
@@ -73,9 +83,9 @@ FitVerdict CheckMigPool(const GpuInventory& inventory,
   }
   const int64_t free = pool->capacity - pool->used;
   if (free < count) {
-    return FitVerdict::Unavailable(absl::StrCat(
-        "needs ", count, " ", resource, "; ", free, " free of ",
-        pool->capacity, HolderSummary(pool->holders)));
+    return FitVerdict::Unavailable(
+        absl::StrCat("needs ", count, " ", resource, "; ", free, " free of ",
+                     pool->capacity, HolderSummary(pool->holders)));
   }
   return FitVerdict::Fits();
 }
@@ -112,29 +122,29 @@ GpuPlan PlanShare(const GpuRequest& request, const GpuInventory& inventory) {
     std::string where =
         largest_id < 0 ? "" : absl::StrCat(" (GPU ", largest_id, ")");
     return {FitVerdict::Unavailable(absl::StrCat(
-        "needs ", request.milli, " milli-GPU on one GPU; largest free share is ",
-        largest, where))};
+        "needs ", request.milli,
+        " milli-GPU on one GPU; largest free share is ", largest, where))};
   }
-  return {FitVerdict::Fits(),
-          GpuAssignment{.gpu_ids = {fitting.front()},
-                        .milli_per_gpu = request.milli}};
+  return {FitVerdict::Fits(), GpuAssignment{.gpu_ids = {fitting.front()},
+                                            .milli_per_gpu = request.milli}};
 }
 
-GpuPlan PlanReplicas(const GpuRequest& request,
-                     const GpuInventory& inventory) {
+GpuPlan PlanReplicas(const GpuRequest& request, const GpuInventory& inventory) {
   const int replica = inventory.replica_milli();
   if (inventory.healthy_devices() < request.gpus) {
-    return {FitVerdict::Infeasible(absl::StrCat(
-        "needs ", request.gpus, " nvidia.com/gpu replicas on different GPUs; "
-        "node has ", inventory.healthy_devices(), " GPUs shared ",
-        inventory.replicas(), " ways"))};
+    return {FitVerdict::Infeasible(
+        absl::StrCat("needs ", request.gpus,
+                     " nvidia.com/gpu replicas on different GPUs; "
+                     "node has ",
+                     inventory.healthy_devices(), " GPUs shared ",
+                     inventory.replicas(), " ways"))};
   }
   std::vector<int> fitting = BestFitDevices(inventory, replica);
   if (static_cast<int>(fitting.size()) < request.gpus) {
-    return {FitVerdict::Unavailable(absl::StrCat(
-        "needs ", request.gpus, " nvidia.com/gpu replicas (", replica,
-        " milli-GPU each, on different GPUs); ", fitting.size(),
-        " GPUs have a replica free"))};
+    return {FitVerdict::Unavailable(
+        absl::StrCat("needs ", request.gpus, " nvidia.com/gpu replicas (",
+                     replica, " milli-GPU each, on different GPUs); ",
+                     fitting.size(), " GPUs have a replica free"))};
   }
   fitting.resize(request.gpus);
   std::sort(fitting.begin(), fitting.end());
@@ -166,8 +176,9 @@ GpuPlan PlanOnIsland(const GpuRequest& request, const GpuInventory& inventory,
       best = std::move(chosen);
     }
   }
-  if (best) return {FitVerdict::Fits(), GpuAssignment{.gpu_ids = *best,
-                                                      .milli_per_gpu = kMilliPerGpu}};
+  if (best)
+    return {FitVerdict::Fits(),
+            GpuAssignment{.gpu_ids = *best, .milli_per_gpu = kMilliPerGpu}};
   if (static_cast<int>(largest_island) < request.gpus) {
     return {FitVerdict::Infeasible(absl::StrCat(
         "needs ", request.gpus,
@@ -206,9 +217,9 @@ GpuPlan PlanWholeGpus(const GpuRequest& request,
   // Shared nodes count replicas, not GPUs: PlanReplicas says so itself.
   if (inventory.time_shared()) return PlanReplicas(request, inventory);
   if (healthy < request.gpus) {
-    return {FitVerdict::Infeasible(absl::StrCat(
-        "needs ", request.gpus, " nvidia.com/gpu; node has ", healthy,
-        NodeGpuDescription(inventory)))};
+    return {FitVerdict::Infeasible(
+        absl::StrCat("needs ", request.gpus, " nvidia.com/gpu; node has ",
+                     healthy, NodeGpuDescription(inventory)))};
   }
   std::vector<int> free = WholeFreeGpus(inventory);
   if (request.require_nvlink) return PlanOnIsland(request, inventory, free);

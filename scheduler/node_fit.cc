@@ -4,12 +4,89 @@
 #include "scheduler/node_predicates.h"
 
 namespace gpusched {
+namespace {
+
+// NodeUnschedulable, NodeSelector, TaintToleration and NodeAffinity pass:
+// the node is not restricted, the selector matches, there is no affinity.
+bool QuickPredicatesPass(const PodView& pod, const NodeState& node) {
+  if (node.quick().restricted || !pod.pod->required_affinity_terms.empty()) {
+    return false;
+  }
+  const StringMap& labels = node.node().meta.labels;
+  for (const auto& [key, value] : pod.pod->node_selector) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+// NodeResourcesFit passes: only cpu and memory are asked for (besides GPUs)
+// and both, and a pod slot, are free.
+bool QuickResourcesFit(const PodView& pod, const NodeState& node) {
+  const NodeState::QuickFacts& quick = node.quick();
+  if (quick.max_pods >= 0 && node.pod_count() + 1 > quick.max_pods) {
+    return false;
+  }
+  for (const auto& [name, want] : pod.requests.entries()) {
+    if (want <= 0 || name == kPods || IsGpuResource(name)) continue;
+    if (name == kCpu) {
+      if (want > quick.cpu_allocatable - quick.cpu_requested) return false;
+    } else if (name == kMemory) {
+      if (want > quick.memory_allocatable - quick.memory_requested) {
+        return false;
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// PlanGpus fits: MIG pools with room, and whole GPUs on a plain node where
+// any `gpus` free devices do (ChooseGpuSet only fails for too few).
+bool QuickGpusFit(const GpuRequest& request, const GpuInventory& inventory) {
+  for (const auto& [resource, count] : request.mig) {
+    const MigPool* pool = inventory.FindMig(resource);
+    if (pool == nullptr || pool->capacity < count ||
+        pool->capacity - pool->used < count) {
+      return false;
+    }
+    const std::string& state = inventory.labels().mig_config_state;
+    if (!state.empty() && state != "success") return false;
+  }
+  if (request.milli > 0) return false;
+  if (request.gpus <= 0) return true;
+  if (inventory.time_shared() || request.require_nvlink) return false;
+  int healthy = 0;
+  int free = 0;
+  for (const GpuDevice& d : inventory.devices()) {
+    healthy += d.healthy ? 1 : 0;
+    free += d.healthy && d.free_milli == kMilliPerGpu ? 1 : 0;
+  }
+  return healthy >= request.gpus && free >= request.gpus;
+}
+
+}  // namespace
+
+FitVerdict CheckPodOnNode(const PodView& pod, const NodeState& node) {
+  if (!pod.invalid_reason.empty() || !QuickPredicatesPass(pod, node) ||
+      !QuickResourcesFit(pod, node)) {
+    return FitPodOnNode(pod, node).verdict;
+  }
+  // Every predicate passes, so the GPU plan alone decides.
+  if (QuickGpusFit(pod.gpu, node.gpus())) return FitVerdict::Fits();
+  return PlanGpus(pod.gpu, node.gpus()).verdict;
+}
 
 NodeFit FitPodOnNode(const PodView& pod, const NodeState& node) {
   if (!pod.invalid_reason.empty()) {
     return {FitVerdict::Infeasible(pod.invalid_reason)};
   }
+  // The quick checks prove that every predicate passes; the GPU plan decides.
+  const bool predicates_pass =
+      QuickPredicatesPass(pod, node) && QuickResourcesFit(pod, node);
   for (const NodePredicate& predicate : NodePredicates()) {
+    if (predicates_pass) break;
     FitVerdict verdict = predicate.check(pod, node);
     if (!verdict.fits()) return {std::move(verdict)};
   }

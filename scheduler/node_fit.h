@@ -19,6 +19,13 @@ struct NodeFit {
 // is the verdict.
 NodeFit FitPodOnNode(const PodView& pod, const NodeState& node);
 
+// FitPodOnNode(pod, node).verdict, for callers that need only the verdict
+// (filter): the common case of a plain pod that fits is proven by a quick
+// check on cached amounts and free-GPU counts, without choosing devices or
+// formatting anything; every other case takes FitPodOnNode itself, so the
+// verdicts and reasons are the same by construction.
+FitVerdict CheckPodOnNode(const PodView& pod, const NodeState& node);
+
 }  // namespace gpusched
 
 #endif  // GPUSCHED_SCHEDULER_NODE_FIT_H_

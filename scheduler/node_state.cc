@@ -7,7 +7,24 @@
 namespace gpusched {
 
 NodeState::NodeState(Node node)
-    : node_(std::move(node)), gpus_(GpuInventory::FromNode(node_)) {}
+    : node_(std::move(node)), gpus_(GpuInventory::FromNode(node_)) {
+  RefreshQuickFacts();
+}
+
+void NodeState::RefreshQuickFacts() {
+  const ResourceList& allocatable = node_.allocatable;
+  quick_.cpu_allocatable = allocatable.Get(kCpu);
+  quick_.memory_allocatable = allocatable.Get(kMemory);
+  quick_.cpu_requested = requested_.Get(kCpu);
+  quick_.memory_requested = requested_.Get(kMemory);
+  quick_.max_pods = allocatable.Has(kPods) ? allocatable.Get(kPods) : -1;
+  quick_.restricted = node_.unschedulable;
+  for (const Taint& taint : node_.taints) {
+    if (taint.effect == "NoSchedule" || taint.effect == "NoExecute") {
+      quick_.restricted = true;
+    }
+  }
+}
 
 const PodAllocation* NodeState::FindPod(std::string_view key) const {
   auto it = pods_.find(key);
@@ -26,6 +43,7 @@ absl::Status NodeState::AddPod(PodAllocation allocation) {
   requested_.Add(allocation.requests);
   std::string key = allocation.pod_key;
   pods_.emplace(std::move(key), std::move(allocation));
+  RefreshQuickFacts();
   return absl::OkStatus();
 }
 
@@ -35,12 +53,14 @@ bool NodeState::RemovePod(std::string_view key) {
   gpus_.Release(it->second.gpus, it->second.pod_key);
   requested_.Subtract(it->second.requests);
   pods_.erase(it);
+  RefreshQuickFacts();
   return true;
 }
 
 std::string NodeState::ReplaceNode(Node node) {
   node_ = std::move(node);
   gpus_ = GpuInventory::FromNode(node_);
+  RefreshQuickFacts();
   std::string dropped;
   for (auto& [key, allocation] : pods_) {
     if (gpus_.Apply(allocation.gpus, key).ok()) continue;

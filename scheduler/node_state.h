@@ -39,6 +39,20 @@ class NodeState {
   }
   const PodAllocation* FindPod(std::string_view key) const;
 
+  // What the filter's quick check reads for every candidate node, kept up
+  // to date beside the lists it comes from so that the check needs no name
+  // lookups (see CheckPodOnNode).
+  struct QuickFacts {
+    int64_t cpu_allocatable = 0;  // milli-CPU; 0 when absent
+    int64_t memory_allocatable = 0;
+    int64_t cpu_requested = 0;
+    int64_t memory_requested = 0;
+    int64_t max_pods = -1;  // -1: allocatable has no "pods"
+    // Cordoned, or a NoSchedule/NoExecute taint: the quick check defers.
+    bool restricted = false;
+  };
+  const QuickFacts& quick() const { return quick_; }
+
   // All or nothing: fails (changing nothing) if the GPUs are not free or the
   // pod is already here.
   absl::Status AddPod(PodAllocation allocation);
@@ -50,9 +64,12 @@ class NodeState {
   std::string ReplaceNode(Node node);
 
  private:
+  void RefreshQuickFacts();
+
   Node node_;
   GpuInventory gpus_;
   ResourceList requested_;
+  QuickFacts quick_;
   std::map<std::string, PodAllocation, std::less<>> pods_;
 };
 

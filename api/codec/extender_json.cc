@@ -56,13 +56,15 @@ absl::StatusOr<Pod> RequiredPod(element value, bool seen) {
 absl::Status DecodeNodeNames(element value, ExtenderArgs& args) {
   if (value.is_null()) return absl::OkStatus();
   simdjson::dom::array names;
-  if (value.get(names)) return Invalid("NodeNames", "must be a list of strings");
+  if (value.get(names))
+    return Invalid("NodeNames", "must be a list of strings");
   args.has_node_names = true;
   size_t index = 0;
   for (element name : names) {
     std::string_view text;
     if (name.get(text)) {
-      return Invalid(absl::StrCat("NodeNames[", index, "]"), "must be a string");
+      return Invalid(absl::StrCat("NodeNames[", index, "]"),
+                     "must be a string");
     }
     args.node_names.emplace_back(text);
     ++index;
@@ -70,23 +72,45 @@ absl::Status DecodeNodeNames(element value, ExtenderArgs& args) {
   return absl::OkStatus();
 }
 
-absl::Status DecodeNodeList(element value, ExtenderArgs& args) {
+// metadata.name and metadata.resourceVersion of a Nodes item, when both
+// are strings.
+bool NameAndVersion(element item, std::string_view* name,
+                    std::string_view* version) {
+  element meta;
+  return item.type() == element_type::OBJECT && !item["metadata"].get(meta) &&
+         meta.type() == element_type::OBJECT && !meta["name"].get(*name) &&
+         !meta["resourceVersion"].get(*version);
+}
+
+absl::Status DecodeNodeList(element value, const DecodeOptions& options,
+                            ExtenderArgs& args, std::vector<element>* items) {
   if (value.is_null()) return absl::OkStatus();
   if (value.type() != element_type::OBJECT) {
     return Invalid("Nodes", "must be a NodeList object");
   }
   args.has_nodes = true;
-  element items;
-  if (value["items"].get(items) || items.is_null()) return absl::OkStatus();
+  element list_value;
+  if (value["items"].get(list_value) || list_value.is_null()) {
+    return absl::OkStatus();
+  }
   simdjson::dom::array list;
-  if (items.get(list)) return Invalid("Nodes.items", "must be a list");
+  if (list_value.get(list)) return Invalid("Nodes.items", "must be a list");
+  args.item_names.reserve(list.size());
+  items->reserve(list.size());
   size_t index = 0;
   for (element item : list) {
-    absl::StatusOr<Node> node =
-        DecodeNode(item, absl::StrCat("Nodes.items[", index, "]"));
-    if (!node.ok()) return node.status();
-    args.node_json.push_back(simdjson::minify(item));
-    args.nodes.push_back(*std::move(node));
+    std::string_view name, version;
+    if (options.known_node && NameAndVersion(item, &name, &version) &&
+        !version.empty() && options.known_node(name, version)) {
+      args.item_names.emplace_back(name);
+    } else {
+      absl::StatusOr<Node> node =
+          DecodeNode(item, absl::StrCat("Nodes.items[", index, "]"));
+      if (!node.ok()) return node.status();
+      args.item_names.push_back(node->meta.name);
+      args.nodes.push_back(*std::move(node));
+    }
+    items->push_back(item);
     ++index;
   }
   return absl::OkStatus();
@@ -104,7 +128,13 @@ void WriteFailedMap(JsonWriter& w,
 
 }  // namespace
 
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
+namespace {
+
+// The shared decode; `items` receives the Nodes items, valid until the next
+// parse on this thread.
+absl::StatusOr<ExtenderArgs> DecodeArgs(std::string_view body,
+                                        const DecodeOptions& options,
+                                        std::vector<element>* items) {
   absl::StatusOr<element> root = ParseObject(body);
   if (!root.ok()) return root.status();
   ExtenderArgs args;
@@ -118,17 +148,95 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
     } else if (KeyIs(key, "NodeNames")) {
       status = DecodeNodeNames(value, args);
     } else if (KeyIs(key, "Nodes")) {
-      status = DecodeNodeList(value, args);
+      status = DecodeNodeList(value, options, args, items);
     }
     if (!status.ok()) return status;
   }
   absl::StatusOr<Pod> pod = RequiredPod(pod_value, pod_seen);
   if (!pod.ok()) return pod.status();
   args.pod = *std::move(pod);
-  if (!args.has_node_names) {
-    for (const Node& node : args.nodes) args.node_names.push_back(node.meta.name);
-  }
+  if (!args.has_node_names) args.node_names = args.item_names;
   return args;
+}
+
+// Writes the Nodes items that passed, in item order; `write_item(i)`
+// appends item i.
+template <typename F>
+void WritePassedItems(JsonWriter& w, const ExtenderArgs& args,
+                      const FilterOutcome& outcome, F&& write_item) {
+  w.Raw(R"({"metadata":{},"items":[)");
+  bool first = true;
+  for (size_t i = 0, p = 0;
+       i < args.item_names.size() && p < outcome.passed.size(); ++i) {
+    if (args.item_names[i] != outcome.passed[p]) continue;
+    if (!first) w.Raw(",");
+    write_item(w, i);
+    first = false;
+    ++p;
+  }
+  w.Raw("]}");
+}
+
+template <typename F>
+std::string EncodeFilter(const ExtenderArgs& args, const FilterOutcome& outcome,
+                         F&& write_item) {
+  size_t size = 256;
+  for (const std::string& name : outcome.passed) size += name.size() + 3;
+  for (const auto* failures : {&outcome.failed, &outcome.unresolvable}) {
+    for (const auto& [name, reason] : *failures) {
+      size += name.size() + reason.size() + 6;
+    }
+  }
+  JsonWriter w;
+  w.out().reserve(size);
+  w.Raw("{").Key("Nodes");
+  if (args.has_nodes) {
+    WritePassedItems(w, args, outcome, write_item);
+  } else {
+    w.Null();
+  }
+  w.Raw(",").Key("NodeNames");
+  if (args.has_node_names) {
+    w.Raw("[");
+    for (size_t i = 0; i < outcome.passed.size(); ++i) {
+      if (i > 0) w.Raw(",");
+      w.String(outcome.passed[i]);
+    }
+    w.Raw("]");
+  } else {
+    w.Null();
+  }
+  w.Raw(",").Key("FailedNodes");
+  WriteFailedMap(w, outcome.failed);
+  w.Raw(",").Key("FailedAndUnresolvableNodes");
+  WriteFailedMap(w, outcome.unresolvable);
+  w.Raw(",").Key("Error").String("").Raw("}");
+  return w.Take();
+}
+
+}  // namespace
+
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
+                                                const DecodeOptions& options) {
+  std::vector<element> items;
+  absl::StatusOr<ExtenderArgs> args = DecodeArgs(body, options, &items);
+  if (!args.ok()) return args;
+  if (!options.echo_nodes) return args;
+  args->node_json.reserve(items.size());
+  for (element item : items) args->node_json.push_back(simdjson::minify(item));
+  return args;
+}
+
+absl::StatusOr<std::string> DecodeFilterEncode(
+    std::string_view body, const DecodeOptions& options,
+    const std::function<FilterOutcome(const ExtenderArgs&)>& decide) {
+  std::vector<element> items;
+  absl::StatusOr<ExtenderArgs> args = DecodeArgs(body, options, &items);
+  if (!args.ok()) return args.status();
+  const FilterOutcome outcome = decide(*args);
+  return EncodeFilter(*args, outcome, [&](JsonWriter& w, size_t i) {
+    w.Raw(simdjson::minify(items[i]));
+  });
 }
 
 namespace {
@@ -151,7 +259,8 @@ absl::StatusOr<std::vector<std::string>> DecodeVictimUids(
     std::string item = absl::StrCat(path, ".Pods[", index++, "]");
     if (meta) {
       std::string_view uid;
-      if (pod.type() != element_type::OBJECT) return Invalid(item, "must be an object");
+      if (pod.type() != element_type::OBJECT)
+        return Invalid(item, "must be an object");
       for (auto [key, value] : simdjson::dom::object(pod)) {
         if (KeyIs(key, "UID") && !value.get(uid)) uids.emplace_back(uid);
       }
@@ -250,42 +359,25 @@ absl::StatusOr<BindRequest> DecodeBindingArgs(std::string_view body) {
   return request;
 }
 
+absl::StatusOr<std::string> DecodePodCompletion(std::string_view body) {
+  absl::StatusOr<element> root = ParseObject(body);
+  if (!root.ok()) return root.status();
+  std::string uid;
+  for (auto [key, value] : simdjson::dom::object(*root)) {
+    if (!KeyIs(key, "PodUID") || value.is_null()) continue;
+    std::string_view text;
+    if (value.get(text)) return Invalid("PodUID", "must be a string");
+    uid = std::string(text);
+  }
+  if (uid.empty()) return Invalid("PodUID", "required");
+  return uid;
+}
+
 std::string EncodeFilterResult(const ExtenderArgs& args,
                                const FilterOutcome& outcome) {
-  JsonWriter w;
-  w.out().reserve(256 + outcome.passed.size() * 24);
-  w.Raw("{").Key("Nodes");
-  if (args.has_nodes) {
-    w.Raw(R"({"metadata":{},"items":[)");
-    bool first = true;
-    for (size_t i = 0, p = 0; i < args.nodes.size() && p < outcome.passed.size(); ++i) {
-      if (args.nodes[i].meta.name != outcome.passed[p]) continue;
-      if (!first) w.Raw(",");
-      w.Raw(args.node_json[i]);
-      first = false;
-      ++p;
-    }
-    w.Raw("]}");
-  } else {
-    w.Null();
-  }
-  w.Raw(",").Key("NodeNames");
-  if (args.has_node_names) {
-    w.Raw("[");
-    for (size_t i = 0; i < outcome.passed.size(); ++i) {
-      if (i > 0) w.Raw(",");
-      w.String(outcome.passed[i]);
-    }
-    w.Raw("]");
-  } else {
-    w.Null();
-  }
-  w.Raw(",").Key("FailedNodes");
-  WriteFailedMap(w, outcome.failed);
-  w.Raw(",").Key("FailedAndUnresolvableNodes");
-  WriteFailedMap(w, outcome.unresolvable);
-  w.Raw(",").Key("Error").String("").Raw("}");
-  return w.Take();
+  return EncodeFilter(args, outcome, [&](JsonWriter& w, size_t i) {
+    if (i < args.node_json.size()) w.Raw(args.node_json[i]);
+  });
 }
 
 std::string EncodeFilterError(std::string_view error) {

@@ -6,6 +6,7 @@
 // names ("Pod", "NodeNames", ...); Go decodes keys case-insensitively, and so
 // do we. null is accepted for every pointer, map and list.
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,24 @@ struct ExtenderArgs {
   std::vector<std::string> node_names;
   bool has_node_names = false;  // NodeNames was a list (nodeCacheCapable)
   bool has_nodes = false;       // Nodes was a NodeList (not cache capable)
-  std::vector<Node> nodes;      // decoded Nodes.items
-  std::vector<std::string> node_json;  // each item, minified, to echo back
+  // Decoded Nodes.items: all of them, or with DecodeOptions::known_node only
+  // those the model does not already hold at that resourceVersion.
+  std::vector<Node> nodes;
+  std::vector<std::string> item_names;  // every Nodes.items name, in order
+  // Each item, minified, to echo back (DecodeExtenderArgs only).
+  std::vector<std::string> node_json;
+};
+
+struct DecodeOptions {
+  // True for a node the model already holds at this resourceVersion: its
+  // Nodes item is then not decoded (only metadata.name and resourceVersion
+  // are read) and is left out of ExtenderArgs::nodes. kube-scheduler resends
+  // the same Node objects on every call, so this skips nearly all of the
+  // decoding. Null: every item is decoded.
+  std::function<bool(std::string_view name, std::string_view resource_version)>
+      known_node;
+  // Fill ExtenderArgs::node_json (DecodeExtenderArgs only).
+  bool echo_nodes = true;
 };
 
 struct PreemptionArgs {
@@ -33,14 +50,27 @@ struct PreemptionArgs {
 };
 
 // Each fails with InvalidArgument naming the field or byte at fault.
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body);
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(
+    std::string_view body, const DecodeOptions& options = {});
 absl::StatusOr<PreemptionArgs> DecodePreemptionArgs(std::string_view body);
 absl::StatusOr<BindRequest> DecodeBindingArgs(std::string_view body);
+
+// gpusched's own completion request, {"PodUID":"..."}: the UID.
+absl::StatusOr<std::string> DecodePodCompletion(std::string_view body);
 
 // ExtenderFilterResult: NodeNames back when the request had NodeNames, Nodes
 // back (the passing items) when it had Nodes.
 std::string EncodeFilterResult(const ExtenderArgs& args,
                                const FilterOutcome& outcome);
+
+// The filter verb in one pass over the parsed body: decodes ExtenderArgs
+// (with `options`; node_json stays empty), calls `decide`, and encodes its
+// outcome as EncodeFilterResult does, serializing Nodes items straight from
+// the parsed document and only for the nodes that passed. Decode errors are
+// returned as by DecodeExtenderArgs.
+absl::StatusOr<std::string> DecodeFilterEncode(
+    std::string_view body, const DecodeOptions& options,
+    const std::function<FilterOutcome(const ExtenderArgs&)>& decide);
 std::string EncodeFilterError(std::string_view error);
 // HostPriorityList: a bare JSON array.
 std::string EncodeHostPriorities(const std::vector<HostScore>& scores);

@@ -28,6 +28,11 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Every server response carries the server time of its exchange in
+// microseconds with one decimal ("41.7"): from the request fully read to the
+// response built, i.e. routing and handler, without socket I/O.
+inline constexpr char kServerTimeHeader[] = "X-Gpusched-Server-Micros";
+
 // Called on a server I/O thread; must be thread-safe. May throw: the server
 // turns an exception into a 500 response.
 using Handler = std::function<Response(const Request&)>;

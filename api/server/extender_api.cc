@@ -72,42 +72,60 @@ void ExtenderApi::Register(http::Router& router) {
              [this](const http::Request& r) { return Ready(r); });
   router.Add("GET", "/metrics",
              [this](const http::Request& r) { return MetricsText(r); });
+  router.Add("POST", "/v1/pods/complete",
+             [this](const http::Request& r) { return CompletePod(r); });
   router.Add("GET", "/v1/nodes",
              [this](const http::Request& r) { return Nodes(r); });
 }
 
+DecodeOptions ExtenderApi::DecodeOptionsFor(bool echo_nodes) const {
+  return DecodeOptions{
+      .known_node =
+          [this](std::string_view name, std::string_view version) {
+            return service_.HasNodeVersion(name, version);
+          },
+      .echo_nodes = echo_nodes};
+}
+
 http::Response ExtenderApi::Filter(const http::Request& request) {
   return Observed("filter", [&] {
-    absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
-    if (!args.ok()) {
-      spdlog::warn("filter: bad request: {}", Message(args.status()));
-      return http::JsonError(400, Message(args.status()));
+    absl::StatusOr<std::string> body = DecodeFilterEncode(
+        request.body, DecodeOptionsFor(false), [&](const ExtenderArgs& args) {
+          if (args.has_nodes && !args.nodes.empty()) {
+            for (const std::string& warning :
+                 service_.UpsertNodes(args.nodes)) {
+              spdlog::warn("model: {}", warning);
+            }
+          }
+          FilterOutcome outcome = service_.Filter(args.pod, args.node_names);
+          spdlog::debug(
+              "filter pod={} candidates={} passed={} failed={} "
+              "unresolvable={}",
+              args.pod.Key(), args.node_names.size(), outcome.passed.size(),
+              outcome.failed.size(), outcome.unresolvable.size());
+          return outcome;
+        });
+    if (!body.ok()) {
+      spdlog::warn("filter: bad request: {}", Message(body.status()));
+      return http::JsonError(400, Message(body.status()));
     }
-    if (args->has_nodes) {
-      for (const std::string& warning : service_.UpsertNodes(args->nodes)) {
-        spdlog::warn("model: {}", warning);
-      }
-    }
-    FilterOutcome outcome = service_.Filter(args->pod, args->node_names);
-    spdlog::debug("filter pod={} candidates={} passed={} failed={} "
-                  "unresolvable={}",
-                  args->pod.Key(), args->node_names.size(),
-                  outcome.passed.size(), outcome.failed.size(),
-                  outcome.unresolvable.size());
-    return Json(EncodeFilterResult(*args, outcome));
+    return Json(*std::move(body));
   });
 }
 
 http::Response ExtenderApi::Prioritize(const http::Request& request) {
   return Observed("prioritize", [&] {
-    absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
+    absl::StatusOr<ExtenderArgs> args =
+        DecodeExtenderArgs(request.body, DecodeOptionsFor(false));
     if (!args.ok()) {
       spdlog::warn("prioritize: bad request: {}", Message(args.status()));
       return http::JsonError(400, Message(args.status()));
     }
-    if (args->has_nodes) service_.UpsertNodes(args->nodes);
-    return Json(EncodeHostPriorities(
-        service_.Prioritize(args->pod, args->node_names)));
+    if (args->has_nodes && !args->nodes.empty()) {
+      service_.UpsertNodes(args->nodes);
+    }
+    return Json(
+        EncodeHostPriorities(service_.Prioritize(args->pod, args->node_names)));
   });
 }
 
@@ -146,6 +164,18 @@ http::Response ExtenderApi::Bind(const http::Request& request) {
     }
     return Json(EncodeBindingResult(outcome.error));
   });
+}
+
+http::Response ExtenderApi::CompletePod(const http::Request& request) {
+  if (!service_.standalone()) {
+    return http::JsonError(409,
+                           "pods complete through the API server in live mode");
+  }
+  absl::StatusOr<std::string> uid = DecodePodCompletion(request.body);
+  if (!uid.ok()) return http::JsonError(400, Message(uid.status()));
+  const bool removed = service_.RemovePod(*uid);
+  spdlog::debug("complete pod uid={} removed={}", *uid, removed);
+  return Json(removed ? R"({"Removed":true})" : R"({"Removed":false})");
 }
 
 http::Response ExtenderApi::Nodes(const http::Request&) const {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "api/codec/extender_json.h"
 #include "api/http/message.h"
 #include "api/http/router.h"
 #include "api/server/metrics.h"
@@ -31,11 +32,17 @@ class ExtenderApi {
   http::Response Prioritize(const http::Request& request);
   http::Response Preempt(const http::Request& request);
   http::Response Bind(const http::Request& request);
+  // POST /v1/pods/complete {"PodUID":"..."}: in standalone mode, the pod
+  // finished and releases what it holds (in live mode the API server's pod
+  // deletions do this, so the call is refused with 409).
+  http::Response CompletePod(const http::Request& request);
   http::Response Nodes(const http::Request& request) const;
   http::Response MetricsText(const http::Request& request) const;
   http::Response Ready(const http::Request& request) const;
 
  private:
+  // Wire decoding that skips Nodes items the model already holds.
+  DecodeOptions DecodeOptionsFor(bool echo_nodes) const;
   // Runs `handle`, timing it and counting it under `verb`.
   template <typename F>
   http::Response Observed(std::string_view verb, F&& handle);

@@ -1,6 +1,9 @@
 #include "bench/lib/cluster_generator.h"
 
+#include <algorithm>
 #include <random>
+
+#include "absl/strings/str_cat.h"
 
 namespace gpusched::bench {
 namespace {
@@ -23,13 +26,26 @@ constexpr Shape kT4{"t4", "Tesla-T4", 2, 1, false, 48, 192};
 
 const Shape& ShapeFor(int i) {
   switch (i % 20) {
-    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7:
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
       return kDgx;
-    case 8: case 9: case 10: case 11: case 12:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
       return kA100;
-    case 13: case 14:
+    case 13:
+    case 14:
       return kL4;
-    case 15: case 16:
+    case 15:
+    case 16:
       return kL4Shared;
     default:
       return kT4;
@@ -47,7 +63,8 @@ Node MakeNode(int i, const Shape& shape) {
       {"gpusched.io/block", "block-" + std::to_string(rack / 8)},
       {"gpusched.io/rack", "rack-" + std::to_string(rack)},
       {"nvidia.com/gpu.product", shape.product},
-      {"nvidia.com/gpu.count", std::to_string(shape.gpus * (shape.mig ? 2 : 1))},
+      {"nvidia.com/gpu.count",
+       std::to_string(shape.gpus * (shape.mig ? 2 : 1))},
       {"nvidia.com/gpu.replicas", std::to_string(shape.replicas)},
   };
   if (shape.replicas > 1) {
@@ -100,6 +117,37 @@ GeneratedCluster GenerateCluster(int node_count, double fill, uint64_t seed) {
     cluster.running.push_back(std::move(pod));
   }
   return cluster;
+}
+
+std::vector<Pod> PendingPodMix() {
+  std::vector<Pod> pods;
+  for (int gpus : {1, 2, 4, 8}) {
+    pods.push_back(MakeGpuPod(absl::StrCat("pending-", gpus, "gpu"), gpus));
+  }
+  Pod mig = MakeGpuPod("pending-mig", 0);
+  mig.containers[0].requests.Set("nvidia.com/mig-1g.5gb", 1);
+  pods.push_back(std::move(mig));
+  return pods;
+}
+
+std::vector<std::vector<std::string>> CandidateSets(
+    const std::vector<std::string>& names, int count, int sets, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> pool = names;
+  const size_t take = std::min<size_t>(count, pool.size());
+  for (int s = 0; s < sets; ++s) {
+    std::shuffle(pool.begin(), pool.end(), random);
+    out.emplace_back(pool.begin(), pool.begin() + take);
+  }
+  return out;
+}
+
+std::vector<std::string> NamesOf(const std::vector<Node>& nodes) {
+  std::vector<std::string> names;
+  names.reserve(nodes.size());
+  for (const Node& node : nodes) names.push_back(node.meta.name);
+  return names;
 }
 
 }  // namespace gpusched::bench

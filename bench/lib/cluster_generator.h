@@ -24,6 +24,19 @@ GeneratedCluster GenerateCluster(int node_count, double fill, uint64_t seed);
 // A pending pod asking for `gpus` whole GPUs (and some CPU and memory).
 Pod MakeGpuPod(const std::string& name, int gpus);
 
+// The pending pods a request asks about, in rotation: 1, 2, 4 and 8 whole
+// GPUs and one MIG 1g.5gb instance, so every node shape sees passes and
+// failures of every kind.
+std::vector<Pod> PendingPodMix();
+
+// `sets` candidate name lists of `count` names each, sampled without
+// replacement from `names` (deterministic for `seed`): kube-scheduler hands
+// the extender a sample of the feasible nodes, of every shape.
+std::vector<std::vector<std::string>> CandidateSets(
+    const std::vector<std::string>& names, int count, int sets, uint64_t seed);
+
+std::vector<std::string> NamesOf(const std::vector<Node>& nodes);
+
 }  // namespace gpusched::bench
 
 #endif  // GPUSCHED_BENCH_LIB_CLUSTER_GENERATOR_H_

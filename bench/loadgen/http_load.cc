@@ -1,0 +1,262 @@
+#include "bench/loadgen/http_load.h"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <numeric>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpusched::bench {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+
+// Case-insensitive search for a header's value in the header block.
+std::string_view HeaderValue(std::string_view head, std::string_view name) {
+  size_t pos = 0;
+  while ((pos = head.find("\r\n", pos)) != std::string_view::npos) {
+    pos += 2;
+    if (head.size() - pos < name.size() + 1) return {};
+    bool match = true;
+    for (size_t i = 0; i < name.size() && match; ++i) {
+      match = std::tolower(static_cast<unsigned char>(head[pos + i])) ==
+              std::tolower(static_cast<unsigned char>(name[i]));
+    }
+    if (!match || head[pos + name.size()] != ':') continue;
+    size_t start = pos + name.size() + 1;
+    while (start < head.size() && head[start] == ' ') ++start;
+    size_t end = head.find("\r\n", start);
+    return head.substr(start, end - start);
+  }
+  return {};
+}
+
+struct ParsedHead {
+  int status = 0;
+  size_t content_length = 0;
+  double server_us = -1;
+};
+
+ParsedHead ParseHead(std::string_view head) {
+  ParsedHead parsed;
+  // "HTTP/1.1 200 OK"
+  if (head.size() > 12) {
+    std::from_chars(head.data() + 9, head.data() + 12, parsed.status);
+  }
+  std::string_view length = HeaderValue(head, "content-length");
+  std::from_chars(length.data(), length.data() + length.size(),
+                  parsed.content_length);
+  std::string_view server = HeaderValue(head, "x-gpusched-server-micros");
+  if (!server.empty())
+    parsed.server_us = std::strtod(std::string(server).c_str(), nullptr);
+  return parsed;
+}
+
+struct Shared {
+  const LoadOptions& options;
+  Script& script;
+  Clock::time_point record_from;
+  Clock::time_point stop_at;
+  Clock::time_point next_slot;  // pacing under max_rate
+  std::chrono::nanoseconds slot{0};
+};
+
+// One keep-alive connection's loop.
+asio::awaitable<void> Connection(Shared& shared, int index, tcp::socket socket,
+                                 std::map<std::string, VerbStats>& stats) {
+  std::string buffer;
+  Reply last;
+  std::string last_body;
+  for (;;) {
+    WireRequest* request = nullptr;
+    if (Clock::now() >= shared.stop_at ||
+        !shared.script.Next(index, last, &request)) {
+      break;
+    }
+    if (shared.slot.count() > 0) {
+      Clock::time_point when = std::max(shared.next_slot, Clock::now());
+      shared.next_slot = when + shared.slot;
+      if (when > Clock::now()) {
+        asio::steady_timer timer(socket.get_executor(), when);
+        co_await timer.async_wait(kAwait);
+      }
+    }
+    const Clock::time_point start = Clock::now();
+    VerbStats* verb = nullptr;
+    auto [write_ec, written] = co_await asio::async_write(
+        socket, asio::buffer(request->bytes), kAwait);
+    ParsedHead head;
+    size_t head_size = 0;
+    if (!write_ec) {
+      auto [ec, n] = co_await asio::async_read_until(
+          socket, asio::dynamic_buffer(buffer), "\r\n\r\n", kAwait);
+      if (!ec) {
+        head_size = n;
+        head = ParseHead(std::string_view(buffer).substr(0, n));
+        const size_t need = n + head.content_length;
+        if (buffer.size() < need) {
+          auto [body_ec, m] = co_await asio::async_read(
+              socket, asio::dynamic_buffer(buffer),
+              asio::transfer_exactly(need - buffer.size()), kAwait);
+          if (body_ec) head.status = 0;
+        }
+      } else {
+        head.status = 0;
+      }
+    }
+    const Clock::time_point end = Clock::now();
+    const bool recorded = start >= shared.record_from && end <= shared.stop_at;
+    if (recorded) verb = &stats[request->verb];
+    if (head.status == 0) {
+      if (verb) ++verb->errors;
+      co_return;  // the connection is gone
+    }
+    const size_t total = head_size + head.content_length;
+    last_body.assign(buffer, head_size, head.content_length);
+    buffer.erase(0, total);
+    last = Reply{head.status, last_body};
+    if (verb != nullptr) {
+      if (head.status != 200) ++verb->errors;
+      verb->client_us.push_back(
+          std::chrono::duration<double, std::micro>(end - start).count());
+      if (head.server_us >= 0) verb->server_us.push_back(head.server_us);
+      verb->bytes_sent += request->bytes.size();
+      verb->bytes_received += total;
+    }
+  }
+  boost::system::error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+}  // namespace
+
+WireRequest MakePost(std::string verb, std::string_view target,
+                     std::string_view body) {
+  WireRequest request{std::move(verb), {}};
+  request.bytes = absl::StrCat(
+      "POST ", absl::string_view(target.data(), target.size()),
+      " HTTP/1.1\r\nHost: gpusched\r\nContent-Type: application/json\r\n"
+      "Content-Length: ",
+      body.size(), "\r\n\r\n");
+  request.bytes.append(body);
+  return request;
+}
+
+Percentiles PercentilesOf(std::vector<double> samples) {
+  Percentiles p;
+  if (samples.empty()) return p;
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) {
+    return samples[static_cast<size_t>(q * (samples.size() - 1))];
+  };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.p999 = at(0.999);
+  p.max = samples.back();
+  p.mean =
+      std::accumulate(samples.begin(), samples.end(), 0.0) / samples.size();
+  return p;
+}
+
+uint64_t LoadResult::requests() const {
+  uint64_t n = 0;
+  for (const auto& [name, verb] : verbs) n += verb.client_us.size();
+  return n;
+}
+
+absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options, Script& script) {
+  asio::io_context io(1);
+  tcp::endpoint endpoint(asio::ip::make_address(options.host), options.port);
+  std::vector<std::map<std::string, VerbStats>> stats(options.connections);
+  std::vector<tcp::socket> sockets;
+  for (int i = 0; i < options.connections; ++i) {
+    tcp::socket socket(io);
+    boost::system::error_code ec;
+    socket.connect(endpoint, ec);
+    if (ec) {
+      return absl::UnavailableError(absl::StrCat(
+          "connect ", options.host, ":", options.port, ": ", ec.message()));
+    }
+    socket.set_option(tcp::no_delay(true));
+    sockets.push_back(std::move(socket));
+  }
+  const Clock::time_point now = Clock::now();
+  Shared shared{.options = options,
+                .script = script,
+                .record_from = now + options.warmup,
+                .stop_at = now + options.warmup + options.duration,
+                .next_slot = now};
+  if (options.max_rate > 0) {
+    shared.slot =
+        std::chrono::nanoseconds(static_cast<int64_t>(1e9 / options.max_rate));
+  }
+  for (int i = 0; i < options.connections; ++i) {
+    asio::co_spawn(io, Connection(shared, i, std::move(sockets[i]), stats[i]),
+                   asio::detached);
+  }
+  io.run();
+  LoadResult result;
+  result.seconds = std::chrono::duration<double>(options.duration).count();
+  for (auto& per_connection : stats) {
+    for (auto& [name, verb] : per_connection) {
+      VerbStats& into = result.verbs[name];
+      into.client_us.insert(into.client_us.end(), verb.client_us.begin(),
+                            verb.client_us.end());
+      into.server_us.insert(into.server_us.end(), verb.server_us.begin(),
+                            verb.server_us.end());
+      into.errors += verb.errors;
+      into.bytes_sent += verb.bytes_sent;
+      into.bytes_received += verb.bytes_received;
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<int> HttpStatusOf(const std::string& host, uint16_t port,
+                                 std::string_view method,
+                                 std::string_view target) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  boost::system::error_code ec;
+  socket.connect(tcp::endpoint(asio::ip::make_address(host), port), ec);
+  if (ec) return absl::UnavailableError(ec.message());
+  std::string request =
+      absl::StrCat(absl::string_view(method.data(), method.size()), " ",
+                   absl::string_view(target.data(), target.size()),
+                   " HTTP/1.1\r\nHost: gpusched\r\nConnection: close\r\n\r\n");
+  asio::write(socket, asio::buffer(request), ec);
+  std::string buffer;
+  asio::read_until(socket, asio::dynamic_buffer(buffer), "\r\n\r\n", ec);
+  if (ec) return absl::UnavailableError(ec.message());
+  return ParseHead(buffer).status;
+}
+
+int64_t ResidentKib(int pid) {
+  std::ifstream in(pid == 0 ? std::string("/proc/self/status")
+                            : absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return -1;
+}
+
+}  // namespace gpusched::bench

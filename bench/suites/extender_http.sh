@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Extender over real HTTP: 1, 8 and 64 keep-alive clients on a 5,000-node
+# cluster with 500 candidate names, plus nodeCacheCapable=false ingest.
+# Writes bench/results/extender_http.json.   Usage: extender_http.sh BUILD_DIR
+set -euo pipefail
+build=${1:-build}
+seconds=10
+[ "${BENCH_QUICK:-0}" = 1 ] && seconds=3
+"$build/bench/extender_loadgen" --nodes 5000 --candidates 500 \
+  --concurrency 1,8,64 --seconds "$seconds" --warmup 2 --ingest-seconds 5 \
+  --out bench/results/extender_http.json

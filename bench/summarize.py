@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Writes bench/results/SUMMARY.md from the result files beside it.
+
+Usage: bench/summarize.py [RESULTS_DIR]   (default: bench/results)
+
+Known reports get a table of measured values against their targets:
+Google Benchmark JSON (any *_bench.json), extender_http.json (load
+generator), memory.json, soak.json. Every other *.json is listed generically
+(its top-level fields), every other *.md/*.svg is linked, and a missing file
+just leaves its section out. Python 3 standard library only.
+"""
+import json
+import os
+import sys
+from datetime import datetime, timezone
+
+# Targets from the issue (extender speed, ingest, memory growth).
+FILTER_P99_US = 200
+FILTER_RPS = 20000
+INGEST_MB_S = 500
+SOAK_GROWTH_PCT = 5
+
+KNOWN = {"extender_http.json", "memory.json", "soak.json"}
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        return {"_error": str(e)}
+
+
+def fmt(value, digits=1):
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def verdict(ok):
+    if ok is None:
+        return "–"
+    return "✅ met" if ok else "❌ not met"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" for _ in header) + "|"]
+    for row in rows:
+        out.append("| " + " | ".join(fmt(c) for c in row) + " |")
+    return out
+
+
+def get(d, *keys):
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return None
+        d = d[k]
+    return d
+
+
+def conditions_line(doc):
+    cond = doc.get("conditions") or {}
+    machine = cond.get("machine_before") or cond.get("machine") or {}
+    parts = []
+    for key in ("nodes", "candidates", "seconds", "connections", "server"):
+        if key in cond:
+            parts.append(f"{key} {cond[key]}")
+    if "server" in doc:
+        parts.append(f"server: {doc['server']}")
+    if machine:
+        parts.append(f"{machine.get('cores', '?')} cores, load average "
+                     f"{fmt(machine.get('loadavg_1m'), 2)} at start")
+    return "Conditions: " + "; ".join(parts) + "." if parts else ""
+
+
+def extender_http(doc):
+    out = ["## Extender over HTTP (bench/loadgen, extender_http.json)", ""]
+    out.append(conditions_line(doc))
+    out.append("")
+    rows = []
+    best_rps = None
+    worst_p99 = None
+    for run in doc.get("runs", []):
+        f = get(run, "verbs", "filter") or {}
+        p = get(run, "verbs", "prioritize") or {}
+        rps = f.get("requests_per_second")
+        p99 = get(f, "server_us", "p99")
+        best_rps = max(best_rps or 0, rps or 0)
+        if p99 is not None:
+            worst_p99 = max(worst_p99 or 0, p99)
+        rows.append([run.get("concurrency"), run.get("requests_per_second"),
+                     rps, get(f, "server_us", "p50"), p99,
+                     get(f, "server_us", "p999"), get(p, "server_us", "p50"),
+                     get(p, "server_us", "p99"), get(f, "client_us", "p50"),
+                     get(f, "client_us", "p99"), f.get("errors")])
+    out += table(["clients", "req/s (all)", "filter req/s",
+                  "filter server p50 µs", "p99 µs", "p999 µs",
+                  "prioritize server p50 µs", "p99 µs",
+                  "filter client p50 µs", "client p99 µs", "errors"], rows)
+    out.append("")
+    ingest = doc.get("ingest") or {}
+    out += table(["target", "goal", "measured", "verdict"], [
+        ["filter server p99 (every concurrency)", f"≤ {FILTER_P99_US} µs",
+         worst_p99, verdict(None if worst_p99 is None
+                            else worst_p99 <= FILTER_P99_US)],
+        ["filter requests/s (best concurrency)", f"≥ {FILTER_RPS:,}",
+         best_rps, verdict(None if best_rps is None
+                           else best_rps >= FILTER_RPS)],
+        ["nodeCacheCapable=false ingest, end to end", f"≥ {INGEST_MB_S} MB/s",
+         ingest.get("mb_per_second_client"),
+         verdict(None if not ingest else
+                 ingest.get("mb_per_second_client", 0) >= INGEST_MB_S)],
+        ["nodeCacheCapable=false ingest, per server time",
+         f"≥ {INGEST_MB_S} MB/s", ingest.get("mb_per_second_server"),
+         verdict(None if not ingest else
+                 ingest.get("mb_per_second_server", 0) >= INGEST_MB_S)],
+    ])
+    if ingest:
+        out.append("")
+        out.append(f"Ingest request size: {fmt(ingest.get('request_mb'), 2)} "
+                   "MB (500 full Node objects).")
+    out.append("")
+    return out
+
+
+def memory(doc):
+    out = ["## Memory (extender_memory, memory.json)", ""]
+    cond = doc.get("conditions") or {}
+    if cond.get("method"):
+        out.append(f"Method: {cond['method']}.")
+        out.append("")
+    rows = [[r.get("nodes"), r.get("pods"), r.get("model_mib"),
+             (r.get("rss_loaded_kib") or 0) / 1024.0, r.get("load_seconds")]
+            for r in doc.get("rows", [])]
+    out += table(["nodes", "running pods", "model MiB", "process RSS MiB",
+                  "load s"], rows)
+    derived = doc.get("derived") or {}
+    if derived:
+        out.append("")
+        out.append("Derived: " + ", ".join(
+            f"{k.replace('_', ' ')} {fmt(v, 0)}" for k, v in derived.items())
+            + ".")
+    out.append("")
+    return out
+
+
+def soak(doc):
+    out = ["## Soak (extender_soak, soak.json)", ""]
+    out.append(conditions_line(doc))
+    out.append("")
+    growth = doc.get("rss_growth_percent")
+    out += table(["measure", "value"], [
+        ["duration after warm-up (s)", get(doc, "conditions", "seconds")],
+        ["warm-up (s)", get(doc, "conditions", "warmup_seconds")],
+        ["RSS after warm-up (KiB)", doc.get("rss_kib_after_warmup")],
+        ["RSS at end (KiB)", doc.get("rss_kib_end")],
+        ["RSS peak after warm-up (KiB)", doc.get("rss_kib_peak_after_warmup")],
+        ["RSS growth (%)", growth],
+        [f"target ≤ {SOAK_GROWTH_PCT} %",
+         verdict(None if growth is None else growth <= SOAK_GROWTH_PCT)],
+    ])
+    rows = []
+    for name, v in sorted((doc.get("verbs") or {}).items()):
+        rows.append([name, v.get("requests"), v.get("requests_per_second"),
+                     v.get("errors"), get(v, "server_us", "p50"),
+                     get(v, "server_us", "p99"), get(v, "server_us", "p999")])
+    if rows:
+        out.append("")
+        out += table(["verb", "requests", "req/s", "errors", "server p50 µs",
+                      "p99 µs", "p999 µs"], rows)
+    out.append("")
+    return out
+
+
+def google_benchmark(name, doc):
+    out = [f"## {name} (Google Benchmark)", ""]
+    ctx = doc.get("context") or {}
+    if ctx:
+        load = ctx.get("load_avg") or []
+        out.append(f"Conditions: {ctx.get('num_cpus', '?')} CPUs at "
+                   f"{ctx.get('mhz_per_cpu', '?')} MHz, load average "
+                   f"{', '.join(fmt(x, 2) for x in load) or '?'}, "
+                   f"{ctx.get('date', '')}.")
+        out.append("")
+    rows = []
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type") == "aggregate":
+            continue
+        unit = b.get("time_unit", "ns")
+        bps = b.get("bytes_per_second")
+        rows.append([b.get("name"), f"{fmt(b.get('real_time'))} {unit}",
+                     f"{fmt(b.get('cpu_time'))} {unit}", b.get("p50_us"),
+                     b.get("p99_us"), b.get("p999_us"),
+                     None if bps is None else bps / 1e6])
+    out += table(["benchmark", "wall", "cpu", "p50 µs", "p99 µs", "p999 µs",
+                  "MB/s (cpu)"], rows)
+    targets = []
+    for b in doc.get("benchmarks", []):
+        n = b.get("name", "")
+        if n.startswith("BM_HandlerFilter/") and "p99_us" in b:
+            targets.append([f"{n}: filter p99 (handler)",
+                            f"≤ {FILTER_P99_US} µs", b["p99_us"],
+                            verdict(b["p99_us"] <= FILTER_P99_US)])
+        if ("Nodes" in n and "bytes_per_second" in b
+                and not n.endswith("/20")):
+            mbs = b["bytes_per_second"] / 1e6
+            targets.append([f"{n}: ingest", f"≥ {INGEST_MB_S} MB/s", mbs,
+                            verdict(mbs >= INGEST_MB_S)])
+    if targets:
+        out.append("")
+        out += table(["target", "goal", "measured", "verdict"], targets)
+    out.append("")
+    return out
+
+
+def generic(name, doc):
+    out = [f"## {name}", ""]
+    if "_error" in doc:
+        out.append(f"Unreadable: {doc['_error']}")
+    elif isinstance(doc, dict):
+        keys = ", ".join(sorted(doc.keys())[:20])
+        label = doc.get("benchmark") or doc.get("name") or ""
+        out.append(f"Not a format this summary knows{': ' + label if label else ''}; "
+                   f"top-level fields: {keys}.")
+    else:
+        out.append(f"Not a format this summary knows ({type(doc).__name__}).")
+    out.append("")
+    return out
+
+
+def main():
+    results = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
+    if not os.path.isdir(results):
+        print(f"summarize.py: no directory {results}", file=sys.stderr)
+        return 1
+    files = sorted(os.listdir(results))
+    out = ["# Benchmark summary", "",
+           f"Generated by bench/summarize.py on "
+           f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} from "
+           f"the files in {results}/. Reproduce everything with `make bench` "
+           "(bench/run_all.sh BUILD_DIR). Targets are the issue's; measured on "
+           "a shared 2-core machine, so the load average is given with each "
+           "report.", ""]
+    sections = {"extender_http.json": extender_http, "memory.json": memory,
+                "soak.json": soak}
+    for name in ("extender_http.json", "soak.json", "memory.json"):
+        if name in files:
+            doc = load(os.path.join(results, name))
+            out += sections[name](doc) if "_error" not in doc else generic(name, doc)
+    for name in files:
+        if not name.endswith(".json") or name in KNOWN:
+            continue
+        doc = load(os.path.join(results, name))
+        if isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
+            out += google_benchmark(name, doc)
+        else:
+            out += generic(name, doc)
+    others = [n for n in files if n.endswith((".md", ".svg", ".csv"))
+              and n != "SUMMARY.md"]
+    if others:
+        out += ["## Other reports", ""]
+        out += [f"- [{n}]({n})" for n in others]
+        out.append("")
+    with open(os.path.join(results, "SUMMARY.md"), "w") as f:
+        f.write("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
