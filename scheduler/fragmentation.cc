@@ -52,7 +52,7 @@ double HostStranded(const NodeFree& free, std::span<const TaskShape> shapes,
   if (memory > 0 && free.memory_bytes != kUnlimited) {
     reachable = std::min(reachable, free.memory_bytes / (memory / gpu));
   }
-  return std::max(0.0, static_cast<double>(all_free) - reachable);
+  return static_cast<double>(all_free) - std::max(0.0, reachable);
 }
 
 }  // namespace

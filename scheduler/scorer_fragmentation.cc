@@ -1,6 +1,7 @@
 // fragmentation: FGD (Weng et al., ATC '23): prefer the placement that
 // grows the node's expected GPU fragmentation least, measured against the
 // workload's task shapes (ScoreInput::shapes) with GPUs, CPU and memory.
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/inlined_vector.h"
@@ -16,6 +17,12 @@ int64_t FreeOf(const NodeState& node, std::string_view resource) {
   return allocatable.Get(resource) - node.requested().Get(resource);
 }
 
+bool AskHostResources(std::span<const TaskShape> shapes) {
+  return std::any_of(shapes.begin(), shapes.end(), [](const TaskShape& s) {
+    return s.cpu_milli > 0 || s.memory_bytes > 0;
+  });
+}
+
 }  // namespace
 
 double FragmentationScorePrecise(const ScoreInput& input) {
@@ -27,9 +34,13 @@ double FragmentationScorePrecise(const ScoreInput& input) {
   for (const GpuDevice& d : input.node.gpus().devices()) {
     gpus.push_back(d.healthy ? d.free_milli : 0);
   }
-  NodeFree free{.gpu_milli = gpus,
-                .cpu_milli = FreeOf(input.node, kCpu),
-                .memory_bytes = FreeOf(input.node, kMemory)};
+  NodeFree free{.gpu_milli = gpus};
+  // Resource lookups cost more than the measure; skip them for shapes that
+  // ask no CPU or memory (DefaultTaskShapes).
+  if (AskHostResources(shapes)) {
+    free.cpu_milli = FreeOf(input.node, kCpu);
+    free.memory_bytes = FreeOf(input.node, kMemory);
+  }
   const double before = NodeFragmentation(free, shapes);
   for (int id : input.assignment.gpu_ids) {
     gpus[id] -= input.assignment.milli_per_gpu;

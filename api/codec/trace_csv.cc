@@ -70,6 +70,8 @@ absl::StatusOr<CsvTable> CsvTable::Parse(absl::string_view text,
                                          absl::string_view file) {
   CsvTable table;
   table.file_ = std::string(file);
+  // Spreadsheet exports start with a UTF-8 byte order mark.
+  text = absl::StripPrefix(text, "\xEF\xBB\xBF");
   int line_number = 0;
   bool have_header = false;
   size_t header_size = 0;

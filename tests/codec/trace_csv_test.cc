@@ -34,6 +34,13 @@ TEST(ParseTraceNodes, FindsColumnsByNameInAnyOrderAndWithoutModel) {
   EXPECT_EQ((*nodes)[0].model, "");
 }
 
+TEST(ParseTraceNodes, SkipsAByteOrderMark) {
+  const auto nodes = ParseTraceNodes(
+      "\xEF\xBB\xBFsn,cpu_milli,memory_mib,gpu\na,1,1,1\n", "n.csv");
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ((*nodes)[0].name, "a");
+}
+
 TEST(ParseTraceNodes, RejectsARepeatedNode) {
   const auto nodes = ParseTraceNodes(
       "sn,cpu_milli,memory_mib,gpu\na,1,1,1\na,1,1,1\n", "n.csv");

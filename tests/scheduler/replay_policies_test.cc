@@ -1,11 +1,13 @@
 // Which node each replay policy picks, on clusters small enough to reason
 // about by hand.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "scheduler/replay/live_scoring_policy.h"
 #include "scheduler/replay/placement_policy.h"
 #include "scheduler/replay/replay_cluster.h"
 #include "tests/scheduler/replay_builders.h"
@@ -118,6 +120,49 @@ TEST(ReplayPolicies, RandomSpreadsOverTheNodesThatFit) {
     ++picked[(*policy)->Choose(pods.at(0), cluster)->node];
   }
   for (int count : picked) EXPECT_GT(count, 20);  // about 50 each
+}
+
+// The cache must never change a choice: every pick scores as high as the
+// best node scored afresh by weights that saw the same pods.
+TEST(ReplayPolicies, DefaultCachedScoresMatchFreshScores) {
+  std::vector<TraceNode> nodes;
+  for (int i = 0; i < 6; ++i) {
+    nodes.push_back(TraceGpuNode("n" + std::to_string(i), i % 2 ? 2 : 8)
+                        .Cpu(i % 2 ? 104000 : 96000));
+  }
+  const std::vector<TracePod> trace = {
+      TracePodOf("a").Share(810).Cpu(3152), TracePodOf("b").Gpus(1).Cpu(11300),
+      TracePodOf("c").Share(470).Cpu(11908), TracePodOf("d").Cpu(12500),
+      TracePodOf("e").Gpus(2).Cpu(16000)};
+  ReplayCluster cluster(nodes);
+  const ReplayPods pods(trace);
+  const char kWeights[] = "binpack=1,topology=2,fragmentation=3";
+  LiveScoringPolicy policy(*ScoringWeights::Parse(kWeights), pods.shape_count(),
+                           3);
+  const ScoringWeights fresh = *ScoringWeights::Parse(kWeights);
+  for (int step = 0; step < 60; ++step) {
+    const ReplayPod& pod = pods.at(step % trace.size());
+    policy.Observe(pod);
+    fresh.ObservePod(pod.view);
+    std::optional<Choice> choice = policy.Choose(pod, cluster);
+    double best = -1;
+    for (int node = 0; node < cluster.size(); ++node) {
+      if (!cluster.Fits(pod, node)) continue;
+      best = std::max(best,
+                      fresh.Score(ScoreInput{pod.view, cluster.node(node).state,
+                                             cluster.PlanGpus(pod, node)}));
+    }
+    if (!choice) {
+      EXPECT_EQ(best, -1) << "step " << step;
+      continue;
+    }
+    EXPECT_DOUBLE_EQ(
+        fresh.Score(ScoreInput{pod.view, cluster.node(choice->node).state,
+                               choice->gpus}),
+        best)
+        << "step " << step;
+    ASSERT_TRUE(cluster.Place(pod, choice->node, choice->gpus).ok());
+  }
 }
 
 TEST(ReplayPolicies, LiveWeightsAreAcceptedAsAScorerName) {
