@@ -111,6 +111,7 @@ FilterOutcome ExtenderService::Filter(const Pod& pod,
   // asked about (TaskShapeModel); a filter call is where a pod arrives.
   options_.weights.ObservePod(view);
   FilterOutcome outcome;
+  GpuVerdictMemo memo;
   std::shared_lock lock(mu_);
   for (const std::string& name : nodes) {
     const NodeState* node = model_.FindNode(name);
@@ -118,7 +119,7 @@ FilterOutcome ExtenderService::Filter(const Pod& pod,
       outcome.unresolvable.emplace_back(name, kUnknownNodeReason);
       continue;
     }
-    FitVerdict verdict = CheckPodOnNode(view, *node);
+    FitVerdict verdict = CheckPodOnNode(view, *node, memo);
     switch (verdict.code()) {
       case FitVerdict::Code::kFits:
         outcome.passed.push_back(name);

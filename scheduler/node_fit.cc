@@ -1,5 +1,7 @@
 #include "scheduler/node_fit.h"
 
+#include <bit>
+
 #include "scheduler/gpu_fit.h"
 #include "scheduler/node_predicates.h"
 
@@ -76,6 +78,31 @@ FitVerdict CheckPodOnNode(const PodView& pod, const NodeState& node) {
   // Every predicate passes, so the GPU plan alone decides.
   if (QuickGpusFit(pod.gpu, node.gpus())) return FitVerdict::Fits();
   return PlanGpus(pod.gpu, node.gpus()).verdict;
+}
+
+FitVerdict CheckPodOnNode(const PodView& pod, const NodeState& node,
+                          GpuVerdictMemo& memo) {
+  const GpuRequest& request = pod.gpu;
+  const GpuInventory& gpus = node.gpus();
+  // Only plain whole-GPU plans: their verdict is a function of the key.
+  if (!pod.invalid_reason.empty() || request.gpus <= 0 || request.milli > 0 ||
+      !request.mig.empty() || request.require_nvlink || gpus.time_shared() ||
+      gpus.devices().size() > 64 || !QuickPredicatesPass(pod, node) ||
+      !QuickResourcesFit(pod, node)) {
+    return CheckPodOnNode(pod, node);
+  }
+  GpuVerdictMemo::Key key{.product = gpus.labels().product};
+  for (const GpuDevice& d : gpus.devices()) {
+    if (d.index < 0 || d.index >= 64) return CheckPodOnNode(pod, node);
+    if (d.healthy) key.healthy_mask |= uint64_t{1} << d.index;
+    if (d.healthy && d.free_milli == kMilliPerGpu) {
+      key.free_mask |= uint64_t{1} << d.index;
+    }
+  }
+  if (std::popcount(key.free_mask) >= request.gpus) return FitVerdict::Fits();
+  auto [it, inserted] = memo.verdicts.try_emplace(key, FitVerdict::Fits());
+  if (inserted) it->second = PlanGpus(request, gpus).verdict;
+  return it->second;
 }
 
 NodeFit FitPodOnNode(const PodView& pod, const NodeState& node) {
