@@ -13,6 +13,7 @@
 #include "api/codec/json_writer.h"
 #include "api/codec/trace_csv.h"
 #include "api/server/flags.h"
+#include "scheduler/replay/placement_policy.h"
 
 namespace gpusched {
 namespace {
@@ -43,6 +44,11 @@ absl::StatusOr<replay::ReplayOptions> OptionsOf(const TraceReplayFlags& f) {
   if (!absl::SimpleAtoi(f.seed, &options.seed)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--seed \"", f.seed, "\" must be a non-negative integer"));
+  }
+  // A misspelt scorer is a usage error, found before the trace is read.
+  if (absl::Status known = replay::MakePolicy(f.scorer, 1, 0).status();
+      !known.ok()) {
+    return known;
   }
   options.scorer = f.scorer;
   return options;
@@ -155,9 +161,7 @@ int RunTraceReplay(const std::vector<std::string>& args) {
       replay::RunReplay(*trace, *options);
   if (!report.ok()) {
     std::cerr << kCommand << ": " << report.status().message() << "\n";
-    return report.status().code() == absl::StatusCode::kInvalidArgument
-               ? kExitUsage
-               : kExitFailure;
+    return kExitFailure;
   }
   const std::chrono::duration<double> wall =
       std::chrono::steady_clock::now() - start;

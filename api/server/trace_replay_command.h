@@ -13,8 +13,8 @@ namespace gpusched {
 //
 // Replays a GPU cluster trace (trace_csv.h) the way the FGD paper does
 // (replay.h) and writes the report JSON to --output or stdout. Exit codes:
-// 0 done, 1 an unreadable or malformed trace or an unwritable report, 2 bad
-// usage.
+// 0 done, 1 an unreadable or malformed trace (or one without GPU pods) or
+// an unwritable report, 2 bad usage (flags, an unknown scorer).
 int RunTraceReplay(const std::vector<std::string>& args);
 
 // The report: {"scorer", "seed", "load", "nodes", "gpus", "arrivedPods",

@@ -92,6 +92,18 @@ TEST(TraceReplayCliTest, AMalformedRowIsAnErrorNamingFileLineAndColumn) {
       << replay.stdout_text();
 }
 
+TEST(TraceReplayCliTest, APodListWithoutGpuPodsFails) {
+  const std::string pods = WriteTemp(
+      "cpu-pods.csv",
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,4000,8192,0,0\n");
+  Subprocess replay(
+      {GPUSCHED_BINARY, "trace-replay", "--nodes", kNodes, "--pods", pods});
+  EXPECT_EQ(replay.Wait(milliseconds(20000)), 1);
+  EXPECT_NE(replay.stdout_text().find("no pod in the list asks for a GPU"),
+            std::string::npos)
+      << replay.stdout_text();
+}
+
 TEST(TraceReplayCliTest, BadFlagsAreUsageErrors) {
   Subprocess no_pods({GPUSCHED_BINARY, "trace-replay", "--nodes", kNodes});
   EXPECT_EQ(no_pods.Wait(milliseconds(10000)), 2);
