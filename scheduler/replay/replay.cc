@@ -65,6 +65,22 @@ ReplayReport EmptyReport(const Trace& trace, const ReplayOptions& options,
   return report;
 }
 
+// One arrival: the policy observes the pod and places it, or it fails.
+absl::Status Submit(const ReplayPod& pod, PlacementPolicy& policy,
+                    ReplayCluster& cluster, ReplayReport& report) {
+  ++report.arrived_pods;
+  report.arrived_milli += pod.trace->GpuMilliRequest();
+  policy.Observe(pod);
+  std::optional<Choice> choice = policy.Choose(pod, cluster);
+  if (!choice) {
+    ++report.failed_pods;
+    report.failed_milli += pod.trace->GpuMilliRequest();
+    return absl::OkStatus();
+  }
+  ++report.placed_pods;
+  return cluster.Place(pod, choice->node, choice->gpus);
+}
+
 }  // namespace
 
 absl::StatusOr<ReplayReport> RunReplay(const Trace& trace,
@@ -83,19 +99,9 @@ absl::StatusOr<ReplayReport> RunReplay(const Trace& trace,
   LoadRecorder curve(CurveLoads(options.load, options.curve_step));
   const double capacity = static_cast<double>(cluster.total_milli());
   for (int index : *arrivals) {
-    const ReplayPod& pod = pods.at(index);
-    ++report.arrived_pods;
-    report.arrived_milli += pod.trace->GpuMilliRequest();
-    (*policy)->Observe(pod);
-    if (std::optional<Choice> choice = (*policy)->Choose(pod, cluster)) {
-      if (absl::Status s = cluster.Place(pod, choice->node, choice->gpus);
-          !s.ok()) {
-        return s;
-      }
-      ++report.placed_pods;
-    } else {
-      ++report.failed_pods;
-      report.failed_milli += pod.trace->GpuMilliRequest();
+    if (absl::Status s = Submit(pods.at(index), **policy, cluster, report);
+        !s.ok()) {
+      return s;
     }
     const double arrived = static_cast<double>(report.arrived_milli) / capacity;
     const double ratio =
