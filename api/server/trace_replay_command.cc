@@ -134,6 +134,10 @@ std::string EncodeReplayReport(const replay::ReplayReport& report,
   json.Raw(",").Key("arrivedGpuMilli").Int(report.arrived_milli);
   json.Raw(",").Key("allocatedGpuMilli").Int(report.allocated_milli);
   json.Raw(",").Key("failedGpuMilli").Int(report.failed_milli);
+  json.Raw(",").Key("multiGpuPods").Int(report.multi_gpu_pods);
+  json.Raw(",")
+      .Key("multiGpuTopologyScore")
+      .Double(report.multi_gpu_topology_score);
   EncodePoints(json, "checkpoints", report.checkpoints);
   EncodePoints(json, "curve", report.curve);
   json.Raw(",").Key("wallSeconds").Double(wall_seconds);

@@ -19,8 +19,9 @@ int RunTraceReplay(const std::vector<std::string>& args);
 
 // The report: {"scorer", "seed", "load", "nodes", "gpus", "arrivedPods",
 // "placedPods", "failedPods", "arrivedGpuMilli", "allocatedGpuMilli",
-// "failedGpuMilli", "checkpoints": [{"arrivedLoad", "gpuAllocationRatio"}],
-// "curve": [same], "wallSeconds"}.
+// "failedGpuMilli", "multiGpuPods", "multiGpuTopologyScore",
+// "checkpoints": [{"arrivedLoad", "gpuAllocationRatio"}], "curve": [same],
+// "wallSeconds"}.
 std::string EncodeReplayReport(const replay::ReplayReport& report,
                                double wall_seconds);
 

@@ -8,6 +8,7 @@
 #include "scheduler/replay/placement_policy.h"
 #include "scheduler/replay/replay_cluster.h"
 #include "scheduler/replay/sampling.h"
+#include "scheduler/scoring.h"
 
 namespace gpusched::replay {
 namespace {
@@ -78,6 +79,12 @@ absl::Status Submit(const ReplayPod& pod, PlacementPolicy& policy,
     return absl::OkStatus();
   }
   ++report.placed_pods;
+  if (choice->gpus.gpu_ids.size() >= 2) {
+    ++report.multi_gpu_pods;
+    // A running sum until RunReplay divides it.
+    report.multi_gpu_topology_score += TopologyScore(
+        ScoreInput{pod.view, cluster.node(choice->node).state, choice->gpus});
+  }
   return cluster.Place(pod, choice->node, choice->gpus);
 }
 
@@ -108,6 +115,10 @@ absl::StatusOr<ReplayReport> RunReplay(const Trace& trace,
         static_cast<double>(cluster.allocated_milli()) / capacity;
     checkpoints.Record(arrived, ratio);
     curve.Record(arrived, ratio);
+  }
+  if (report.multi_gpu_pods > 0) {
+    report.multi_gpu_topology_score /=
+        static_cast<double>(report.multi_gpu_pods);
   }
   report.allocated_milli = cluster.allocated_milli();
   report.checkpoints = checkpoints.Take();

@@ -36,6 +36,10 @@ struct ReplayReport {
   int64_t arrived_milli = 0;    // GPU milli requested by arrived pods
   int64_t allocated_milli = 0;  // GPU milli held at the end
   int64_t failed_milli = 0;     // GPU milli of the pods that failed
+  // Placed pods with two or more GPUs, and the mean link quality of the
+  // sets they got (TopologyScore, 0..100): what packing cost topology.
+  int64_t multi_gpu_pods = 0;
+  double multi_gpu_topology_score = 0;
   // At arrived load 0.8, 0.9, 1.0 and `load` (those not above `load`).
   std::vector<LoadPoint> checkpoints;
   // Every `curve_step` of arrived load, for plots.

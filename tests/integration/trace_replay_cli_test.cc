@@ -50,6 +50,7 @@ TEST(TraceReplayCliTest, WritesTheReportWithTheFourCheckpoints) {
     EXPECT_LE(ratio, 1.0);
   }
   EXPECT_GE(report["failedPods"].get<int>(), 0);
+  EXPECT_TRUE(report.contains("multiGpuTopologyScore"));
   EXPECT_GE(report["wallSeconds"].get<double>(), 0);
 }
 

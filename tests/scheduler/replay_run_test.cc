@@ -44,6 +44,14 @@ TEST(RunReplay, CountsEveryArrivalAsPlacedOrFailed) {
   EXPECT_EQ(report.arrived_milli - report.failed_milli, report.allocated_milli);
 }
 
+TEST(RunReplay, ReportsTheLinkQualityOfMultiGpuPlacements) {
+  const ReplayReport report =
+      *RunReplay(SmallTrace(), {.load = 1.3, .seed = 4});
+  EXPECT_GT(report.multi_gpu_pods, 0);  // the 8-GPU pods that fit
+  EXPECT_GT(report.multi_gpu_topology_score, 0);
+  EXPECT_LE(report.multi_gpu_topology_score, 100);
+}
+
 TEST(RunReplay, BelowFullLoadOnlyTheLoadIsACheckpoint) {
   const ReplayReport report =
       *RunReplay(SmallTrace(), {.load = 0.5, .seed = 1});
