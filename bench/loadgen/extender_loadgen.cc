@@ -111,8 +111,13 @@ nlohmann::json Report(const LoadResult& result) {
          verb.client_us.empty() ? 0
                                 : verb.bytes_received / verb.client_us.size()}};
   }
+  // CPU of this process (server and client together, in-process mode) per
+  // request: a capacity figure that the machine's other load does not move.
+  const double cpu_us =
+      result.all_requests ? result.cpu_seconds * 1e6 / result.all_requests : 0;
   return {{"seconds", result.seconds},
           {"requests_per_second", result.requests() / result.seconds},
+          {"process_cpu_us_per_request", cpu_us},
           {"verbs", verbs}};
 }
 
@@ -238,9 +243,10 @@ int Main(int argc, char** argv) {
     runs.push_back(run);
     const auto& filter = run["verbs"]["filter"];
     std::printf(
-        "clients=%-3d req/s=%8.0f filter/s=%8.0f filter server p50=%.1f "
-        "p99=%.1f p999=%.1f us, client p50=%.1f p99=%.1f us\n",
+        "clients=%-3d req/s=%8.0f cpu/req=%6.1f us filter/s=%8.0f filter "
+        "server p50=%.1f p99=%.1f p999=%.1f us, client p50=%.1f p99=%.1f us\n",
         c, run["requests_per_second"].get<double>(),
+        run["process_cpu_us_per_request"].get<double>(),
         filter["requests_per_second"].get<double>(),
         filter["server_us"]["p50"].get<double>(),
         filter["server_us"]["p99"].get<double>(),

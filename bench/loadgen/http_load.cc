@@ -1,5 +1,7 @@
 #include "bench/loadgen/http_load.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -77,7 +79,15 @@ struct Shared {
   Clock::time_point stop_at;
   Clock::time_point next_slot;  // pacing under max_rate
   std::chrono::nanoseconds slot{0};
+  uint64_t* completed = nullptr;
 };
+
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 // One keep-alive connection's loop.
 asio::awaitable<void> Connection(Shared& shared, int index, tcp::socket socket,
@@ -123,6 +133,7 @@ asio::awaitable<void> Connection(Shared& shared, int index, tcp::socket socket,
       }
     }
     const Clock::time_point end = Clock::now();
+    if (head.status != 0) ++*shared.completed;
     const bool recorded = start >= shared.record_from && end <= shared.stop_at;
     if (recorded) verb = &stats[request->verb];
     if (head.status == 0) {
@@ -208,12 +219,17 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options, Script& script) {
     shared.slot =
         std::chrono::nanoseconds(static_cast<int64_t>(1e9 / options.max_rate));
   }
+  uint64_t completed = 0;
+  shared.completed = &completed;
+  const double cpu_start = CpuSeconds();
   for (int i = 0; i < options.connections; ++i) {
     asio::co_spawn(io, Connection(shared, i, std::move(sockets[i]), stats[i]),
                    asio::detached);
   }
   io.run();
   LoadResult result;
+  result.cpu_seconds = CpuSeconds() - cpu_start;
+  result.all_requests = completed;
   result.seconds = std::chrono::duration<double>(options.duration).count();
   for (auto& per_connection : stats) {
     for (auto& [name, verb] : per_connection) {

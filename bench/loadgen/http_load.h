@@ -71,6 +71,8 @@ struct VerbStats {
 struct LoadResult {
   double seconds = 0;  // the recorded window
   std::map<std::string, VerbStats> verbs;
+  uint64_t all_requests = 0;  // completed, warm-up included
+  double cpu_seconds = 0;     // user + system of this process, whole run
   uint64_t requests() const;
 };
 
