@@ -23,4 +23,15 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   return contents.str();
 }
 
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (file) file << text;
+  if (file) file.close();
+  if (!file) {
+    return absl::UnavailableError(
+        absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gpusched

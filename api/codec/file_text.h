@@ -11,6 +11,10 @@ namespace gpusched {
 // DataLoss ("PATH: read failed"), so every loader reports files alike.
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
+// Replaces the file with `text`. Unavailable ("PATH: cannot write: <errno
+// text>") when it cannot be written.
+absl::Status WriteTextFile(const std::string& path, const std::string& text);
+
 }  // namespace gpusched
 
 #endif  // GPUSCHED_API_CODEC_FILE_TEXT_H_

@@ -1,15 +1,13 @@
 #include "api/server/trace_replay_command.h"
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/file_text.h"
 #include "api/codec/json_writer.h"
 #include "api/codec/trace_csv.h"
 #include "api/server/flags.h"
@@ -107,17 +105,6 @@ void EncodePoints(JsonWriter& json, std::string_view key,
   json.Raw("]");
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (file) file << text;
-  if (file) file.close();
-  if (!file) {
-    return absl::UnavailableError(
-        absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 std::string EncodeReplayReport(const replay::ReplayReport& report,
@@ -174,7 +161,7 @@ int RunTraceReplay(const std::vector<std::string>& args) {
     std::cout << json << std::flush;
     return 0;
   }
-  if (absl::Status s = WriteFile(flags->output, json); !s.ok()) {
+  if (absl::Status s = WriteTextFile(flags->output, json); !s.ok()) {
     std::cerr << kCommand << ": " << s.message() << "\n";
     return kExitFailure;
   }
