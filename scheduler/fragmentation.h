@@ -40,9 +40,10 @@ struct NodeFree {
 // How much a GPU stranded by the node's CPU or memory weighs against FGD's
 // expected fragment. FGD's term is the loss for the next task only; GPUs
 // whose node has run out of CPU are lost to every later task as well, so
-// they weigh more than one expected fragment. Chosen on the Alibaba trace
-// replay (bench/results/trace_replay.md): 1 -> 94.9 %, 4 -> 95.4 %,
-// 8 -> 95.5 % GPU allocation at 130 % load for the default scorer.
+// they weigh more than one expected fragment. Measured with the default
+// scorer on the Alibaba trace replay at 130 % load (bench/results/
+// trace_replay.md): 1 -> about 94.9 %, 4 -> 95.4 %, 8 -> 95.5 %, 16 ->
+// 95.6 % GPU allocation; 8 is where the gain flattens.
 inline constexpr double kHostStrandWeight = 8.0;
 
 // The fragment measure of one node, in milli-GPU:
