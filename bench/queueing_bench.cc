@@ -2,11 +2,15 @@
 // each, mixed priorities) over Q ClusterQueues in one cohort, on a generated
 // cluster; one Schedule() call admits what fits. Reports decisions/s
 // (workloads considered per second of the pass) and admissions.
+#include <chrono>
+#include <deque>
 #include <random>
 
 #include "bench/lib/cluster_generator.h"
+#include "bench/lib/latency.h"
 #include "benchmark/benchmark.h"
 #include "queueing/engine.h"
+#include "queueing/gang_placer.h"
 
 namespace gpusched::bench {
 namespace {
@@ -79,10 +83,103 @@ void BM_AdmitPendingWorkloads(benchmark::State& state) {
 }
 
 // {nodes, pending workloads, ClusterQueues}; the last is CI's tiny size.
+// The 5000-node rows at n, 2n and 4n pending workloads show how one
+// admission pass grows with the backlog.
 BENCHMARK(BM_AdmitPendingWorkloads)
     ->Args({5000, 2000, 30})
+    ->Args({5000, 4000, 30})
+    ->Args({5000, 8000, 30})
     ->Args({500, 2000, 30})
     ->Args({50, 50, 3})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// DGX H100 nodes in zones of 1024, blocks of 128 and racks of 16.
+ClusterModel TopologyCluster(int nodes) {
+  ClusterModel model;
+  for (int i = 0; i < nodes; ++i) {
+    Node node;
+    node.meta.name = "n" + std::to_string(i);
+    node.meta.labels = {
+        {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+        {"nvidia.com/gpu.count", "8"},
+        {"kubernetes.io/hostname", node.meta.name},
+        {"topology.kubernetes.io/zone", "z" + std::to_string(i / 1024)},
+        {"gpusched.io/block", "b" + std::to_string(i / 128)},
+        {"gpusched.io/rack", "r" + std::to_string(i / 16)}};
+    node.allocatable.Set(kCpu, 224'000);
+    node.allocatable.Set(kMemory, int64_t{2} << 40);
+    node.allocatable.Set(kPods, 110);
+    node.allocatable.Set(kNvidiaGpu, 8);
+    node.capacity = node.allocatable;
+    model.UpsertNode(std::move(node));
+  }
+  return model;
+}
+
+// Time to plan one gang (8..64 members of 1, 2, 4 or 8 GPUs; a third must
+// share a rack, a third prefer one block, a third go anywhere) on a
+// cluster kept 60..85 % full by letting the oldest gangs finish. Every
+// plan is timed, placed or not.
+void BM_PlanGangWithTopology(benchmark::State& state) {
+  const int nodes = state.range(0), gangs = state.range(1);
+  ClusterModel model = TopologyCluster(nodes);
+  const int64_t capacity = int64_t{nodes} * 8;
+  const std::vector<std::string> levels = {"topology.kubernetes.io/zone",
+                                           "gpusched.io/block", "gpusched.io/rack",
+                                           "kubernetes.io/hostname"};
+  const ScoringWeights weights = ScoringWeights::Defaults();
+  std::mt19937_64 random(5);
+  std::deque<std::pair<std::vector<std::string>, int64_t>> running;  // uids, GPUs
+  int64_t used = 0;
+  int placed = 0;
+  Latencies latencies;
+  for (auto _ : state) {
+    for (int g = 0; g < gangs; ++g) {
+      state.PauseTiming();
+      while (used > capacity * 60 / 100 && !running.empty() &&
+             (used > capacity * 85 / 100 || random() % 2 == 0)) {
+        for (const std::string& uid : running.front().first) model.RemovePod(uid);
+        used -= running.front().second;
+        running.pop_front();
+      }
+      const int members = 8 + static_cast<int>(random() % 57);
+      const int gpus = 1 << (random() % 4);
+      std::vector<Pod> pods;
+      for (int m = 0; m < members; ++m) {
+        Pod pod = MakeGpuPod("g" + std::to_string(g) + "-" + std::to_string(m), gpus);
+        pods.push_back(std::move(pod));
+      }
+      GangPlacementRequest request{.owner = "bench/g" + std::to_string(g),
+                                   .levels = levels,
+                                   .weights = &weights};
+      for (const Pod& pod : pods) request.members.push_back(&pod);
+      if (g % 3 == 0) request.required_level = "gpusched.io/rack";
+      if (g % 3 == 1) request.preferred_level = "gpusched.io/block";
+      state.ResumeTiming();
+      const auto start = std::chrono::steady_clock::now();
+      GangPlacement placement = PlaceGang(model, request);
+      latencies.Add(std::chrono::steady_clock::now() - start);
+      state.PauseTiming();
+      if (placement.placed) {
+        ++placed;
+        std::vector<std::string> uids;
+        for (const Pod& pod : pods) uids.push_back(pod.meta.uid);
+        running.emplace_back(std::move(uids), int64_t{members} * gpus);
+        used += int64_t{members} * gpus;
+      }
+      state.ResumeTiming();
+    }
+  }
+  latencies.Publish(state);
+  state.counters["placed"] = placed;
+  state.counters["gangs"] = gangs;
+}
+
+// {nodes, gangs}; the last is CI's tiny size.
+BENCHMARK(BM_PlanGangWithTopology)
+    ->Args({5000, 1000})
+    ->Args({50, 20})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

@@ -14,8 +14,8 @@ absl::StatusOr<std::unique_ptr<QueueingEngine>> QueueingEngine::Create(
     Policy policy, ClusterModel* model, EngineOptions options) {
   absl::StatusOr<QuotaTree> quota = QuotaTree::Build(policy);
   if (!quota.ok()) return quota.status();
-  return std::unique_ptr<QueueingEngine>(new QueueingEngine(
-      std::move(policy), *std::move(quota), model, options));
+  return std::unique_ptr<QueueingEngine>(
+      new QueueingEngine(std::move(policy), *std::move(quota), model, options));
 }
 
 QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
@@ -29,10 +29,48 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
   for (const auto& [name, weight] : policy_.config.scoring) {
     absl::StrAppend(&text, text.empty() ? "" : ",", name, "=", weight);
   }
-  if (auto parsed = ScoringWeights::Parse(text); parsed.ok()) weights_ = *parsed;
+  if (auto parsed = ScoringWeights::Parse(text); parsed.ok())
+    weights_ = *parsed;
+  RebuildIndexes();
 }
 
-int32_t QueueingEngine::PriorityOf(const Pod& pod, const PodGroup* group) const {
+void QueueingEngine::SetState(Workload& w, Workload::State state) {
+  w.state = state;
+  w.signature_id = -1;  // MembersToAdmit depends on the state
+  if (state == Workload::State::kFinished) {
+    live_.erase(w.key);
+  } else {
+    live_[w.key] = &w;
+  }
+  if (state == Workload::State::kAdmitted) {
+    admitted_[w.key] = &w;
+  } else {
+    admitted_.erase(w.key);
+  }
+}
+
+void QueueingEngine::RebuildIndexes() {
+  live_.clear();
+  admitted_.clear();
+  for (auto& [key, w] : workloads_) SetState(w, w.state);
+  root_of_queue_.clear();
+  for (const std::string& cq : quota_.ClusterQueueNames()) {
+    std::vector<std::string> path = quota_.PathToRoot(cq);
+    // A ClusterQueue without a cohort shares with nobody.
+    if (path.size() > 1) root_of_queue_[cq] = path.back();
+  }
+}
+
+bool QueueingEngine::SameCohortTree(const std::string& a,
+                                    const std::string& b) const {
+  auto ra = root_of_queue_.find(a);
+  auto rb = root_of_queue_.find(b);
+  return ra != root_of_queue_.end() && rb != root_of_queue_.end() &&
+         ra->second == rb->second;
+}
+
+int32_t QueueingEngine::PriorityOf(const Pod& pod,
+                                   const PodGroup* group) const {
   auto find_class = [&](const std::string& name) -> std::optional<int32_t> {
     for (const WorkloadPriorityClass& pc : policy_.priority_classes) {
       if (pc.name == name) return pc.value;
@@ -55,6 +93,7 @@ Workload& QueueingEngine::WorkloadFor(const Pod& pod, int64_t now) {
   Workload& w = it->second;
   if (inserted) {
     w.key = ref.key;
+    live_[w.key] = &w;
     w.namespace_name = ref.key.substr(0, ref.key.find('/'));
     w.is_gang = ref.kind != WorkloadRef::Kind::kSinglePod;
     w.created_ms = pod.meta.creation_unix_seconds > 0
@@ -71,7 +110,7 @@ Workload& QueueingEngine::WorkloadFor(const Pod& pod, int64_t now) {
 void QueueingEngine::AddPod(const Pod& pod, int64_t now) {
   Workload& w = WorkloadFor(pod, now);
   if (w.state == Workload::State::kFinished) {
-    w.state = Workload::State::kPending;  // a new run of the same name
+    SetState(w, Workload::State::kPending);  // a new run of the same name
     w.pending_since_ms = now;
   }
   w.pods[pod.Key()] = pod;
@@ -89,6 +128,7 @@ void QueueingEngine::AddPodGroup(const PodGroup& group, int64_t now) {
 // Fills what the workload's pods and PodGroup say: queue, priority,
 // minMember, timeouts, topology.
 void QueueingEngine::Resolve(Workload& w) {
+  w.signature_id = -1;
   if (w.pods.empty()) return;
   const Pod& first = w.pods.begin()->second;
   const PodGroup* group = nullptr;
@@ -103,8 +143,8 @@ void QueueingEngine::Resolve(Workload& w) {
   w.priority = PriorityOf(first, group);
   auto label = first.meta.labels.find(kQueueNameLabel);
   w.local_queue = label != first.meta.labels.end() ? label->second
-                  : group != nullptr              ? group->queue
-                                                  : "";
+                  : group != nullptr               ? group->queue
+                                                   : "";
   w.cluster_queue.clear();
   for (const LocalQueue& lq : policy_.local_queues) {
     if (lq.namespace_name == w.namespace_name && lq.name == w.local_queue) {
@@ -143,12 +183,13 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
       w.bound.erase(pod);
     }
     w.pods.erase(pod);
+    w.signature_id = -1;
     workload_of_pod_.erase(pod);
   }
   if (w.pods.empty()) {
     if (w.admitted()) quota_.RemoveUsage(w.cluster_queue, w.charged);
     w.charged.clear();
-    w.state = Workload::State::kFinished;
+    SetState(w, Workload::State::kFinished);
     w.reason = "all pods succeeded";
     Emit(now, "Finished", w, "", w.reason);
   }
@@ -161,7 +202,8 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
     Release(w);
     for (const auto& [pod, unused] : w.pods) workload_of_pod_.erase(pod);
     w.pods.clear();
-    w.state = Workload::State::kFinished;
+    w.signature_id = -1;
+    SetState(w, Workload::State::kFinished);
     w.reason = "deleted";
     return true;
   }
@@ -174,6 +216,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
     w.bound.erase(key);
   }
   w.pods.erase(key);
+  w.signature_id = -1;
   workload_of_pod_.erase(p);
   if (w.admitted() && w.is_gang &&
       static_cast<int>(w.placements.size()) < w.min_member) {
@@ -181,7 +224,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
   }
   if (w.pods.empty() && w.admitted()) {
     Release(w);
-    w.state = Workload::State::kFinished;
+    SetState(w, Workload::State::kFinished);
     w.reason = "deleted";
   }
   return true;
@@ -191,8 +234,8 @@ void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
   const NodeState* state = model_->FindNode(node);
   if (state == nullptr) return;
   // Admitted workloads lose the members that ran there.
-  for (auto& [key, w] : workloads_) {
-    if (!w.admitted()) continue;
+  for (auto& [key, admitted] : admitted_) {
+    Workload& w = *admitted;
     std::vector<std::string> lost;
     for (const auto& [pod, placement] : w.placements) {
       if (placement.node == node) lost.push_back(pod);
@@ -235,7 +278,8 @@ void QueueingEngine::MarkBound(const std::string& pod_key) {
   if (w.placements.contains(pod_key)) w.bound.insert(pod_key);
 }
 
-const Workload* QueueingEngine::FindWorkloadOfPod(const std::string& pod_key) const {
+const Workload* QueueingEngine::FindWorkloadOfPod(
+    const std::string& pod_key) const {
   auto it = workload_of_pod_.find(pod_key);
   if (it == workload_of_pod_.end()) return nullptr;
   auto w = workloads_.find(it->second);
@@ -253,6 +297,10 @@ absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
       quota_.AddUsage(w.cluster_queue, w.charged);
     }
   }
+  // Signatures name queues and quotas of the old policy.
+  signature_ids_.clear();
+  signature_demand_.clear();
+  RebuildIndexes();
   return absl::OkStatus();
 }
 

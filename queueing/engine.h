@@ -65,17 +65,24 @@ class QueueingEngine {
   // The next time a timer (backoff, timeout, grace, starvation) is due.
   std::optional<int64_t> NextWakeup(int64_t now) const;
 
-  const std::map<std::string, Workload>& workloads() const { return workloads_; }
+  const std::map<std::string, Workload>& workloads() const {
+    return workloads_;
+  }
   const std::vector<EngineEvent>& events() const { return events_; }
   const QuotaTree& quota() const { return quota_; }
   const Policy& policy() const { return policy_; }
   // Pending workloads of a ClusterQueue in admission order (for "position
   // 3 of 7").
   std::vector<const Workload*> PendingOrder(const std::string& cq) const;
+  // Pending positions in their queues: workload -> (position, total),
+  // for every pending queued workload at once (reports).
+  std::map<const Workload*, std::pair<size_t, size_t>> PendingPositions() const;
   // Why a workload waits, with its position in its queue:
   // "queue team-a: needs 16 nvidia.com/gpu of flavor h100; 4 free of
   // nominal 8, cohort has 0 to lend; position 3 of 7".
   std::string PendingReason(const Workload& workload) const;
+  std::string PendingReason(const Workload& workload, size_t position,
+                            size_t total) const;
 
  private:
   QueueingEngine(Policy policy, QuotaTree quota, ClusterModel* model,
@@ -85,8 +92,13 @@ class QueueingEngine {
   Workload& WorkloadFor(const Pod& pod, int64_t now);
   void Resolve(Workload& workload);
   bool Ready(const Workload& workload, int64_t now) const;
+  std::map<std::string, std::vector<Workload*>> PendingByQueue();
   std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
+  bool AdmitExtraMembers(int64_t now);
   FrAmounts FirstFlavorDemand(const Workload& workload) const;
+  // The workload's interned admission signature (see AdmissionSignature),
+  // computed once per change of its pods, queue or state.
+  int SignatureId(Workload& workload);
   std::vector<Workload*> Candidates(int64_t now);
   bool AdmitQueued(int64_t now);
   bool TryAdmit(Workload& workload, int64_t now);
@@ -111,6 +123,10 @@ class QueueingEngine {
   void ReplanLostPlacements(int64_t now);
   void Emit(int64_t now, std::string type, const Workload& workload,
             std::string by, std::string reason);
+  // Every state change goes through here so the indexes below stay true.
+  void SetState(Workload& workload, Workload::State state);
+  void RebuildIndexes();
+  bool SameCohortTree(const std::string& cq_a, const std::string& cq_b) const;
   int32_t PriorityOf(const Pod& pod, const PodGroup* group) const;
   std::vector<std::string> NodesReservedFor(const Workload& workload) const;
 
@@ -120,10 +136,19 @@ class QueueingEngine {
   EngineOptions options_;
   ScoringWeights weights_;
   std::map<std::string, Workload> workloads_;
+  // Indexes into workloads_, by key so walks stay deterministic: pending
+  // and admitted workloads (finished ones only wait for the report), and
+  // the admitted ones (preemption candidates).
+  std::map<std::string, Workload*> live_;
+  std::map<std::string, Workload*> admitted_;
+  std::map<std::string, std::string> root_of_queue_;  // ClusterQueue -> root
+  std::map<std::string, int> signature_ids_;
+  std::vector<FrAmounts> signature_demand_;  // by signature id
   std::map<std::string, PodGroup> groups_;
   std::map<std::string, std::string> workload_of_pod_;  // ns/pod -> workload
   std::map<std::string, Node> down_nodes_;
-  std::map<std::string, int64_t> below_min_since_;  // running gangs short of minMember
+  std::map<std::string, int64_t>
+      below_min_since_;                   // running gangs short of minMember
   std::set<std::string> reserved_nodes_;  // held for a starving workload
   std::string reserved_for_;
   std::vector<EngineEvent> events_;

@@ -31,6 +31,8 @@ const ResourceFlavor* FindFlavor(const Policy& policy,
 
 namespace {
 
+constexpr size_t kMaxSignatures = 1 << 16;
+
 // The order within a ClusterQueue: priority, then creation, then name.
 bool QueueOrder(const Workload* a, const Workload* b) {
   if (a->priority != b->priority) return a->priority > b->priority;
@@ -99,14 +101,29 @@ FrAmounts QuotaToCheck(const Workload& w, const ResourceGroup& group,
 std::vector<const Workload*> QueueingEngine::PendingOrder(
     const std::string& cq) const {
   std::vector<const Workload*> pending;
-  for (const auto& [key, w] : workloads_) {
-    if (w.cluster_queue == cq && w.state == Workload::State::kPending &&
-        !w.pods.empty()) {
-      pending.push_back(&w);
+  for (const auto& [key, w] : live_) {
+    if (w->cluster_queue == cq && w->state == Workload::State::kPending &&
+        !w->pods.empty()) {
+      pending.push_back(w);
     }
   }
   std::sort(pending.begin(), pending.end(), QueueOrder);
   return pending;
+}
+
+// Every queue's pending workloads in queue order, in one walk.
+std::map<std::string, std::vector<Workload*>> QueueingEngine::PendingByQueue() {
+  std::map<std::string, std::vector<Workload*>> by_queue;
+  for (auto& [key, w] : live_) {
+    if (IsQueued(*w) && w->state == Workload::State::kPending &&
+        !w->pods.empty()) {
+      by_queue[w->cluster_queue].push_back(w);
+    }
+  }
+  for (auto& [cq, pending] : by_queue) {
+    std::sort(pending.begin(), pending.end(), QueueOrder);
+  }
+  return by_queue;
 }
 
 bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
@@ -120,16 +137,17 @@ bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
 std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
     int64_t now) {
   std::map<std::string, std::vector<Workload*>> ready;
+  std::map<std::string, std::vector<Workload*>> pending = PendingByQueue();
   for (const ClusterQueue& cq : policy_.cluster_queues) {
     const Workload* head = nullptr;
-    for (const Workload* w : PendingOrder(cq.name)) {
+    for (Workload* w : pending[cq.name]) {
       if (head != nullptr) {
-        workloads_[w->key].reason =
+        w->reason =
             absl::StrCat("StrictFIFO: waiting behind the head of queue ",
                          cq.name, ", ", head->key);
         continue;
       }
-      if (Ready(*w, now)) ready[cq.name].push_back(const_cast<Workload*>(w));
+      if (Ready(*w, now)) ready[cq.name].push_back(w);
       if (cq.queueing_strategy == QueueingStrategy::kStrictFifo) head = w;
     }
   }
@@ -152,40 +170,83 @@ FrAmounts QueueingEngine::FirstFlavorDemand(const Workload& w) const {
   return demand;
 }
 
+int QueueingEngine::SignatureId(Workload& w) {
+  if (w.signature_id >= 0) return w.signature_id;
+  auto [it, inserted] =
+      signature_ids_.try_emplace(AdmissionSignature(w), signature_ids_.size());
+  if (inserted) signature_demand_.push_back(FirstFlavorDemand(w));
+  w.signature_id = it->second;
+  return w.signature_id;
+}
+
 // Without fair sharing, across queues: workloads that fit without
 // borrowing first, then priority, then creation.
 std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
-  std::vector<Workload*> out;
+  // Borrowing depends only on the queue and the demand: once per signature.
+  std::map<int, bool> borrows_by_signature;
+  std::vector<std::pair<bool, Workload*>> keyed;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
-    out.insert(out.end(), workloads.begin(), workloads.end());
+    for (Workload* w : workloads) {
+      const int id = SignatureId(*w);
+      auto [it, inserted] = borrows_by_signature.try_emplace(id, false);
+      if (inserted) {
+        it->second = quota_.WouldBorrow(cq, signature_demand_[id]);
+      }
+      keyed.emplace_back(it->second, w);
+    }
   }
-  std::map<const Workload*, bool> borrows;
-  for (Workload* w : out) {
-    borrows[w] = quota_.WouldBorrow(w->cluster_queue, FirstFlavorDemand(*w));
-  }
-  std::stable_sort(out.begin(), out.end(), [&](Workload* a, Workload* b) {
-    if (borrows[a] != borrows[b]) return !borrows[a];
-    return QueueOrder(a, b);
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return !a.first;
+    return QueueOrder(a.second, b.second);
   });
+  std::vector<Workload*> out;
+  out.reserve(keyed.size());
+  for (const auto& [borrows, w] : keyed) out.push_back(w);
   return out;
 }
 
 // One admission pass over the queued workloads. With fair sharing the
 // order is a tournament re-run after every admission (shares move).
 bool QueueingEngine::AdmitQueued(int64_t now) {
+  // A long-running server sees ever new shapes (group names in Volcano
+  // annotations): start over between passes rather than grow unbounded.
+  if (signature_ids_.size() >= kMaxSignatures) {
+    signature_ids_.clear();
+    signature_demand_.clear();
+    for (auto& [key, live] : live_) live->signature_id = -1;
+  }
   bool progress = false;
+  // Signatures that failed since the last admission or eviction: an equal
+  // workload would fail the same way, so it is not tried again (a 10,000
+  // deep queue of a few shapes costs a few attempts per pass).
+  std::map<int, const Workload*> failed;  // signature -> who failed
+  auto attempt = [&](Workload& w) {
+    const int signature = SignatureId(w);
+    // The starving workload may use its reservation: never equivalent.
+    const bool reserved = w.key == reserved_for_;
+    if (auto it = failed.find(signature); !reserved && it != failed.end()) {
+      w.reason = it->second->reason;
+      return;
+    }
+    const size_t events_before = events_.size();
+    const bool admitted = TryAdmit(w, now);
+    progress |= admitted;
+    // Anything admitted or evicted changes what others would meet.
+    if (events_.size() != events_before) failed.clear();
+    if (!admitted && !reserved) failed.emplace(signature, &w);
+  };
   if (!policy_.config.fair_sharing) {
-    for (Workload* w : Candidates(now)) progress |= TryAdmit(*w, now);
+    for (Workload* w : Candidates(now)) attempt(*w);
     return progress;
   }
   std::map<std::string, std::deque<Contender>> queues;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
     for (Workload* w : workloads) {
-      queues[cq].push_back(Contender{w, FirstFlavorDemand(*w)});
+      queues[cq].push_back(Contender{w, signature_demand_[SignatureId(*w)]});
     }
   }
   FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
-  while (Workload* w = tournament.Next()) progress |= TryAdmit(*w, now);
+  while (Workload* w = tournament.Next()) attempt(*w);
   return progress;
 }
 
@@ -297,7 +358,7 @@ void QueueingEngine::Commit(Workload& w, Attempt attempt, int64_t now) {
     if (options_.bind_on_admission) w.bound.insert(pod);
     w.placements[pod] = std::move(placement);
   }
-  w.state = Workload::State::kAdmitted;
+  SetState(w, Workload::State::kAdmitted);
   w.reason.clear();
   below_min_since_.erase(w.key);
   if (first) {
@@ -348,8 +409,10 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
 // model (their node was deleted or replaced under them): the whole workload
 // is released and planned again, never left half-placed.
 void QueueingEngine::ReplanLostPlacements(int64_t now) {
-  for (auto& [key, w] : workloads_) {
-    if (!w.admitted()) continue;
+  std::vector<Workload*> admitted;
+  for (auto& [key, w] : admitted_) admitted.push_back(w);
+  for (Workload* each : admitted) {
+    Workload& w = *each;
     std::string lost;
     for (const auto& [pod, placement] : w.placements) {
       if (w.bound.contains(pod)) continue;
@@ -360,7 +423,7 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
     }
     if (lost.empty()) continue;
     Release(w);
-    w.state = Workload::State::kPending;
+    SetState(w, Workload::State::kPending);
     w.admitted_at_ms = -1;
     w.pending_since_ms = now;
     w.reason =
@@ -373,41 +436,49 @@ void QueueingEngine::Schedule(int64_t now) {
   ReplanLostPlacements(now);
   RunTimers(now);
   for (int pass = 0; pass < 1000; ++pass) {
-    bool progress = false;
-    progress |= AdmitQueued(now);
+    bool progress = AdmitQueued(now);
     // Pods outside queues, in arrival order.
     std::vector<Workload*> outside;
-    for (auto& [key, w] : workloads_) {
-      if (!IsQueued(w) && w.local_queue.empty() && Ready(w, now))
-        outside.push_back(&w);
+    for (auto& [key, w] : live_) {
+      if (!IsQueued(*w) && w->local_queue.empty() && Ready(*w, now)) {
+        outside.push_back(w);
+      }
     }
     std::stable_sort(outside.begin(), outside.end(), [](auto* a, auto* b) {
       return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
                                             : a->key < b->key;
     });
     for (Workload* w : outside) progress |= TryPlaceOutsideQueues(*w, now);
-    // Running gangs take extra members one by one as capacity allows.
-    for (auto& [key, w] : workloads_) {
-      if (!w.admitted() || w.UnplacedMembers().empty()) continue;
-      std::string ignored;
-      if (IsQueued(w)) {
-        if (auto attempt = Fit(w, &ignored)) {
-          Commit(w, *std::move(attempt), now);
-          progress = true;
-        }
-      } else {
-        progress |= TryPlaceOutsideQueues(w, now);
-      }
-    }
+    progress |= AdmitExtraMembers(now);
     if (!progress) break;
   }
-  for (auto& [key, w] : workloads_) {
-    if (w.state == Workload::State::kPending && w.is_gang &&
-        static_cast<int>(w.pods.size()) < w.min_member) {
-      w.reason = absl::StrCat("waiting for pods: ", w.pods.size(),
-                              " of minMember ", w.min_member, " exist");
+  for (auto& [key, w] : live_) {
+    if (w->state == Workload::State::kPending && w->is_gang &&
+        static_cast<int>(w->pods.size()) < w->min_member) {
+      w->reason = absl::StrCat("waiting for pods: ", w->pods.size(),
+                               " of minMember ", w->min_member, " exist");
     }
   }
+}
+
+// Running gangs take extra members one by one as capacity allows.
+bool QueueingEngine::AdmitExtraMembers(int64_t now) {
+  std::vector<Workload*> running;
+  for (auto& [key, w] : admitted_) {
+    if (!w->UnplacedMembers().empty()) running.push_back(w);
+  }
+  bool progress = false;
+  for (Workload* w : running) {
+    if (!w->admitted()) continue;
+    std::string ignored;
+    if (!IsQueued(*w)) {
+      progress |= TryPlaceOutsideQueues(*w, now);
+    } else if (auto attempt = Fit(*w, &ignored)) {
+      Commit(*w, *std::move(attempt), now);
+      progress = true;
+    }
+  }
+  return progress;
 }
 
 }  // namespace gpusched
@@ -418,11 +489,34 @@ std::string QueueingEngine::PendingReason(const Workload& w) const {
   if (w.state != Workload::State::kPending || !IsQueued(w)) return w.reason;
   std::vector<const Workload*> order = PendingOrder(w.cluster_queue);
   for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] != &w) continue;
-    return absl::StrCat(w.reason, w.reason.empty() ? "" : "; ", "position ",
-                        i + 1, " of ", order.size());
+    if (order[i] == &w) return PendingReason(w, i + 1, order.size());
   }
   return w.reason;
+}
+
+std::string QueueingEngine::PendingReason(const Workload& w, size_t position,
+                                          size_t total) const {
+  return absl::StrCat(w.reason, w.reason.empty() ? "" : "; ", "position ",
+                      position, " of ", total);
+}
+
+std::map<const Workload*, std::pair<size_t, size_t>>
+QueueingEngine::PendingPositions() const {
+  std::map<const Workload*, std::pair<size_t, size_t>> positions;
+  std::map<std::string, std::vector<const Workload*>> by_queue;
+  for (const auto& [key, w] : live_) {
+    if (IsQueued(*w) && w->state == Workload::State::kPending &&
+        !w->pods.empty()) {
+      by_queue[w->cluster_queue].push_back(w);
+    }
+  }
+  for (auto& [cq, pending] : by_queue) {
+    std::sort(pending.begin(), pending.end(), QueueOrder);
+    for (size_t i = 0; i < pending.size(); ++i) {
+      positions[pending[i]] = {i + 1, pending.size()};
+    }
+  }
+  return positions;
 }
 
 }  // namespace gpusched

@@ -51,23 +51,14 @@ void QueueingEngine::Evict(Workload& w, int64_t now, const std::string& type,
   if (type == "Preempted") ++w.preemptions;
   w.admitted_at_ms = -1;
   if (options_.requeue_preempted || type != "Preempted") {
-    w.state = Workload::State::kPending;
+    SetState(w, Workload::State::kPending);
     w.pending_since_ms = now;
   } else {
-    w.state = Workload::State::kFinished;
+    SetState(w, Workload::State::kFinished);
   }
   w.reason = reason;
   Emit(now, type, w, by, reason);
 }
-
-namespace {
-
-bool SameRoot(const QuotaTree& quota, const std::string& a, const std::string& b) {
-  std::vector<std::string> pa = quota.PathToRoot(a), pb = quota.PathToRoot(b);
-  return pa.size() > 1 && pb.size() > 1 && pa.back() == pb.back();
-}
-
-}  // namespace
 
 // Steps: 1. candidates by Kueue's rules (withinClusterQueue for the own
 // queue; reclaimWithinCohort / borrowWithinCohort for queues of the same
@@ -88,21 +79,23 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
   const bool borrows = quota_.WouldBorrow(cq->name, demand);
   const int64_t own_share = quota_.WeightedShare(cq->name, demand);
   std::vector<Workload*> candidates;
-  for (auto& [key, v] : workloads_) {
-    if (&v == &w || !v.admitted() || !IsQueued(v)) continue;
-    if (now - v.admitted_at_ms < policy_.config.preemption_minimum_runtime_ms) continue;
+  for (auto& [key, admitted] : admitted_) {
+    Workload& v = *admitted;
+    if (&v == &w || !IsQueued(v)) continue;
+    if (now - v.admitted_at_ms < policy_.config.preemption_minimum_runtime_ms)
+      continue;
     if (v.cluster_queue == cq->name) {
       bool ok = p.within_cluster_queue == WithinClusterQueue::kLowerPriority
                     ? v.priority < w.priority
                 : p.within_cluster_queue ==
                         WithinClusterQueue::kLowerOrNewerEqualPriority
-                    ? v.priority < w.priority ||
-                          (v.priority == w.priority && v.created_ms > w.created_ms)
+                    ? v.priority < w.priority || (v.priority == w.priority &&
+                                                  v.created_ms > w.created_ms)
                     : false;
       if (ok) candidates.push_back(&v);
       continue;
     }
-    if (!SameRoot(quota_, cq->name, v.cluster_queue) ||
+    if (!SameCohortTree(cq->name, v.cluster_queue) ||
         !quota_.IsBorrowing(v.cluster_queue)) {
       continue;
     }
@@ -115,16 +108,19 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
       // Preempting in the cohort while borrowing: borrowWithinCohort only.
       if (p.borrow_within_cohort == BorrowWithinCohort::kNever) continue;
       if (v.priority >= w.priority) continue;
-      if (p.max_priority_threshold && v.priority > *p.max_priority_threshold) continue;
+      if (p.max_priority_threshold && v.priority > *p.max_priority_threshold)
+        continue;
     }
     if (policy_.config.fair_sharing) {
       FrAmounts without;
       for (const auto& [fr, amount] : v.charged) without[fr] = -amount;
       const int64_t target_now = quota_.WeightedShare(v.cluster_queue);
-      const int64_t target_after = quota_.WeightedShare(v.cluster_queue, without);
+      const int64_t target_after =
+          quota_.WeightedShare(v.cluster_queue, without);
       bool allowed = false;
       for (const std::string& s : policy_.config.preemption_strategies) {
-        if (s == "LessThanOrEqualToFinalShare") allowed |= own_share <= target_after;
+        if (s == "LessThanOrEqualToFinalShare")
+          allowed |= own_share <= target_after;
         if (s == "LessThanInitialShare") allowed |= own_share < target_now;
       }
       if (!allowed) continue;
@@ -132,14 +128,17 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
     candidates.push_back(&v);
   }
   if (candidates.empty()) return false;
-  std::stable_sort(candidates.begin(), candidates.end(), [&](Workload* a, Workload* b) {
-    const bool a_other = a->cluster_queue != cq->name;
-    const bool b_other = b->cluster_queue != cq->name;
-    if (a_other != b_other) return a_other;
-    if (a->priority != b->priority) return a->priority < b->priority;
-    if (a->admitted_at_ms != b->admitted_at_ms) return a->admitted_at_ms > b->admitted_at_ms;
-    return a->key < b->key;
-  });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](Workload* a, Workload* b) {
+                     const bool a_other = a->cluster_queue != cq->name;
+                     const bool b_other = b->cluster_queue != cq->name;
+                     if (a_other != b_other) return a_other;
+                     if (a->priority != b->priority)
+                       return a->priority < b->priority;
+                     if (a->admitted_at_ms != b->admitted_at_ms)
+                       return a->admitted_at_ms > b->admitted_at_ms;
+                     return a->key < b->key;
+                   });
   std::vector<std::pair<Workload*, Held>> taken;
   std::string ignored;
   bool fits = false;
@@ -177,11 +176,12 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
             [](Workload* a, Workload* b) { return a->key < b->key; });
   for (Workload* v : victims) {
     const char* why = v->cluster_queue == cq->name ? "InClusterQueue"
-                      : borrows                   ? "InCohortReclaimWhileBorrowing"
+                      : borrows ? "InCohortReclaimWhileBorrowing"
                       : policy_.config.fair_sharing ? "InCohortFairSharing"
                                                     : "InCohortReclamation";
     Evict(*v, now, "Preempted", w.key,
-          absl::StrCat(why, ": preempted by ", w.key, " (priority ", w.priority, ")"));
+          absl::StrCat(why, ": preempted by ", w.key, " (priority ", w.priority,
+                       ")"));
   }
   std::string reason;
   if (auto attempt = Fit(w, &reason)) {

@@ -11,7 +11,8 @@ namespace {
 
 int64_t Backoff(const SchedulerConfig& config, int attempts) {
   int64_t delay = config.gang_backoff_base_ms;
-  for (int i = 1; i < attempts && delay < config.gang_backoff_max_ms; ++i) delay *= 2;
+  for (int i = 1; i < attempts && delay < config.gang_backoff_max_ms; ++i)
+    delay *= 2;
   return std::min(delay, config.gang_backoff_max_ms);
 }
 
@@ -19,7 +20,8 @@ std::string Seconds(int64_t ms) { return absl::StrCat(ms / 1000, "s"); }
 
 }  // namespace
 
-std::vector<std::string> QueueingEngine::NodesReservedFor(const Workload& w) const {
+std::vector<std::string> QueueingEngine::NodesReservedFor(
+    const Workload& w) const {
   int64_t demand = 0;
   for (const Pod* pod : w.MembersToAdmit()) {
     demand += EffectiveRequests(*pod).Get(kNvidiaGpu) * kMilliPerGpu;
@@ -43,24 +45,28 @@ std::vector<std::string> QueueingEngine::NodesReservedFor(const Workload& w) con
 
 void QueueingEngine::RunTimers(int64_t now) {
   const SchedulerConfig& config = policy_.config;
-  for (auto& [key, w] : workloads_) {
+  for (auto& [key, live] : live_) {
+    Workload& w = *live;
     // A gang whose pods do not all exist in time backs off.
     if (w.state == Workload::State::kPending && w.is_gang &&
-        static_cast<int>(w.pods.size()) < w.min_member && w.backoff_until_ms <= now) {
-      const int64_t timeout = w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms);
+        static_cast<int>(w.pods.size()) < w.min_member &&
+        w.backoff_until_ms <= now) {
+      const int64_t timeout =
+          w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms);
       if (now - w.pending_since_ms >= timeout) {
         ++w.failed_attempts;
         w.backoff_until_ms = now + Backoff(config, w.failed_attempts);
         w.pending_since_ms = w.backoff_until_ms;
         Emit(now, "TimedOut", w, "",
-             absl::StrCat("only ", w.pods.size(), " of minMember ", w.min_member,
-                          " pods after ", Seconds(timeout), "; retry in ",
-                          Seconds(w.backoff_until_ms - now)));
+             absl::StrCat("only ", w.pods.size(), " of minMember ",
+                          w.min_member, " pods after ", Seconds(timeout),
+                          "; retry in ", Seconds(w.backoff_until_ms - now)));
       }
     }
   }
   // Admitted workloads whose members are not all bound in time roll back.
-  for (auto& [key, w] : workloads_) {
+  for (auto& [key, live] : live_) {
+    Workload& w = *live;
     if (!w.admitted() || w.bound.size() >= w.placements.size()) continue;
     const int64_t timeout =
         w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms);
@@ -68,13 +74,14 @@ void QueueingEngine::RunTimers(int64_t now) {
     const size_t bound = w.bound.size(), placed = w.placements.size();
     Release(w);
     ++w.failed_attempts;
-    w.state = Workload::State::kPending;
+    SetState(w, Workload::State::kPending);
     w.admitted_at_ms = -1;
     w.backoff_until_ms = now + Backoff(config, w.failed_attempts);
     w.pending_since_ms = w.backoff_until_ms;
-    w.reason = absl::StrCat("only ", bound, " of ", placed, " members bound within ",
-                            Seconds(timeout), "; quota and GPUs released, retry in ",
-                            Seconds(w.backoff_until_ms - now));
+    w.reason =
+        absl::StrCat("only ", bound, " of ", placed, " members bound within ",
+                     Seconds(timeout), "; quota and GPUs released, retry in ",
+                     Seconds(w.backoff_until_ms - now));
     Emit(now, "TimedOut", w, "", w.reason);
   }
   // Running gangs short of minMember are evicted whole after the grace.
@@ -92,25 +99,30 @@ void QueueingEngine::RunTimers(int64_t now) {
       continue;
     }
     const std::string reason = absl::StrCat(
-        w.placements.size(), " of minMember ", w.min_member,
-        " pods left for ", Seconds(now - it->second), "; evicting the whole gang");
+        w.placements.size(), " of minMember ", w.min_member, " pods left for ",
+        Seconds(now - it->second), "; evicting the whole gang");
     it = below_min_since_.erase(it);
     Evict(w, now, "Evicted", "", reason);
   }
   // The longest-starving queued workload gets a node reservation.
   if (!reserved_for_.empty()) {
     auto it = workloads_.find(reserved_for_);
-    if (it == workloads_.end() || it->second.state != Workload::State::kPending) {
+    if (it == workloads_.end() ||
+        it->second.state != Workload::State::kPending) {
       reserved_for_.clear();
       reserved_nodes_.clear();
     }
   }
   if (reserved_for_.empty()) {
     const Workload* starving = nullptr;
-    for (const auto& [key, w] : workloads_) {
-      if (w.state != Workload::State::kPending || !IsQueued(w) || !Ready(w, now)) continue;
+    for (const auto& [key, live] : live_) {
+      const Workload& w = *live;
+      if (w.state != Workload::State::kPending || !IsQueued(w) ||
+          !Ready(w, now))
+        continue;
       if (now - w.pending_since_ms < config.starvation_timeout_ms) continue;
-      if (starving == nullptr || w.pending_since_ms < starving->pending_since_ms) {
+      if (starving == nullptr ||
+          w.pending_since_ms < starving->pending_since_ms) {
         starving = &w;
       }
     }
@@ -128,29 +140,33 @@ std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
     if (at > now && (!next || at < *next)) next = at;
   };
   const SchedulerConfig& config = policy_.config;
-  for (const auto& [key, w] : workloads_) {
+  for (const auto& [key, live] : live_) {
+    const Workload& w = *live;
     if (w.state != Workload::State::kPending) continue;
     consider(w.backoff_until_ms);
     if (w.is_gang && static_cast<int>(w.pods.size()) < w.min_member) {
-      consider(w.pending_since_ms +
-               w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms));
+      consider(w.pending_since_ms + w.schedule_timeout_ms.value_or(
+                                        config.gang_admission_timeout_ms));
     } else if (IsQueued(w) && reserved_for_.empty()) {
       consider(w.pending_since_ms + config.starvation_timeout_ms);
     }
   }
-  for (const auto& [key, w] : workloads_) {
+  for (const auto& [key, live] : live_) {
+    const Workload& w = *live;
     if (w.admitted() && w.bound.size() < w.placements.size()) {
-      consider(w.admitted_at_ms +
-               w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms));
+      consider(w.admitted_at_ms + w.schedule_timeout_ms.value_or(
+                                      config.gang_admission_timeout_ms));
     }
   }
   // A victim leaving its minimum runtime may unblock a pending preemptor.
   bool queued_pending = false;
-  for (const auto& [key, w] : workloads_) {
+  for (const auto& [key, live] : live_) {
+    const Workload& w = *live;
     queued_pending |= w.state == Workload::State::kPending && IsQueued(w);
   }
   if (queued_pending && config.preemption_minimum_runtime_ms > 0) {
-    for (const auto& [key, w] : workloads_) {
+    for (const auto& [key, live] : live_) {
+      const Workload& w = *live;
       if (w.admitted() && IsQueued(w)) {
         consider(w.admitted_at_ms + config.preemption_minimum_runtime_ms);
       }

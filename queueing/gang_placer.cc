@@ -29,7 +29,8 @@ std::string LabelOf(const NodeState& node, const std::string& key) {
 // node are 1000/replicas each).
 int64_t MinimumGpuMilli(const PodView& view, const GpuInventory& gpus) {
   if (view.gpu.milli > 0) return view.gpu.milli;
-  const int64_t per_gpu = gpus.time_shared() ? gpus.replica_milli() : kMilliPerGpu;
+  const int64_t per_gpu =
+      gpus.time_shared() ? gpus.replica_milli() : kMilliPerGpu;
   return int64_t{view.gpu.gpus} * per_gpu;
 }
 
@@ -44,14 +45,16 @@ std::vector<Pod> SortedMembers(const GangPlacementRequest& request) {
   std::vector<Pod> members;
   for (const Pod* pod : request.members) {
     Pod copy = *pod;
-    for (const Toleration& t : request.tolerations) copy.tolerations.push_back(t);
+    for (const Toleration& t : request.tolerations)
+      copy.tolerations.push_back(t);
     members.push_back(std::move(copy));
   }
-  std::stable_sort(members.begin(), members.end(), [](const Pod& a, const Pod& b) {
-    int64_t da = GpuDemandMilli(a), db = GpuDemandMilli(b);
-    if (da != db) return da > db;
-    return a.Key() < b.Key();
-  });
+  std::stable_sort(members.begin(), members.end(),
+                   [](const Pod& a, const Pod& b) {
+                     int64_t da = GpuDemandMilli(a), db = GpuDemandMilli(b);
+                     if (da != db) return da > db;
+                     return a.Key() < b.Key();
+                   });
   return members;
 }
 
@@ -85,8 +88,8 @@ class Attempt {
     for (const NodeState* node : nodes) {
       // Necessary for any GPU fit and far cheaper than the full check; the
       // full check still explains the first rejection.
-      if (!last_reason_.empty() && MinimumGpuMilli(view, node->gpus()) >
-                                       node->gpus().free_milli()) {
+      if (!last_reason_.empty() &&
+          MinimumGpuMilli(view, node->gpus()) > node->gpus().free_milli()) {
         continue;
       }
       NodeFit fit = FitPodOnNode(view, *node);
@@ -98,8 +101,8 @@ class Attempt {
         }
         continue;
       }
-      int64_t score = request_.weights->Combined(
-          ScoreInput{view, *node, fit.assignment});
+      int64_t score =
+          request_.weights->Combined(ScoreInput{view, *node, fit.assignment});
       if (!affinity_level.empty() &&
           used_domains_.contains(LabelOf(*node, affinity_level))) {
         score += 1000;  // keep the gang in as few domains as possible
@@ -119,7 +122,8 @@ class Attempt {
   bool Commit(const Pod& pod, const NodeState& node) {
     Pod bound = pod;
     bound.node_name = node.name();
-    if (!model_.Place(bound, node.name(), best_assignment_, /*bound=*/false).ok()) {
+    if (!model_.Place(bound, node.name(), best_assignment_, /*bound=*/false)
+             .ok()) {
       return false;
     }
     placed_[pod.Key()] = Placement{node.name(), best_assignment_};
@@ -158,8 +162,9 @@ std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
     if (free < demand_milli) continue;
     ranked.emplace_back(free, std::move(members));
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<NodeList> domains;
   for (auto& [free, members] : ranked) domains.push_back(std::move(members));
   return domains;
@@ -167,7 +172,8 @@ std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
 
 }  // namespace
 
-GangPlacement PlaceGang(ClusterModel& model, const GangPlacementRequest& request) {
+GangPlacement PlaceGang(ClusterModel& model,
+                        const GangPlacementRequest& request) {
   NodeList candidates;
   for (const NodeState* node : model.SortedNodes()) {
     if (MatchesLabels(*node, request.node_labels) &&
@@ -183,27 +189,30 @@ GangPlacement PlaceGang(ClusterModel& model, const GangPlacementRequest& request
     return GangPlacement{.placed = true, .placements = attempt.Take()};
   };
   if (!request.required_level.empty()) {
-    for (const NodeList& domain : DomainsOf(candidates, request.required_level, demand)) {
+    for (const NodeList& domain :
+         DomainsOf(candidates, request.required_level, demand)) {
       if (attempt.Run(members, domain, "")) return placed();
     }
-    return {.reason = absl::StrCat(
-                "no ", request.required_level, " domain can hold all ",
-                members.size(), " members",
-                attempt.last_reason().empty() ? "" : "; ",
-                attempt.last_reason())};
+    return {.reason = absl::StrCat("no ", request.required_level,
+                                   " domain can hold all ", members.size(),
+                                   " members",
+                                   attempt.last_reason().empty() ? "" : "; ",
+                                   attempt.last_reason())};
   }
   if (!request.preferred_level.empty()) {
     auto level = std::find(request.levels.begin(), request.levels.end(),
                            request.preferred_level);
     // Narrowest level first, up to the preferred one.
-    for (auto it = request.levels.end(); it != level && it != request.levels.begin();) {
+    for (auto it = request.levels.end();
+         it != level && it != request.levels.begin();) {
       --it;
       for (const NodeList& domain : DomainsOf(candidates, *it, demand)) {
         if (attempt.Run(members, domain, "")) return placed();
       }
       if (it == level) break;
     }
-    if (attempt.Run(members, candidates, request.preferred_level)) return placed();
+    if (attempt.Run(members, candidates, request.preferred_level))
+      return placed();
     return {.reason = attempt.last_reason()};
   }
   if (attempt.Run(members, candidates, "")) return placed();

@@ -13,13 +13,13 @@
 namespace gpusched {
 
 struct GangPlacementRequest {
-  std::string owner;                  // workload key, for messages
+  std::string owner;  // workload key, for messages
   std::vector<const Pod*> members;
-  StringMap node_labels;              // the flavor's: every one must match
+  StringMap node_labels;                // the flavor's: every one must match
   std::vector<Toleration> tolerations;  // the flavor's, added to members
-  std::string required_level;         // node label key, or ""
-  std::string preferred_level;        // node label key, or ""
-  std::vector<std::string> levels;    // topology level keys, widest first
+  std::string required_level;           // node label key, or ""
+  std::string preferred_level;          // node label key, or ""
+  std::vector<std::string> levels;      // topology level keys, widest first
   const ScoringWeights* weights = nullptr;
   // Nodes held for another workload (a starvation reservation).
   std::set<std::string> excluded_nodes;

@@ -34,7 +34,11 @@ struct ResourceGroup {
 };
 
 enum class QueueingStrategy { kBestEffortFifo, kStrictFifo };
-enum class WithinClusterQueue { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class WithinClusterQueue {
+  kNever,
+  kLowerPriority,
+  kLowerOrNewerEqualPriority
+};
 enum class ReclaimWithinCohort { kNever, kLowerPriority, kAny };
 enum class BorrowWithinCohort { kNever, kLowerPriority };
 
@@ -48,7 +52,8 @@ struct PreemptionPolicy {
 // A Kubernetes label selector (namespaceSelector).
 struct LabelSelector {
   StringMap match_labels;
-  std::vector<NodeSelectorRequirement> match_expressions;  // In/NotIn/Exists/DoesNotExist
+  std::vector<NodeSelectorRequirement>
+      match_expressions;  // In/NotIn/Exists/DoesNotExist
 };
 
 struct ResourceFlavor {
@@ -81,7 +86,7 @@ struct LocalQueue {
 
 struct Cohort {
   std::string name;
-  std::string parent;  // empty: a root
+  std::string parent;                          // empty: a root
   std::vector<ResourceGroup> resource_groups;  // quota owned by the cohort
   int64_t fair_weight_milli = kDefaultFairWeightMilli;
 };

@@ -20,7 +20,8 @@ QueueingEngine& QueueGate::EngineFor(ClusterModel& model) {
   return *engine_;
 }
 
-GateVerdict QueueGate::Check(const Pod& pod, ClusterModel& model, int64_t now_ms) {
+GateVerdict QueueGate::Check(const Pod& pod, ClusterModel& model,
+                             int64_t now_ms) {
   QueueingEngine& engine = EngineFor(model);
   const Workload* w = engine.FindWorkloadOfPod(pod.Key());
   if (w == nullptr || !w->pods.contains(pod.Key())) engine.AddPod(pod, now_ms);

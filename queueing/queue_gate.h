@@ -30,7 +30,8 @@ class QueueGate : public AdmissionGate {
   explicit QueueGate(Policy policy) : policy_(std::move(policy)) {}
 
   bool Manages(const Pod& pod) const override;
-  GateVerdict Check(const Pod& pod, ClusterModel& model, int64_t now_ms) override;
+  GateVerdict Check(const Pod& pod, ClusterModel& model,
+                    int64_t now_ms) override;
   void Bound(const Pod& pod, int64_t now_ms) override;
 
   // Timers and admission without a filter call (the serve loop's tick).

@@ -61,14 +61,20 @@ double GpuAllocationRatio(const ClusterModel& model) {
 SimulationReport BuildReport(const QueueingEngine& engine,
                              const ClusterModel& model) {
   SimulationReport report;
+  const auto positions = engine.PendingPositions();
   for (const auto& [key, w] : engine.workloads()) {
-    ReportWorkload out{.name = key,
-                       .queue = w.cluster_queue,
-                       .priority = w.priority,
-                       .state = StateName(w.state),
-                       .admitted_at_ms = w.admitted_at_ms,
-                       .preemptions = w.preemptions,
-                       .reason = engine.PendingReason(w)};
+    auto position = positions.find(&w);
+    ReportWorkload out{
+        .name = key,
+        .queue = w.cluster_queue,
+        .priority = w.priority,
+        .state = StateName(w.state),
+        .admitted_at_ms = w.admitted_at_ms,
+        .preemptions = w.preemptions,
+        .reason = position == positions.end()
+                      ? w.reason
+                      : engine.PendingReason(w, position->second.first,
+                                             position->second.second)};
     for (const auto& [pod, placement] : w.placements)
       out.placements[pod] = placement.node;
     if (w.admitted()) ++report.summary.admitted;
@@ -79,6 +85,11 @@ SimulationReport BuildReport(const QueueingEngine& engine,
     report.events.push_back(
         ReportEvent{e.at_ms, e.type, e.workload, e.by, e.reason});
     if (e.type == "Preempted") ++report.summary.preemptions;
+  }
+  std::map<std::string, std::pair<int, int>> counts;  // pending, admitted
+  for (const auto& [key, w] : engine.workloads()) {
+    counts[w.cluster_queue].first += w.state == Workload::State::kPending;
+    counts[w.cluster_queue].second += w.admitted();
   }
   for (const std::string& cq : engine.quota().ClusterQueueNames()) {
     ReportQueue queue{.name = cq};
@@ -93,11 +104,8 @@ SimulationReport BuildReport(const QueueingEngine& engine,
         }
       }
     }
-    for (const auto& [key, w] : engine.workloads()) {
-      if (w.cluster_queue != cq) continue;
-      queue.pending += w.state == Workload::State::kPending ? 1 : 0;
-      queue.admitted += w.admitted() ? 1 : 0;
-    }
+    queue.pending = counts[cq].first;
+    queue.admitted = counts[cq].second;
     report.queues.push_back(std::move(queue));
   }
   report.summary.gpu_allocation_ratio = GpuAllocationRatio(model);

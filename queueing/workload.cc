@@ -1,6 +1,8 @@
 #include "queueing/workload.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace gpusched {
 namespace {
@@ -22,7 +24,8 @@ WorkloadRef WorkloadOf(const Pod& pod) {
     WorkloadRef ref{WorkloadRef::Kind::kKueueGroup, ns + "/" + *group};
     if (const std::string* count =
             Find(pod.meta.annotations, kKueueGroupCountAnnotation)) {
-      if (!absl::SimpleAtoi(*count, &ref.declared_count)) ref.declared_count = 0;
+      if (!absl::SimpleAtoi(*count, &ref.declared_count))
+        ref.declared_count = 0;
     }
     return ref;
   }
@@ -30,7 +33,8 @@ WorkloadRef WorkloadOf(const Pod& pod) {
           Find(pod.meta.annotations, kVolcanoGroupAnnotation)) {
     return {WorkloadRef::Kind::kVolcanoGroup, ns + "/" + *group};
   }
-  if (const std::string* group = Find(pod.meta.labels, kCoschedulingGroupLabel)) {
+  if (const std::string* group =
+          Find(pod.meta.labels, kCoschedulingGroupLabel)) {
     return {WorkloadRef::Kind::kCoschedulingGroup, ns + "/" + *group};
   }
   return {WorkloadRef::Kind::kSinglePod, pod.Key()};
@@ -42,8 +46,7 @@ std::vector<const Pod*> Workload::MembersToAdmit() const {
     if (placements.contains(key)) continue;
     members.push_back(&pod);
   }
-  if (is_gang && !admitted() &&
-      static_cast<int>(members.size()) > min_member) {
+  if (is_gang && !admitted() && static_cast<int>(members.size()) > min_member) {
     members.resize(min_member);
   }
   return members;
@@ -61,6 +64,54 @@ ResourceList TotalRequests(const std::vector<const Pod*>& pods) {
   ResourceList total;
   for (const Pod* pod : pods) total.Add(EffectiveRequests(*pod));
   return total;
+}
+
+namespace {
+
+void AppendResources(std::string* out, const ResourceList& list) {
+  for (const auto& [name, amount] : list.entries()) {
+    absl::StrAppend(out, name, "=", amount, ",");
+  }
+}
+
+void AppendMember(std::string* out, const Pod& pod) {
+  AppendResources(out, EffectiveRequests(pod));
+  absl::StrAppend(out, "|sel:");
+  for (const auto& [key, value] : pod.node_selector) {
+    absl::StrAppend(out, key, "=", value, ",");
+  }
+  absl::StrAppend(out, "|aff:");
+  for (const NodeSelectorTerm& term : pod.required_affinity_terms) {
+    for (const auto* list : {&term.match_expressions, &term.match_fields}) {
+      for (const NodeSelectorRequirement& r : *list) {
+        absl::StrAppend(out, r.key, " ", r.op, " ",
+                        absl::StrJoin(r.values, ","), ";");
+      }
+      absl::StrAppend(out, "/");
+    }
+    absl::StrAppend(out, "||");
+  }
+  absl::StrAppend(out, "|tol:");
+  for (const Toleration& t : pod.tolerations) {
+    absl::StrAppend(out, t.key, " ", t.op, " ", t.value, " ", t.effect, ";");
+  }
+  absl::StrAppend(out, "|ann:");
+  for (const auto& [key, value] : pod.meta.annotations) {
+    absl::StrAppend(out, key, "=", value, ",");
+  }
+  absl::StrAppend(out, "\n");
+}
+
+}  // namespace
+
+std::string AdmissionSignature(const Workload& w) {
+  std::string out =
+      absl::StrCat(w.cluster_queue, "\n", w.priority, "\n", w.topology_required,
+                   "\n", w.topology_preferred, "\n");
+  AppendResources(&out, w.min_resources);
+  absl::StrAppend(&out, "\n");
+  for (const Pod* pod : w.MembersToAdmit()) AppendMember(&out, *pod);
+  return out;
 }
 
 }  // namespace gpusched

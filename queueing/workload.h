@@ -17,7 +17,12 @@ namespace gpusched {
 
 // How a pod says which workload it belongs to.
 struct WorkloadRef {
-  enum class Kind { kSinglePod, kKueueGroup, kVolcanoGroup, kCoschedulingGroup };
+  enum class Kind {
+    kSinglePod,
+    kKueueGroup,
+    kVolcanoGroup,
+    kCoschedulingGroup
+  };
   Kind kind = Kind::kSinglePod;
   std::string key;  // "ns/name": the group's for gangs, the pod's otherwise
   int declared_count = 0;  // kueue.x-k8s.io/pod-group-total-count
@@ -45,7 +50,7 @@ struct Workload {
   int32_t priority = 0;
   int64_t created_ms = 0;
   std::optional<int64_t> schedule_timeout_ms;  // coscheduling override
-  std::string topology_required;   // node label key of a level
+  std::string topology_required;               // node label key of a level
   std::string topology_preferred;
   // Volcano spec.minResources: the quota the gang needs free before its
   // first admission, even when its pods request less.
@@ -58,10 +63,12 @@ struct Workload {
   FrAmounts charged;            // quota held while admitted
   int64_t admitted_at_ms = -1;
   int preemptions = 0;
-  std::string reason;           // why pending, or how it ended
+  std::string reason;  // why pending, or how it ended
   int64_t backoff_until_ms = 0;
   int failed_attempts = 0;
   int64_t pending_since_ms = 0;
+  // Interned AdmissionSignature; -1 when its inputs changed since.
+  int signature_id = -1;
 
   bool admitted() const { return state == State::kAdmitted; }
   // Members admission would place now: all existing pods for a single pod;
@@ -73,6 +80,14 @@ struct Workload {
 
 // Sum of effective requests of `pods`, per resource.
 ResourceList TotalRequests(const std::vector<const Pod*>& pods);
+
+// Everything about a pending workload that admission looks at: queue,
+// priority, topology, Volcano minimum and, per member, requests, node
+// selection, tolerations and annotations (GPU shares, links). Workloads
+// with equal signatures get the same verdict against the same state, so
+// one failed attempt speaks for all of them in a pass (Kueue's
+// equivalence hashing, KEP-9694). Names and creation times are left out.
+std::string AdmissionSignature(const Workload& workload);
 
 }  // namespace gpusched
 

@@ -15,8 +15,10 @@ inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kKueueGroupLabel[] = "kueue.x-k8s.io/pod-group-name";
 inline constexpr char kKueueGroupCountAnnotation[] =
     "kueue.x-k8s.io/pod-group-total-count";
-inline constexpr char kVolcanoGroupAnnotation[] = "scheduling.k8s.io/group-name";
-inline constexpr char kCoschedulingGroupLabel[] = "scheduling.x-k8s.io/pod-group";
+inline constexpr char kVolcanoGroupAnnotation[] =
+    "scheduling.k8s.io/group-name";
+inline constexpr char kCoschedulingGroupLabel[] =
+    "scheduling.x-k8s.io/pod-group";
 inline constexpr char kTopologyRequiredAnnotation[] =
     "gpusched.io/topology-required";
 inline constexpr char kTopologyPreferredAnnotation[] =
@@ -31,9 +33,9 @@ struct PodGroup {
   ObjectMeta meta;
   Flavor flavor = Flavor::kVolcano;
   int32_t min_member = 1;
-  ResourceList min_resources;           // Volcano spec.minResources
-  std::string queue;                    // Volcano spec.queue
-  std::string priority_class_name;      // Volcano spec.priorityClassName
+  ResourceList min_resources;       // Volcano spec.minResources
+  std::string queue;                // Volcano spec.queue
+  std::string priority_class_name;  // Volcano spec.priorityClassName
   std::optional<int64_t> schedule_timeout_seconds;  // coscheduling
   std::string Key() const {
     return (meta.namespace_name.empty() ? std::string("default")
