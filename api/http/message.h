@@ -32,6 +32,10 @@ struct Response {
 // microseconds with one decimal ("41.7"): from the request fully read to the
 // response built, i.e. routing and handler, without socket I/O.
 inline constexpr char kServerTimeHeader[] = "X-Gpusched-Server-Micros";
+// The CPU time the serving thread spent on the same span, in the same
+// format: unlike the wall time it does not grow when the machine is busy and
+// the thread waits for a core.
+inline constexpr char kServerCpuHeader[] = "X-Gpusched-Server-Cpu-Micros";
 
 // Called on a server I/O thread; must be thread-safe. May throw: the server
 // turns an exception into a 500 response.

@@ -19,6 +19,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -88,14 +89,20 @@ bhttp::response<bhttp::string_body> ToBeast(Response&& response,
   return out;
 }
 
-// Server time of one exchange: from the whole request read to the response
-// built (request conversion, routing and the handler; not the socket I/O),
-// so that a load generator can tell our time from the network's and its own.
-void AddServerTime(Response& response, std::chrono::nanoseconds elapsed) {
+// CPU time of the calling thread.
+std::chrono::nanoseconds ThreadCpuTime() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) +
+         std::chrono::nanoseconds(now.tv_nsec);
+}
+
+void AddMicros(Response& response, const char* header,
+               std::chrono::nanoseconds elapsed) {
   char text[32];
   const int n = std::snprintf(text, sizeof(text), "%.1f",
                               static_cast<double>(elapsed.count()) / 1000.0);
-  response.headers.emplace_back(kServerTimeHeader, std::string(text, n));
+  response.headers.emplace_back(header, std::string(text, n));
 }
 
 // The response a read error deserves, or nullopt to close without one
@@ -261,10 +268,16 @@ class HttpSession final
     busy_ = true;  // From here Shutdown lets the exchange finish.
     unsigned version = beast_request.version();
     bool keep_alive = beast_request.keep_alive();
+    // Server time of the exchange: from the whole request read to the
+    // response built (conversion, routing, handler; not the socket I/O), so
+    // a load generator can tell our time from the network's and its own.
     const auto start = std::chrono::steady_clock::now();
+    const auto cpu_start = ThreadCpuTime();
     Response response =
         CallHandler(ToRequest(std::move(beast_request), remote_));
-    AddServerTime(response, std::chrono::steady_clock::now() - start);
+    AddMicros(response, kServerCpuHeader, ThreadCpuTime() - cpu_start);
+    AddMicros(response, kServerTimeHeader,
+              std::chrono::steady_clock::now() - start);
     // Tell the client we are closing rather than let it reuse a dead socket.
     keep_alive = keep_alive && !registry_.stopping();
     bool written = co_await Write(std::move(response), version, keep_alive);

@@ -144,11 +144,21 @@ StringMap NodeLabels(const Node& node) {
   labels["nvidia.com/gpu.deploy.device-plugin"] = "true";
   labels["nvidia.com/gpu.deploy.driver"] = "true";
   labels["nvidia.com/gpu.deploy.gpu-feature-discovery"] = "true";
-  labels["nvidia.com/gpu.family"] = "hopper";
-  labels["nvidia.com/gpu.machine"] = "DGXH100";
-  labels["nvidia.com/gpu.memory"] = "81559";
+  // GFD's per-model labels, as the generated product says.
+  const std::string& product = labels["nvidia.com/gpu.product"];
+  const bool hopper = product.find("H100") != std::string::npos;
+  const bool ampere = product.find("A100") != std::string::npos;
+  labels["nvidia.com/gpu.family"] = hopper   ? "hopper"
+                                    : ampere ? "ampere"
+                                    : product.find("T4") != std::string::npos
+                                        ? "turing"
+                                        : "ada-lovelace";
+  labels["nvidia.com/gpu.machine"] = hopper ? "DGXH100" : "PowerEdge-XE9680";
+  labels["nvidia.com/gpu.memory"] = hopper   ? "81559"
+                                    : ampere ? "40960"
+                                             : "23034";
   labels["nvidia.com/gpu.present"] = "true";
-  labels["nvidia.com/mig.capable"] = "true";
+  labels["nvidia.com/mig.capable"] = hopper || ampere ? "true" : "false";
   labels["nvidia.com/mps.capable"] = "false";
   return labels;
 }

@@ -104,6 +104,7 @@ nlohmann::json Report(const LoadResult& result) {
         {"requests_per_second", verb.client_us.size() / result.seconds},
         {"client_us", Stats(PercentilesOf(verb.client_us))},
         {"server_us", Stats(PercentilesOf(verb.server_us))},
+        {"server_cpu_us", Stats(PercentilesOf(verb.server_cpu_us))},
         {"mb_per_second_sent", verb.bytes_sent / result.seconds / 1e6},
         {"mean_request_bytes",
          verb.client_us.empty() ? 0 : verb.bytes_sent / verb.client_us.size()},
@@ -206,7 +207,9 @@ int Main(int argc, char** argv) {
                           {"client_threads", 1},
                           {"server_time",
                            "X-Gpusched-Server-Micros: request read -> response "
-                           "built (routing, decode, service, encode)"},
+                           "built (routing, decode, service, encode); "
+                           "X-Gpusched-Server-Cpu-Micros: the serving "
+                           "thread's CPU time over the same span"},
                           {"machine_before", MachineConditions()}}},
                         {"targets",
                          {{"filter_server_p99_us", 200},
@@ -244,13 +247,16 @@ int Main(int argc, char** argv) {
     const auto& filter = run["verbs"]["filter"];
     std::printf(
         "clients=%-3d req/s=%8.0f cpu/req=%6.1f us filter/s=%8.0f filter "
-        "server p50=%.1f p99=%.1f p999=%.1f us, client p50=%.1f p99=%.1f us\n",
+        "server p50=%.1f p99=%.1f p999=%.1f us (cpu p50=%.1f p99=%.1f), "
+        "client p50=%.1f p99=%.1f us\n",
         c, run["requests_per_second"].get<double>(),
         run["process_cpu_us_per_request"].get<double>(),
         filter["requests_per_second"].get<double>(),
         filter["server_us"]["p50"].get<double>(),
         filter["server_us"]["p99"].get<double>(),
         filter["server_us"]["p999"].get<double>(),
+        filter["server_cpu_us"]["p50"].get<double>(),
+        filter["server_cpu_us"]["p99"].get<double>(),
         filter["client_us"]["p50"].get<double>(),
         filter["client_us"]["p99"].get<double>());
   }

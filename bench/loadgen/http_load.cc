@@ -55,6 +55,7 @@ struct ParsedHead {
   int status = 0;
   size_t content_length = 0;
   double server_us = -1;
+  double server_cpu_us = -1;
 };
 
 ParsedHead ParseHead(std::string_view head) {
@@ -69,6 +70,10 @@ ParsedHead ParseHead(std::string_view head) {
   std::string_view server = HeaderValue(head, "x-gpusched-server-micros");
   if (!server.empty())
     parsed.server_us = std::strtod(std::string(server).c_str(), nullptr);
+  std::string_view cpu = HeaderValue(head, "x-gpusched-server-cpu-micros");
+  if (!cpu.empty()) {
+    parsed.server_cpu_us = std::strtod(std::string(cpu).c_str(), nullptr);
+  }
   return parsed;
 }
 
@@ -149,6 +154,9 @@ asio::awaitable<void> Connection(Shared& shared, int index, tcp::socket socket,
       verb->client_us.push_back(
           std::chrono::duration<double, std::micro>(end - start).count());
       if (head.server_us >= 0) verb->server_us.push_back(head.server_us);
+      if (head.server_cpu_us >= 0) {
+        verb->server_cpu_us.push_back(head.server_cpu_us);
+      }
       verb->bytes_sent += request->bytes.size();
       verb->bytes_received += total;
     }
@@ -238,6 +246,9 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options, Script& script) {
                             verb.client_us.end());
       into.server_us.insert(into.server_us.end(), verb.server_us.begin(),
                             verb.server_us.end());
+      into.server_cpu_us.insert(into.server_cpu_us.end(),
+                                verb.server_cpu_us.begin(),
+                                verb.server_cpu_us.end());
       into.errors += verb.errors;
       into.bytes_sent += verb.bytes_sent;
       into.bytes_received += verb.bytes_received;

@@ -61,9 +61,10 @@ struct Percentiles {
 Percentiles PercentilesOf(std::vector<double> samples);
 
 struct VerbStats {
-  std::vector<double> client_us;  // round trip seen by the client
-  std::vector<double> server_us;  // from the server's timing header
-  uint64_t errors = 0;            // transport faults and non-200 replies
+  std::vector<double> client_us;      // round trip seen by the client
+  std::vector<double> server_us;      // from the server's timing header
+  std::vector<double> server_cpu_us;  // the serving thread's CPU time
+  uint64_t errors = 0;                // transport faults and non-200 replies
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
 };

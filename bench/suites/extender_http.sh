@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Extender over real HTTP: 1, 8 and 64 keep-alive clients on a 5,000-node
-# cluster with 500 candidate names, plus nodeCacheCapable=false ingest.
-# Writes bench/results/extender_http.json.   Usage: extender_http.sh BUILD_DIR
+# cluster with 500 candidate names (filter+prioritize, then filter alone),
+# plus nodeCacheCapable=false ingest.
+# Writes bench/results/extender_http{,_filter}.json.
+# Usage: extender_http.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
 seconds=10
@@ -9,3 +11,7 @@ seconds=10
 "$build/bench/extender_loadgen" --nodes 5000 --candidates 500 \
   --concurrency 1,8,64 --seconds "$seconds" --warmup 2 --ingest-seconds 5 \
   --out bench/results/extender_http.json
+# Filter alone, the requests/s target.
+"$build/bench/extender_loadgen" --nodes 5000 --candidates 500 \
+  --concurrency 1,8,64 --seconds "$seconds" --warmup 2 --ingest-seconds 0 \
+  --mix filter --out bench/results/extender_http_filter.json
