@@ -8,27 +8,17 @@
 
 #include "api/http/message.h"
 #include "gtest/gtest.h"
+#include "tests/http/test_server.h"
 #include "tests/integration/harness.h"
 
 namespace gpusched::testing {
 namespace {
 
+using http::testing::HeaderOf;
+
 std::string DemoNode(const ServeApp& app) {
   return const_cast<ServeApp&>(app).service().Read(
       [](const ClusterModel& model) { return model.SortedNodes()[0]->name(); });
-}
-
-std::string HeaderOf(const http::Response& response, std::string_view name) {
-  for (const auto& [key, value] : response.headers) {
-    if (key.size() == name.size() &&
-        std::equal(key.begin(), key.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return value;
-    }
-  }
-  return "";
 }
 
 TEST(LoadSupportTest, EveryResponseCarriesItsServerTime) {
@@ -41,9 +31,12 @@ TEST(LoadSupportTest, EveryResponseCarriesItsServerTime) {
   for (const char* path : {"/filter", "/prioritize", "/no-such-path"}) {
     auto response = client->Send("POST", path, body);
     ASSERT_TRUE(response.ok()) << response.status();
-    const std::string micros = HeaderOf(*response, http::kServerTimeHeader);
-    ASSERT_FALSE(micros.empty()) << path;
-    EXPECT_GE(std::strtod(micros.c_str(), nullptr), 0.0) << micros;
+    for (const char* header :
+         {http::kServerTimeHeader, http::kServerCpuHeader}) {
+      const std::string micros = HeaderOf(*response, header);
+      ASSERT_FALSE(micros.empty()) << path << " " << header;
+      EXPECT_GE(std::strtod(micros.c_str(), nullptr), 0.0) << micros;
+    }
   }
 }
 
