@@ -47,6 +47,7 @@ void QueueingEngine::SetState(Workload& w, Workload::State state) {
   } else {
     admitted_.erase(w.key);
   }
+  Reindex(w);
 }
 
 void QueueingEngine::RebuildIndexes() {
@@ -161,6 +162,7 @@ void QueueingEngine::Resolve(Workload& w) {
   };
   w.topology_required = annotation(kTopologyRequiredAnnotation);
   w.topology_preferred = annotation(kTopologyPreferredAnnotation);
+  Reindex(w);
 }
 
 bool QueueingEngine::Finish(const std::string& key, int64_t now) {
@@ -184,6 +186,7 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
     }
     w.pods.erase(pod);
     w.signature_id = -1;
+    Reindex(w);
     workload_of_pod_.erase(pod);
   }
   if (w.pods.empty()) {
@@ -203,6 +206,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
     for (const auto& [pod, unused] : w.pods) workload_of_pod_.erase(pod);
     w.pods.clear();
     w.signature_id = -1;
+    Reindex(w);
     SetState(w, Workload::State::kFinished);
     w.reason = "deleted";
     return true;
@@ -217,6 +221,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
   }
   w.pods.erase(key);
   w.signature_id = -1;
+  Reindex(w);
   workload_of_pod_.erase(p);
   if (w.admitted() && w.is_gang &&
       static_cast<int>(w.placements.size()) < w.min_member) {
@@ -298,8 +303,7 @@ absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
     }
   }
   // Signatures name queues and quotas of the old policy.
-  signature_ids_.clear();
-  signature_demand_.clear();
+  ResetSignatures();
   RebuildIndexes();
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -99,6 +100,11 @@ class QueueingEngine {
   // The workload's interned admission signature (see AdmissionSignature),
   // computed once per change of its pods, queue or state.
   int SignatureId(Workload& workload);
+  // Keeps pending_by_signature_ true after the workload changed.
+  void Reindex(Workload& workload);
+  void ResetSignatures();
+  bool AdmitBestEffortClasses(int64_t now);
+  std::string ReasonOf(const Workload& workload) const;
   std::vector<Workload*> Candidates(int64_t now);
   bool AdmitQueued(int64_t now);
   bool TryAdmit(Workload& workload, int64_t now);
@@ -143,6 +149,14 @@ class QueueingEngine {
   std::map<std::string, Workload*> admitted_;
   std::map<std::string, std::string> root_of_queue_;  // ClusterQueue -> root
   std::map<std::string, int> signature_ids_;
+  // Pending queued workloads with pods, per signature, in queue order
+  // (-priority, creation, key): the heads are all admission needs to see.
+  using OrderKey = std::tuple<int32_t, int64_t, std::string>;
+  std::map<int, std::map<OrderKey, Workload*>> pending_by_signature_;
+  std::vector<std::string> signature_queue_;  // by signature id
+  // The latest failure per signature: (attempt stamp, reason).
+  std::map<int, std::pair<int64_t, std::string>> signature_failure_;
+  int64_t attempt_counter_ = 0;
   std::vector<FrAmounts> signature_demand_;  // by signature id
   std::map<std::string, PodGroup> groups_;
   std::map<std::string, std::string> workload_of_pod_;  // ns/pod -> workload

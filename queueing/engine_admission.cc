@@ -174,7 +174,10 @@ int QueueingEngine::SignatureId(Workload& w) {
   if (w.signature_id >= 0) return w.signature_id;
   auto [it, inserted] =
       signature_ids_.try_emplace(AdmissionSignature(w), signature_ids_.size());
-  if (inserted) signature_demand_.push_back(FirstFlavorDemand(w));
+  if (inserted) {
+    signature_demand_.push_back(FirstFlavorDemand(w));
+    signature_queue_.push_back(w.cluster_queue);
+  }
   w.signature_id = it->second;
   return w.signature_id;
 }
@@ -211,34 +214,30 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
   // A long-running server sees ever new shapes (group names in Volcano
   // annotations): start over between passes rather than grow unbounded.
   if (signature_ids_.size() >= kMaxSignatures) {
-    signature_ids_.clear();
-    signature_demand_.clear();
-    for (auto& [key, live] : live_) live->signature_id = -1;
+    ResetSignatures();
+    RebuildIndexes();
   }
-  bool progress = false;
-  // Signatures that failed since the last admission or eviction: an equal
-  // workload would fail the same way, so it is not tried again (a 10,000
-  // deep queue of a few shapes costs a few attempts per pass).
-  std::map<int, const Workload*> failed;  // signature -> who failed
-  auto attempt = [&](Workload& w) {
-    const int signature = SignatureId(w);
-    // The starving workload may use its reservation: never equivalent.
-    const bool reserved = w.key == reserved_for_;
-    if (auto it = failed.find(signature); !reserved && it != failed.end()) {
-      w.reason = it->second->reason;
-      return;
-    }
-    const size_t events_before = events_.size();
-    const bool admitted = TryAdmit(w, now);
-    progress |= admitted;
-    // Anything admitted or evicted changes what others would meet.
-    if (events_.size() != events_before) failed.clear();
-    if (!admitted && !reserved) failed.emplace(signature, &w);
-  };
   if (!policy_.config.fair_sharing) {
-    for (Workload* w : Candidates(now)) attempt(*w);
+    bool progress = AdmitBestEffortClasses(now);
+    const bool any_strict = std::any_of(
+        policy_.cluster_queues.begin(), policy_.cluster_queues.end(),
+        [](const ClusterQueue& cq) {
+          return cq.queueing_strategy == QueueingStrategy::kStrictFifo;
+        });
+    if (!any_strict) return progress;
+    for (Workload* w : Candidates(now)) {
+      const ClusterQueue* cq = FindClusterQueue(policy_, w->cluster_queue);
+      if (cq == nullptr ||
+          cq->queueing_strategy != QueueingStrategy::kStrictFifo) {
+        continue;
+      }
+      w->attempt_stamp = ++attempt_counter_;
+      progress |= TryAdmit(*w, now);
+    }
     return progress;
   }
+  // Fair sharing: a tournament re-run after every admission (shares move).
+  bool progress = false;
   std::map<std::string, std::deque<Contender>> queues;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
     for (Workload* w : workloads) {
@@ -246,7 +245,10 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
     }
   }
   FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
-  while (Workload* w = tournament.Next()) attempt(*w);
+  while (Workload* w = tournament.Next()) {
+    w->attempt_stamp = ++attempt_counter_;
+    progress |= TryAdmit(*w, now);
+  }
   return progress;
 }
 
@@ -486,18 +488,19 @@ bool QueueingEngine::AdmitExtraMembers(int64_t now) {
 namespace gpusched {
 
 std::string QueueingEngine::PendingReason(const Workload& w) const {
-  if (w.state != Workload::State::kPending || !IsQueued(w)) return w.reason;
+  if (w.state != Workload::State::kPending || !IsQueued(w)) return ReasonOf(w);
   std::vector<const Workload*> order = PendingOrder(w.cluster_queue);
   for (size_t i = 0; i < order.size(); ++i) {
     if (order[i] == &w) return PendingReason(w, i + 1, order.size());
   }
-  return w.reason;
+  return ReasonOf(w);
 }
 
 std::string QueueingEngine::PendingReason(const Workload& w, size_t position,
                                           size_t total) const {
-  return absl::StrCat(w.reason, w.reason.empty() ? "" : "; ", "position ",
-                      position, " of ", total);
+  const std::string reason = ReasonOf(w);
+  return absl::StrCat(reason, reason.empty() ? "" : "; ", "position ", position,
+                      " of ", total);
 }
 
 std::map<const Workload*, std::pair<size_t, size_t>>

@@ -69,6 +69,14 @@ struct Workload {
   int64_t pending_since_ms = 0;
   // Interned AdmissionSignature; -1 when its inputs changed since.
   int signature_id = -1;
+  // Where the engine's pending index holds it (-1: not indexed), with the
+  // order fields as they were when indexed.
+  int indexed_signature = -1;
+  int32_t indexed_priority = 0;
+  int64_t indexed_created_ms = 0;
+  // When admission last looked at it (engine attempt counter), so a newer
+  // failure of an equal workload can speak for it.
+  int64_t attempt_stamp = 0;
 
   bool admitted() const { return state == State::kAdmitted; }
   // Members admission would place now: all existing pods for a single pod;

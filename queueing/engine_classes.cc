@@ -1,0 +1,149 @@
+// Equivalence classes of pending workloads (Kueue's scheduling equivalence
+// hashing, KEP-9694): workloads with equal admission signatures get equal
+// verdicts against the same cluster state, so a pass needs to look only at
+// the head of each class, and a failed head speaks for its class until
+// something is admitted or evicted. This keeps a pass proportional to the
+// number of shapes waiting, not to the depth of the queues.
+#include <queue>
+
+#include "queueing/engine_internal.h"
+
+namespace gpusched {
+
+void QueueingEngine::ResetSignatures() {
+  signature_ids_.clear();
+  signature_demand_.clear();
+  signature_queue_.clear();
+  signature_failure_.clear();
+  pending_by_signature_.clear();
+  for (auto& [key, w] : workloads_) {
+    w.signature_id = -1;
+    w.indexed_signature = -1;
+  }
+}
+
+void QueueingEngine::Reindex(Workload& w) {
+  if (w.indexed_signature >= 0) {
+    auto cls = pending_by_signature_.find(w.indexed_signature);
+    if (cls != pending_by_signature_.end()) {
+      cls->second.erase({-w.indexed_priority, w.indexed_created_ms, w.key});
+      if (cls->second.empty()) pending_by_signature_.erase(cls);
+    }
+    w.indexed_signature = -1;
+  }
+  if (w.state != Workload::State::kPending || !IsQueued(w) || w.pods.empty()) {
+    return;
+  }
+  w.signature_id = -1;  // whatever changed may change the signature
+  const int signature = SignatureId(w);
+  w.indexed_signature = signature;
+  w.indexed_priority = w.priority;
+  w.indexed_created_ms = w.created_ms;
+  pending_by_signature_[signature][{-w.priority, w.created_ms, w.key}] = &w;
+}
+
+std::string QueueingEngine::ReasonOf(const Workload& w) const {
+  if (w.state == Workload::State::kPending && w.indexed_signature >= 0) {
+    auto failure = signature_failure_.find(w.indexed_signature);
+    if (failure != signature_failure_.end() &&
+        failure->second.first > w.attempt_stamp) {
+      return failure->second.second;
+    }
+  }
+  return w.reason;
+}
+
+namespace {
+
+// A class in the pass: its next member to try.
+struct ClassCursor {
+  int signature = 0;
+  bool borrows = false;
+  Workload* next = nullptr;
+};
+
+// Pops in Candidates' order: no borrowing first, then queue order.
+struct CursorAfter {
+  bool operator()(const ClassCursor& a, const ClassCursor& b) const {
+    if (a.borrows != b.borrows) return a.borrows;
+    const Workload& x = *a.next;
+    const Workload& y = *b.next;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.created_ms != y.created_ms) return x.created_ms > y.created_ms;
+    return x.key > y.key;
+  }
+};
+
+}  // namespace
+
+// BestEffortFIFO queues without fair sharing: the heads of the classes in
+// Candidates' order. A head that fails parks its class; an admission or
+// eviction un-parks every class (the state it failed against is gone).
+// StrictFIFO queues are left to the caller.
+bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
+  std::map<std::string, const ClusterQueue*> best_effort;
+  for (const ClusterQueue& cq : policy_.cluster_queues) {
+    if (cq.queueing_strategy != QueueingStrategy::kStrictFifo) {
+      best_effort[cq.name] = &cq;
+    }
+  }
+  // The first ready member at or after `from` in its class, or nullptr.
+  auto ready_from = [&](int signature, const OrderKey* after) -> Workload* {
+    auto cls = pending_by_signature_.find(signature);
+    if (cls == pending_by_signature_.end()) return nullptr;
+    auto it = after == nullptr ? cls->second.begin()
+                               : cls->second.upper_bound(*after);
+    for (; it != cls->second.end(); ++it) {
+      if (Ready(*it->second, now)) return it->second;
+    }
+    return nullptr;
+  };
+  std::priority_queue<ClassCursor, std::vector<ClassCursor>, CursorAfter> heap;
+  for (const auto& [signature, members] : pending_by_signature_) {
+    if (!best_effort.contains(signature_queue_[signature])) continue;
+    if (Workload* head = ready_from(signature, nullptr)) {
+      heap.push({signature,
+                 quota_.WouldBorrow(signature_queue_[signature],
+                                    signature_demand_[signature]),
+                 head});
+    }
+  }
+  bool progress = false;
+  std::vector<ClassCursor> parked;
+  // Preemption could in principle bounce between two workloads; every
+  // legitimate pass ends well inside this many attempts.
+  size_t budget = 4 * workloads_.size() + 1000;
+  while (!heap.empty() && budget-- > 0) {
+    ClassCursor cursor = heap.top();
+    heap.pop();
+    Workload& w = *cursor.next;
+    const OrderKey at{-w.priority, w.created_ms, w.key};
+    w.attempt_stamp = ++attempt_counter_;
+    const size_t events_before = events_.size();
+    const bool admitted = TryAdmit(w, now);
+    progress |= admitted;
+    if (events_.size() != events_before) {
+      for (ClassCursor& c : parked) {
+        if ((c.next = ready_from(c.signature, nullptr)) != nullptr)
+          heap.push(c);
+      }
+      parked.clear();
+    }
+    if (!admitted) {
+      signature_failure_[cursor.signature] = {attempt_counter_, w.reason};
+      w.attempt_stamp = attempt_counter_;
+      // Try the class again only after the state changes; from the next
+      // member on (this one just failed).
+      if ((cursor.next = ready_from(cursor.signature, &at)) != nullptr) {
+        parked.push_back(cursor);
+      }
+      continue;
+    }
+    if ((cursor.next = ready_from(cursor.signature, &at)) != nullptr) {
+      heap.push(cursor);
+    }
+  }
+  return progress;
+}
+
+}  // namespace gpusched
