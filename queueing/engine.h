@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "queueing/gang_placer.h"
 #include "queueing/policy.h"
 #include "queueing/quota_tree.h"
 #include "queueing/workload.h"
@@ -110,6 +111,9 @@ class QueueingEngine {
   bool TryAdmit(Workload& workload, int64_t now);
   bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
   std::optional<Attempt> Fit(Workload& workload, std::string* reason);
+  GangPlacement PlaceOrRecall(Workload& workload,
+                              const GangPlacementRequest& request,
+                              const std::vector<std::string>& flavors);
   bool TryPreempt(Workload& workload, int64_t now);
   void Commit(Workload& workload, Attempt attempt, int64_t now);
   void Release(Workload& workload);
@@ -153,7 +157,19 @@ class QueueingEngine {
   // (-priority, creation, key): the heads are all admission needs to see.
   using OrderKey = std::tuple<int32_t, int64_t, std::string>;
   std::map<int, std::map<OrderKey, Workload*>> pending_by_signature_;
-  std::vector<std::string> signature_queue_;  // by signature id
+  std::vector<std::string> signature_queue_;      // by signature id
+  std::vector<std::string> signature_placement_;  // PlacementSignature
+  // Placements that failed since the last admission or eviction, by
+  // placement signature and flavors: queues with the same shapes share
+  // one failed search of the nodes. Not used for preemption trials, which
+  // search a changed cluster.
+  std::map<std::string, std::string> placement_failures_;
+  size_t placement_failures_events_ = 0;
+  bool in_preemption_trial_ = false;
+  // The model's nodes by name, kept while no node comes or goes.
+  const std::vector<const NodeState*>* SortedNodes();
+  std::vector<const NodeState*> sorted_nodes_;
+  uint64_t sorted_nodes_generation_ = UINT64_MAX;
   // The latest failure per signature: (attempt stamp, reason).
   std::map<int, std::pair<int64_t, std::string>> signature_failure_;
   int64_t attempt_counter_ = 0;

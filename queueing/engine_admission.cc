@@ -177,6 +177,7 @@ int QueueingEngine::SignatureId(Workload& w) {
   if (inserted) {
     signature_demand_.push_back(FirstFlavorDemand(w));
     signature_queue_.push_back(w.cluster_queue);
+    signature_placement_.push_back(PlacementSignature(w));
   }
   w.signature_id = it->second;
   return w.signature_id;
@@ -252,6 +253,39 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
   return progress;
 }
 
+const std::vector<const NodeState*>* QueueingEngine::SortedNodes() {
+  if (sorted_nodes_generation_ != model_->node_set_generation()) {
+    sorted_nodes_ = model_->SortedNodes();
+    sorted_nodes_generation_ = model_->node_set_generation();
+  }
+  return &sorted_nodes_;
+}
+
+// PlaceGang, unless an equal placement failed against this same state.
+GangPlacement QueueingEngine::PlaceOrRecall(
+    Workload& w, const GangPlacementRequest& request,
+    const std::vector<std::string>& flavors) {
+  if (in_preemption_trial_) return PlaceGang(*model_, request);
+  if (events_.size() != placement_failures_events_) {
+    placement_failures_.clear();
+    placement_failures_events_ = events_.size();
+  }
+  std::string key = absl::StrCat(signature_placement_[SignatureId(w)], "\n",
+                                 absl::StrJoin(flavors, ","),
+                                 reserved_for_ == w.key ? "\nreserved" : "");
+  if (auto it = placement_failures_.find(key);
+      it != placement_failures_.end()) {
+    return GangPlacement{.placed = false, .reason = it->second};
+  }
+  GangPlacement placement = PlaceGang(*model_, request);
+  if (!placement.placed) {
+    // Others of the same shape get this text: it names its members.
+    placement_failures_.emplace(
+        std::move(key), absl::StrCat("as for ", w.key, ": ", placement.reason));
+  }
+  return placement;
+}
+
 // Tries the ClusterQueue's flavors in order: the first flavor (per resource
 // group) whose quota fits and where every member can be placed wins.
 std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
@@ -319,7 +353,8 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
                                  .required_level = w.topology_required,
                                  .preferred_level = w.topology_preferred,
                                  .levels = policy_.config.topology_levels,
-                                 .weights = &weights_};
+                                 .weights = &weights_,
+                                 .sorted_nodes = SortedNodes()};
     Attempt attempt;
     std::vector<std::string> names;
     for (size_t g = 0; g < options.size(); ++g) {
@@ -337,7 +372,7 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
     }
     // Nodes held for a starving workload are not for others, busy or not.
     if (reserved_for_ != w.key) request.excluded_nodes = reserved_nodes_;
-    GangPlacement placement = PlaceGang(*model_, request);
+    GangPlacement placement = PlaceOrRecall(w, request, names);
     if (placement.placed) {
       attempt.placements = std::move(placement.placements);
       attempt.flavors = absl::StrJoin(names, ",");
@@ -394,7 +429,8 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
                                .required_level = w.topology_required,
                                .preferred_level = w.topology_preferred,
                                .levels = policy_.config.topology_levels,
-                               .weights = &weights_};
+                               .weights = &weights_,
+                               .sorted_nodes = SortedNodes()};
   GangPlacement placement = PlaceGang(*model_, request);
   if (!placement.placed) {
     w.reason = placement.reason;
@@ -435,6 +471,7 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
 }
 
 void QueueingEngine::Schedule(int64_t now) {
+  placement_failures_.clear();  // pods and nodes changed since last time
   ReplanLostPlacements(now);
   RunTimers(now);
   for (int pass = 0; pass < 1000; ++pass) {

@@ -14,6 +14,8 @@ void QueueingEngine::ResetSignatures() {
   signature_ids_.clear();
   signature_demand_.clear();
   signature_queue_.clear();
+  signature_placement_.clear();
+  placement_failures_.clear();
   signature_failure_.clear();
   pending_by_signature_.clear();
   for (auto& [key, w] : workloads_) {

@@ -142,6 +142,8 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
   std::vector<std::pair<Workload*, Held>> taken;
   std::string ignored;
   bool fits = false;
+  // Trials search clusters with victims taken off: nothing to remember.
+  in_preemption_trial_ = true;
   for (Workload* v : candidates) {
     taken.emplace_back(v, Unplace(*v));
     if (auto attempt = Fit(w, &ignored)) {
@@ -151,6 +153,7 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
     }
   }
   if (!fits) {
+    in_preemption_trial_ = false;
     for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
       Restore(*it->first, std::move(it->second));
     }
@@ -166,6 +169,7 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
     it->second = Unplace(*it->first);
     victims.push_back(it->first);
   }
+  in_preemption_trial_ = false;
   // Victims are off their nodes; put them back to evict them properly.
   for (auto& [v, held] : taken) {
     if (std::find(victims.begin(), victims.end(), v) != victims.end()) {

@@ -175,7 +175,10 @@ std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
 GangPlacement PlaceGang(ClusterModel& model,
                         const GangPlacementRequest& request) {
   NodeList candidates;
-  for (const NodeState* node : model.SortedNodes()) {
+  std::vector<const NodeState*> sorted;
+  if (request.sorted_nodes == nullptr) sorted = model.SortedNodes();
+  for (const NodeState* node :
+       request.sorted_nodes != nullptr ? *request.sorted_nodes : sorted) {
     if (MatchesLabels(*node, request.node_labels) &&
         !request.excluded_nodes.contains(node->name())) {
       candidates.push_back(node);

@@ -23,6 +23,8 @@ struct GangPlacementRequest {
   const ScoringWeights* weights = nullptr;
   // Nodes held for another workload (a starvation reservation).
   std::set<std::string> excluded_nodes;
+  // model.SortedNodes(), when the caller keeps it across calls.
+  const std::vector<const NodeState*>* sorted_nodes = nullptr;
 };
 
 struct GangPlacement {

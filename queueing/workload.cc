@@ -104,13 +104,17 @@ void AppendMember(std::string* out, const Pod& pod) {
 
 }  // namespace
 
-std::string AdmissionSignature(const Workload& w) {
+std::string PlacementSignature(const Workload& w) {
   std::string out =
-      absl::StrCat(w.cluster_queue, "\n", w.priority, "\n", w.topology_required,
-                   "\n", w.topology_preferred, "\n");
-  AppendResources(&out, w.min_resources);
-  absl::StrAppend(&out, "\n");
+      absl::StrCat(w.topology_required, "\n", w.topology_preferred, "\n");
   for (const Pod* pod : w.MembersToAdmit()) AppendMember(&out, *pod);
+  return out;
+}
+
+std::string AdmissionSignature(const Workload& w) {
+  std::string out = absl::StrCat(w.cluster_queue, "\n", w.priority, "\n");
+  AppendResources(&out, w.min_resources);
+  absl::StrAppend(&out, "\n", PlacementSignature(w));
   return out;
 }
 

@@ -96,6 +96,9 @@ ResourceList TotalRequests(const std::vector<const Pod*>& pods);
 // one failed attempt speaks for all of them in a pass (Kueue's
 // equivalence hashing, KEP-9694). Names and creation times are left out.
 std::string AdmissionSignature(const Workload& workload);
+// The part of the signature placement depends on: the members and the
+// topology, not the queue or priority.
+std::string PlacementSignature(const Workload& workload);
 
 }  // namespace gpusched
 

@@ -18,7 +18,9 @@ std::string ClusterModel::UpsertNode(Node node) {
   std::string name = node.meta.name;
   auto it = nodes_.find(name);
   if (it == nodes_.end()) {
-    nodes_.emplace(std::move(name), std::make_unique<NodeState>(std::move(node)));
+    ++node_set_generation_;
+    nodes_.emplace(std::move(name),
+                   std::make_unique<NodeState>(std::move(node)));
     return {};
   }
   return it->second->ReplaceNode(std::move(node));
@@ -27,6 +29,7 @@ std::string ClusterModel::UpsertNode(Node node) {
 bool ClusterModel::RemoveNode(std::string_view name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
+  ++node_set_generation_;
   for (const auto& [key, allocation] : it->second->pods()) {
     pods_by_uid_.erase(allocation.uid);
   }
@@ -77,8 +80,7 @@ absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
                            .requests = EffectiveRequests(pod),
                            .gpus = std::move(assignment),
                            .priority = pod.priority.value_or(0)};
-  if (absl::Status status = node->AddPod(std::move(allocation));
-      !status.ok()) {
+  if (absl::Status status = node->AddPod(std::move(allocation)); !status.ok()) {
     return status;
   }
   pods_by_uid_.emplace(std::move(uid),
@@ -98,11 +100,11 @@ std::optional<GpuAssignment> RecordedAssignment(const Pod& pod,
   absl::StatusOr<std::vector<int>> ids = ParseGpuIds(annotation->second);
   const size_t expected = request.milli > 0 ? 1 : request.gpus;
   if (!ids.ok() || ids->size() != expected) return std::nullopt;
-  int milli = request.milli > 0       ? request.milli
-              : gpus.time_shared()    ? gpus.replica_milli()
-                                      : kMilliPerGpu;
-  return GpuAssignment{.gpu_ids = *ids, .milli_per_gpu = milli,
-                       .mig = request.mig};
+  int milli = request.milli > 0    ? request.milli
+              : gpus.time_shared() ? gpus.replica_milli()
+                                   : kMilliPerGpu;
+  return GpuAssignment{
+      .gpu_ids = *ids, .milli_per_gpu = milli, .mig = request.mig};
 }
 
 }  // namespace
@@ -138,9 +140,9 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
   }
   // The pod runs whatever the model thinks: record it and count its MIG
   // instances where the pools allow, so they are not handed out again.
-  note(absl::StrCat("pod ", pod.Key(), " runs on ", pod.node_name,
-                    " but its GPUs do not fit the model: ",
-                    plan.verdict.reason()));
+  note(absl::StrCat(
+      "pod ", pod.Key(), " runs on ", pod.node_name,
+      " but its GPUs do not fit the model: ", plan.verdict.reason()));
   GpuAssignment mig_only{.mig = view.gpu.mig};
   if (Place(pod, pod.node_name, mig_only).ok()) return absl::OkStatus();
   return Place(pod, pod.node_name, GpuAssignment{});

@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/string_util.h"
 #include "absl/status/status.h"
 #include "scheduler/k8s_objects.h"
 #include "scheduler/node_state.h"
+#include "scheduler/string_util.h"
 
 namespace gpusched {
 
@@ -51,12 +51,16 @@ class ClusterModel {
   // Nodes sorted by name, for listings and deterministic walks.
   std::vector<const NodeState*> SortedNodes() const;
   size_t node_count() const { return nodes_.size(); }
+  // Changes whenever a node is added or removed (not when one is updated
+  // in place), so a caller may keep SortedNodes() between calls.
+  uint64_t node_set_generation() const { return node_set_generation_; }
   size_t pod_count() const { return pods_by_uid_.size(); }
 
  private:
   NodeState* MutableNode(std::string_view name);
 
   StringKeyMap<std::unique_ptr<NodeState>> nodes_;
+  uint64_t node_set_generation_ = 0;
   StringKeyMap<PlacedPod> pods_by_uid_;
 };
 
