@@ -20,7 +20,7 @@ FILTER_RPS = 20000
 INGEST_MB_S = 500
 SOAK_GROWTH_PCT = 5
 
-KNOWN = {"extender_http.json", "memory.json", "soak.json"}
+KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json"}
 
 
 def load(path):
@@ -258,6 +258,27 @@ def generic(name, doc):
     return out
 
 
+def queueing_scale(doc):
+    """Kueue's performance-test shapes through `gpusched simulate`."""
+    out = ["## Queueing at scale (queueing_scale.json)", "",
+           "Kueue's baseline and large-scale shapes as generated scenarios "
+           "(bench/gen_scenario.py), virtual clock; Kueue's CI limit is for "
+           "its real-time run and is given for scale only.", ""]
+    rows = []
+    for r in doc if isinstance(doc, list) else []:
+        target = r.get("targetWallSeconds")
+        rows.append([r.get("shape"), r.get("workloads"), r.get("clusterQueues"),
+                     r.get("admitted"), r.get("preemptions"), r.get("wallSeconds"),
+                     target, verdict(None if target is None else r.get("wallSeconds", 1e9) <= target),
+                     r.get("admissionsPerSecond"), r.get("peakRssMiB"),
+                     r.get("kueueMaxWallSeconds")])
+    out += table(["shape", "workloads", "ClusterQueues", "admitted", "preemptions",
+                  "wall s", "target s", "", "admissions/s", "peak RSS MiB",
+                  "Kueue maxWall s"], rows)
+    out.append("")
+    return out
+
+
 def main():
     results = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     if not os.path.isdir(results):
@@ -272,8 +293,9 @@ def main():
            "a shared 2-core machine, so the load average is given with each "
            "report.", ""]
     sections = {"extender_http.json": extender_http, "memory.json": memory,
-                "soak.json": soak}
-    for name in ("extender_http.json", "soak.json", "memory.json"):
+                "soak.json": soak, "queueing_scale.json": queueing_scale}
+    for name in ("extender_http.json", "soak.json", "memory.json",
+                 "queueing_scale.json"):
         if name in files:
             doc = load(os.path.join(results, name))
             out += sections[name](doc) if "_error" not in doc else generic(name, doc)

@@ -431,6 +431,8 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
                                .levels = policy_.config.topology_levels,
                                .weights = &weights_,
                                .sorted_nodes = SortedNodes()};
+  // Pods outside queues may not take what a starving workload is promised.
+  request.excluded_nodes = reserved_nodes_;
   GangPlacement placement = PlaceGang(*model_, request);
   if (!placement.placed) {
     w.reason = placement.reason;
