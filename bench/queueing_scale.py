@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,7 +56,7 @@ def summarize(shape, report, wall, rss_kib):
     }
 
 
-def run(build, shape, gen_args, work):
+def run(build, shape, gen_args, work, timeout=None):
     out = os.path.join(work, shape)
     subprocess.run([sys.executable, os.path.join(HERE, "gen_scenario.py"), out] + gen_args,
                    check=True)
@@ -64,8 +65,18 @@ def run(build, shape, gen_args, work):
     start = time.monotonic()
     child = subprocess.Popen([os.path.join(build, "gpusched"), "simulate",
                               os.path.join(out, "scenario.yaml"), "--output", report_path])
+    timer = threading.Timer(timeout, child.kill) if timeout else None
+    if timer:
+        timer.start()
     _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
     wall = time.monotonic() - start
+    if timer:
+        timer.cancel()
+    if timeout and wall >= timeout:
+        return {"shape": shape, "timedOut": True, "wallSeconds": round(wall, 1),
+                "peakRssMiB": round(usage.ru_maxrss / 1024, 1),
+                "targetWallSeconds": TARGETS.get(shape),
+                "kueueMaxWallSeconds": KUEUE.get(shape)}
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"gpusched simulate failed on {shape}")
     rss_kib = usage.ru_maxrss
@@ -78,6 +89,7 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--shape", action="append")
+    parser.add_argument("--timeout", type=float, help="stop a shape after this many seconds")
     args = parser.parse_args()
     if args.small:
         shapes = {"tiny": ["--cohorts", "2", "--queues-per-cohort", "3", "--per-queue", "20"]}
@@ -87,7 +99,7 @@ def main():
     results = []
     with tempfile.TemporaryDirectory() as work:
         for shape, gen_args in shapes.items():
-            results.append(run(args.build, shape, gen_args, work))
+            results.append(run(args.build, shape, gen_args, work, args.timeout))
             print(json.dumps(results[-1]), file=sys.stderr)
     name = "queueing_scale_small.json" if args.small else "queueing_scale.json"
     path = os.path.join(HERE, "results", name)

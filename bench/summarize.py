@@ -267,7 +267,8 @@ def queueing_scale(doc):
     rows = []
     for r in doc if isinstance(doc, list) else []:
         target = r.get("targetWallSeconds")
-        rows.append([r.get("shape"), r.get("workloads"), r.get("clusterQueues"),
+        shape = r.get("shape", "?") + (" (stopped, unfinished)" if r.get("timedOut") else "")
+        rows.append([shape, r.get("workloads"), r.get("clusterQueues"),
                      r.get("admitted"), r.get("preemptions"), r.get("wallSeconds"),
                      target, verdict(None if target is None else r.get("wallSeconds", 1e9) <= target),
                      r.get("admissionsPerSecond"), r.get("peakRssMiB"),

@@ -7,7 +7,7 @@
 set -euo pipefail
 build=${1:-build}
 small=${2:-}
-python3 bench/queueing_scale.py --build "$build" $small
+python3 bench/queueing_scale.py --build "$build" --timeout 900 $small
 filter='/5000/'
 [ "$small" = "--small" ] && filter='/50/'
 "$build/bench/queueing_bench" --benchmark_filter="$filter" \
