@@ -1,9 +1,7 @@
 #include "api/server/simulate_command.h"
 
-#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -67,17 +65,6 @@ std::optional<SimulateOptions> ParseOptions(
   return options;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (file) file << text;
-  if (file) file.close();
-  if (!file) {
-    return absl::UnavailableError(
-        absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 // Runs the scenario; the wall time is measured here, around the engine, so
 // that the simulator itself never reads a real clock.
 SimulationReport Simulate(const Scenario& scenario) {
@@ -96,7 +83,7 @@ absl::Status WriteReport(const SimulateOptions& options,
     std::cout << EncodeReport(report) << std::flush;
     return absl::OkStatus();
   }
-  return WriteFile(options.output, EncodeReport(report));
+  return WriteTextFile(options.output, EncodeReport(report));
 }
 
 // Exit code of the comparison; the diff goes to stderr.
