@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/json/json_escape.h"
+
 namespace gpusched {
 
 // Appends JSON to a string without building a tree: responses are written
@@ -30,9 +32,6 @@ class JsonWriter {
  private:
   std::string out_;
 };
-
-// Escapes `text` for a JSON string literal (quotes not included).
-void AppendJsonEscaped(std::string& out, std::string_view text);
 
 }  // namespace gpusched
 

@@ -3,7 +3,6 @@
 #include <openssl/ssl.h>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
@@ -15,7 +14,6 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <exception>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -23,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "api/http/listen_address.h"
+#include "api/http/run_to_completion.h"
 #include "api/http/tls.h"
 
 namespace gpusched::http {
@@ -47,24 +46,10 @@ bool IsStaleConnection(const error_code& ec) {
          ec == asio::ssl::error::stream_truncated;
 }
 
-// Runs `op` to completion on `io` and returns its result; this is how a
-// blocking API gets the per-operation timeouts of Beast's async streams.
+// RunToCompletion with "did not complete" as an error.
 template <class T>
 T RunSync(asio::io_context& io, asio::awaitable<T> op) {
-  std::optional<T> result;
-  io.restart();
-  asio::co_spawn(io, std::move(op), [&](std::exception_ptr error, T value) {
-    if (!error) {
-      result.emplace(std::move(value));
-      return;
-    }
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      result.emplace(absl::InternalError(e.what()));
-    }
-  });
-  io.run();
+  std::optional<T> result = RunToCompletion(io, std::move(op));
   if (!result) return T(absl::InternalError("request did not complete"));
   return std::move(*result);
 }

@@ -3,7 +3,6 @@
 #include <openssl/ssl.h>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -17,13 +16,13 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <exception>
 #include <limits>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "api/http/run_to_completion.h"
 
 namespace gpusched::kube::internal {
 namespace {
@@ -136,19 +135,7 @@ T Connection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
   {
     std::stop_callback on_stop(
         stop, [this] { asio::post(io_, [this] { Close(); }); });
-    io_.restart();
-    asio::co_spawn(io_, std::move(op), [&](std::exception_ptr error, T value) {
-      if (!error) {
-        result.emplace(std::move(value));
-        return;
-      }
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        result.emplace(absl::InternalError(e.what()));
-      }
-    });
-    io_.run();
+    result = http::RunToCompletion(io_, std::move(op));
   }
   if (stop.stop_requested()) {
     reusable_ = false;
