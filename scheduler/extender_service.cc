@@ -5,8 +5,11 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/fit_signature.h"
+#include "scheduler/node_memo.h"
 #include "scheduler/node_fit.h"
 #include "scheduler/pod_view.h"
+#include "scheduler/verdict_cache.h"
 
 namespace gpusched {
 
@@ -79,9 +82,9 @@ int64_t ExtenderService::NowMs() const {
 // A pod the queueing core manages: admitted members pass only on their
 // assigned node; waiting ones fail every node as unresolvable, with the
 // core's reason, so kube-scheduler's own preemption stays out of it.
-FilterOutcome ExtenderService::GateFilter(const Pod& pod,
-                                          std::span<const std::string> nodes) {
-  FilterOutcome outcome;
+void ExtenderService::GateFilter(const Pod& pod,
+                                 std::span<const std::string> nodes,
+                                 FilterVisitor visit) {
   std::unique_lock lock(mu_);
   GateVerdict verdict = options_.gate->Check(pod, model_, NowMs());
   std::string reason = verdict.waiting_reason;
@@ -90,49 +93,64 @@ FilterOutcome ExtenderService::GateFilter(const Pod& pod,
   }
   for (const std::string& name : nodes) {
     if (!verdict.assigned_node.empty() && name == verdict.assigned_node) {
-      outcome.passed.push_back(name);
+      visit(FitVerdict::Code::kFits, {});
     } else if (model_.FindNode(name) == nullptr) {
-      outcome.unresolvable.emplace_back(name, kUnknownNodeReason);
+      visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
     } else {
-      outcome.unresolvable.emplace_back(name, reason);
+      visit(FitVerdict::Code::kInfeasible, reason);
     }
   }
-  return outcome;
 }
 
 FilterOutcome ExtenderService::Filter(const Pod& pod,
                                       std::span<const std::string> nodes) {
+  FilterOutcome outcome;
+  size_t index = 0;
+  FilterEach(pod, nodes, [&](FitVerdict::Code code, std::string_view reason) {
+    const std::string& name = nodes[index++];
+    switch (code) {
+      case FitVerdict::Code::kFits:
+        outcome.passed.push_back(name);
+        break;
+      case FitVerdict::Code::kUnavailable:
+        outcome.failed.emplace_back(name, reason);
+        break;
+      case FitVerdict::Code::kInfeasible:
+        outcome.unresolvable.emplace_back(name, reason);
+        break;
+    }
+  });
+  return outcome;
+}
+
+void ExtenderService::FilterEach(const Pod& pod,
+                                 std::span<const std::string> nodes,
+                                 FilterVisitor visit) {
   pending_.Remember(pod);
   if (options_.gate != nullptr && options_.gate->Manages(pod)) {
-    return GateFilter(pod, nodes);
+    GateFilter(pod, nodes, visit);
+    return;
   }
   const PodView view = PodView::Of(pod);
   // The fragmentation scorer scores against the shapes of the pods it is
   // asked about (TaskShapeModel); a filter call is where a pod arrives.
   options_.weights.ObservePod(view);
-  FilterOutcome outcome;
+  // One cache per I/O thread: no lock, and valid across service instances
+  // since generations are never reused.
+  thread_local VerdictCache cache;
+  VerdictCache::Shape shape = cache.Lookup(FitSignature(view));
   GpuVerdictMemo memo;
   std::shared_lock lock(mu_);
   for (const std::string& name : nodes) {
     const NodeState* node = model_.FindNode(name);
     if (node == nullptr) {
-      outcome.unresolvable.emplace_back(name, kUnknownNodeReason);
+      visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
       continue;
     }
-    FitVerdict verdict = CheckPodOnNode(view, *node, memo);
-    switch (verdict.code()) {
-      case FitVerdict::Code::kFits:
-        outcome.passed.push_back(name);
-        break;
-      case FitVerdict::Code::kUnavailable:
-        outcome.failed.emplace_back(name, verdict.reason());
-        break;
-      case FitVerdict::Code::kInfeasible:
-        outcome.unresolvable.emplace_back(name, verdict.reason());
-        break;
-    }
+    const VerdictCache::Verdict verdict =
+        shape.Get(*node, [&] { return CheckPodOnNode(view, *node, memo); });
+    visit(verdict.code, verdict.reason);
   }
-  return outcome;
 }
 
 std::vector<HostScore> ExtenderService::Prioritize(
@@ -140,21 +158,33 @@ std::vector<HostScore> ExtenderService::Prioritize(
   const PodView view = PodView::Of(pod);
   std::vector<HostScore> scores;
   scores.reserve(nodes.size());
+  // A score reads the node, the pod's fit fields (the devices it would
+  // get) and the workload shapes the fragmentation scorer learned; the
+  // weights are the service's own and never change. One memo per I/O
+  // thread, as for filter verdicts.
+  thread_local NodeMemo<int64_t> memo(200000);
+  NodeMemo<int64_t>::Table& known = memo.Lookup(absl::StrCat(
+      FitSignature(view), "@", options_.weights.workload().version()));
   std::shared_lock lock(mu_);
   for (const std::string& name : nodes) {
     const NodeState* node = model_.FindNode(name);
     int64_t score = 0;
     if (node != nullptr) {
-      NodeFit fit = FitPodOnNode(view, *node);
-      if (fit.verdict.fits()) {
-        int combined =
-            options_.weights.Combined(ScoreInput{view, *node, fit.assignment});
-        score = (combined + 5) / 10;  // 0..100 -> 0..10
-      }
+      score = known.Get(*node, [&] { return ScoreOnNode(view, *node); });
     }
     scores.push_back(HostScore{name, score});
   }
   return scores;
+}
+
+// 0..10, the extender protocol's range; 0 where the pod does not fit.
+int64_t ExtenderService::ScoreOnNode(const PodView& view,
+                                     const NodeState& node) const {
+  NodeFit fit = FitPodOnNode(view, node);
+  if (!fit.verdict.fits()) return 0;
+  int combined =
+      options_.weights.Combined(ScoreInput{view, node, fit.assignment});
+  return (combined + 5) / 10;  // 0..100 -> 0..10
 }
 
 std::optional<PreemptionCandidate> ExtenderService::CheckCandidate(

@@ -9,9 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/cluster_model.h"
+#include "scheduler/fit_verdict.h"
 #include "scheduler/gpu_inventory.h"
 #include "scheduler/k8s_objects.h"
 #include "scheduler/pending_pods.h"
@@ -27,6 +29,11 @@ struct FilterOutcome {
   std::vector<std::pair<std::string, std::string>> failed;  // may fit later
   std::vector<std::pair<std::string, std::string>> unresolvable;  // never fits
 };
+
+// Receives Filter's verdicts one candidate at a time, in the order asked;
+// `reason` is empty when the pod fits and valid only during the call.
+using FilterVisitor =
+    absl::FunctionRef<void(FitVerdict::Code code, std::string_view reason)>;
 
 struct HostScore {
   std::string host;
@@ -106,6 +113,14 @@ class ExtenderService {
   bool RemovePod(std::string_view uid);
 
   FilterOutcome Filter(const Pod& pod, std::span<const std::string> nodes);
+  // Filter without copying names or reasons: `visit` runs once per node,
+  // in order, under the model's lock (it must not call the service).
+  // Verdicts are remembered per pod fit signature and node generation, in
+  // a cache per calling thread (VerdictCache).
+  void FilterEach(const Pod& pod, std::span<const std::string> nodes,
+                  FilterVisitor visit);
+  // Scores are remembered like filter verdicts, per pod fit signature,
+  // workload-model version and node generation.
   std::vector<HostScore> Prioritize(const Pod& pod,
                                     std::span<const std::string> nodes) const;
   std::vector<PreemptionCandidate> Preempt(
@@ -133,10 +148,12 @@ class ExtenderService {
   const ScoringWeights& weights() const { return options_.weights; }
 
  private:
+  int64_t ScoreOnNode(const PodView& view, const NodeState& node) const;
   std::optional<PreemptionCandidate> CheckCandidate(
       const PodView& view, PreemptionCandidate candidate) const;
   BindOutcome PlaceForBind(const Pod& pod, const BindRequest& request);
-  FilterOutcome GateFilter(const Pod& pod, std::span<const std::string> nodes);
+  void GateFilter(const Pod& pod, std::span<const std::string> nodes,
+                  FilterVisitor visit);
   BindOutcome ConfirmAssumed(const PlacedPod& placed, const Pod* pod,
                              const BindRequest& request,
                              std::unique_lock<std::shared_mutex>& lock);

@@ -1,10 +1,20 @@
 #include "scheduler/node_state.h"
 
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace gpusched {
+namespace {
+
+// Process-wide, so that no two states (of any model) ever share a value.
+uint64_t NextGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 NodeState::NodeState(Node node)
     : node_(std::move(node)), gpus_(GpuInventory::FromNode(node_)) {
@@ -12,6 +22,7 @@ NodeState::NodeState(Node node)
 }
 
 void NodeState::RefreshQuickFacts() {
+  generation_ = NextGeneration();
   const ResourceList& allocatable = node_.allocatable;
   quick_.cpu_allocatable = allocatable.Get(kCpu);
   quick_.memory_allocatable = allocatable.Get(kMemory);

@@ -53,6 +53,13 @@ class NodeState {
   };
   const QuickFacts& quick() const { return quick_; }
 
+  // Changes whenever anything a fit check reads changes (construction, a
+  // pod added or removed, a new Node object), and is never reused, even by
+  // another NodeState: a verdict remembered with it stays valid exactly as
+  // long as it still equals generation(). A copy keeps the generation of the
+  // state it copies, which it equals until either changes.
+  uint64_t generation() const { return generation_; }
+
   // All or nothing: fails (changing nothing) if the GPUs are not free or the
   // pod is already here.
   absl::Status AddPod(PodAllocation allocation);
@@ -64,9 +71,11 @@ class NodeState {
   std::string ReplaceNode(Node node);
 
  private:
+  // Every mutation ends here: refreshes quick() and takes a new generation.
   void RefreshQuickFacts();
 
   Node node_;
+  uint64_t generation_ = 0;
   GpuInventory gpus_;
   ResourceList requested_;
   QuickFacts quick_;

@@ -36,10 +36,15 @@ absl::Status Invalid(std::string_view path, std::string_view why) {
 
 // One parser per I/O thread: parsers are not thread-safe, and reusing one
 // keeps its buffers warm.
-absl::StatusOr<element> ParseObject(std::string_view body) {
+static_assert(kJsonReadPadding >= simdjson::SIMDJSON_PADDING);
+
+// `padded`: the bytes after `body` may be read (kJsonReadPadding of them),
+// so the parser reads the body in place instead of copying it first.
+absl::StatusOr<element> ParseObject(std::string_view body,
+                                    bool padded = false) {
   thread_local simdjson::dom::parser parser;
   element root;
-  if (auto error = parser.parse(body.data(), body.size()).get(root)) {
+  if (auto error = parser.parse(body.data(), body.size(), !padded).get(root)) {
     return codec_internal::MalformedJsonError(body, error);
   }
   if (root.type() != element_type::OBJECT) {
@@ -116,16 +121,6 @@ absl::Status DecodeNodeList(element value, const DecodeOptions& options,
   return absl::OkStatus();
 }
 
-void WriteFailedMap(JsonWriter& w,
-                    const std::vector<std::pair<std::string, std::string>>& m) {
-  w.Raw("{");
-  for (size_t i = 0; i < m.size(); ++i) {
-    if (i > 0) w.Raw(",");
-    w.Key(m[i].first).String(m[i].second);
-  }
-  w.Raw("}");
-}
-
 }  // namespace
 
 namespace {
@@ -135,7 +130,7 @@ namespace {
 absl::StatusOr<ExtenderArgs> DecodeArgs(std::string_view body,
                                         const DecodeOptions& options,
                                         std::vector<element>* items) {
-  absl::StatusOr<element> root = ParseObject(body);
+  absl::StatusOr<element> root = ParseObject(body, options.body_padded);
   if (!root.ok()) return root.status();
   ExtenderArgs args;
   element pod_value;
@@ -159,58 +154,98 @@ absl::StatusOr<ExtenderArgs> DecodeArgs(std::string_view body,
   return args;
 }
 
-// Writes the Nodes items that passed, in item order; `write_item(i)`
-// appends item i.
-template <typename F>
-void WritePassedItems(JsonWriter& w, const ExtenderArgs& args,
-                      const FilterOutcome& outcome, F&& write_item) {
-  w.Raw(R"({"metadata":{},"items":[)");
-  bool first = true;
-  for (size_t i = 0, p = 0;
-       i < args.item_names.size() && p < outcome.passed.size(); ++i) {
-    if (args.item_names[i] != outcome.passed[p]) continue;
-    if (!first) w.Raw(",");
-    write_item(w, i);
-    first = false;
+// The parts of a filter result that grow with the candidates, filled as
+// verdicts arrive and joined by JoinFilterResult. Kept per thread, so that
+// their buffers are reused from one request to the next.
+struct FilterParts {
+  std::string passed;        // "a","b"
+  std::string failed;        // "a":"why","b":"why"
+  std::string unresolvable;  // the same for FailedAndUnresolvableNodes
+  std::vector<size_t> passed_candidates;  // indices into node_names
+
+  static FilterParts& ForThisThread() {
+    thread_local FilterParts parts;
+    parts.passed.clear();
+    parts.failed.clear();
+    parts.unresolvable.clear();
+    parts.passed_candidates.clear();
+    return parts;
+  }
+
+  void Add(size_t index, std::string_view name, FitVerdict::Code code,
+           std::string_view reason) {
+    if (code == FitVerdict::Code::kFits) {
+      AddName(name);
+      passed_candidates.push_back(index);
+      return;
+    }
+    std::string& map =
+        code == FitVerdict::Code::kUnavailable ? failed : unresolvable;
+    AppendQuoted(map, name);
+    map += ':';
+    map += '"';
+    AppendJsonEscaped(map, reason);
+    map += '"';
+  }
+  // A passing name without a candidate index (EncodeFilterResult only).
+  void AddName(std::string_view name) { AppendQuoted(passed, name); }
+
+ private:
+  static void AppendQuoted(std::string& out, std::string_view text) {
+    if (!out.empty()) out += ',';
+    out += '"';
+    AppendJsonEscaped(out, text);
+    out += '"';
+  }
+};
+
+// The Nodes items of the passing candidates. The candidates are the items
+// themselves unless the request also had NodeNames; then items are matched
+// to passing names in order.
+std::vector<size_t> PassedItems(const ExtenderArgs& args,
+                                const std::vector<size_t>& passed) {
+  if (!args.has_node_names) return passed;
+  std::vector<size_t> items;
+  for (size_t i = 0, p = 0; i < args.item_names.size() && p < passed.size();
+       ++i) {
+    if (args.item_names[i] != args.node_names[passed[p]]) continue;
+    items.push_back(i);
     ++p;
   }
-  w.Raw("]}");
+  return items;
 }
 
+// The ExtenderFilterResult: Nodes (the passing items, written by
+// `write_item(w, i)`) when the request had Nodes, NodeNames when it had
+// NodeNames, and the two failure maps.
 template <typename F>
-std::string EncodeFilter(const ExtenderArgs& args, const FilterOutcome& outcome,
-                         F&& write_item) {
-  size_t size = 256;
-  for (const std::string& name : outcome.passed) size += name.size() + 3;
-  for (const auto* failures : {&outcome.failed, &outcome.unresolvable}) {
-    for (const auto& [name, reason] : *failures) {
-      size += name.size() + reason.size() + 6;
-    }
-  }
+std::string JoinFilterResult(const ExtenderArgs& args, const FilterParts& parts,
+                             F&& write_item) {
   JsonWriter w;
-  w.out().reserve(size);
-  w.Raw("{").Key("Nodes");
+  w.out().reserve(160 + parts.passed.size() + parts.failed.size() +
+                  parts.unresolvable.size());
+  w.Raw(R"({"Nodes":)");
   if (args.has_nodes) {
-    WritePassedItems(w, args, outcome, write_item);
-  } else {
-    w.Null();
-  }
-  w.Raw(",").Key("NodeNames");
-  if (args.has_node_names) {
-    w.Raw("[");
-    for (size_t i = 0; i < outcome.passed.size(); ++i) {
+    w.Raw(R"({"metadata":{},"items":[)");
+    const std::vector<size_t> items =
+        PassedItems(args, parts.passed_candidates);
+    for (size_t i = 0; i < items.size(); ++i) {
       if (i > 0) w.Raw(",");
-      w.String(outcome.passed[i]);
+      write_item(w, items[i]);
     }
-    w.Raw("]");
+    w.Raw("]}");
   } else {
     w.Null();
   }
-  w.Raw(",").Key("FailedNodes");
-  WriteFailedMap(w, outcome.failed);
-  w.Raw(",").Key("FailedAndUnresolvableNodes");
-  WriteFailedMap(w, outcome.unresolvable);
-  w.Raw(",").Key("Error").String("").Raw("}");
+  w.Raw(R"(,"NodeNames":)");
+  if (args.has_node_names) {
+    w.Raw("[").Raw(parts.passed).Raw("]");
+  } else {
+    w.Null();
+  }
+  w.Raw(R"(,"FailedNodes":{)").Raw(parts.failed);
+  w.Raw(R"(},"FailedAndUnresolvableNodes":{)").Raw(parts.unresolvable);
+  w.Raw(R"(},"Error":""})");
   return w.Take();
 }
 
@@ -229,13 +264,20 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
 
 absl::StatusOr<std::string> DecodeFilterEncode(
     std::string_view body, const DecodeOptions& options,
-    const std::function<FilterOutcome(const ExtenderArgs&)>& decide) {
+    const std::function<void(const ExtenderArgs&, FilterVisitor)>& decide) {
   std::vector<element> items;
   absl::StatusOr<ExtenderArgs> args = DecodeArgs(body, options, &items);
   if (!args.ok()) return args.status();
-  const FilterOutcome outcome = decide(*args);
-  return EncodeFilter(*args, outcome, [&](JsonWriter& w, size_t i) {
-    w.Raw(simdjson::minify(items[i]));
+  FilterParts& parts = FilterParts::ForThisThread();
+  size_t index = 0;
+  decide(*args, [&](FitVerdict::Code code, std::string_view reason) {
+    if (index < args->node_names.size()) {
+      parts.Add(index, args->node_names[index], code, reason);
+    }
+    ++index;
+  });
+  return JoinFilterResult(*args, parts, [&](JsonWriter& w, size_t i) {
+    if (i < items.size()) w.Raw(simdjson::minify(items[i]));
   });
 }
 
@@ -375,7 +417,27 @@ absl::StatusOr<std::string> DecodePodCompletion(std::string_view body) {
 
 std::string EncodeFilterResult(const ExtenderArgs& args,
                                const FilterOutcome& outcome) {
-  return EncodeFilter(args, outcome, [&](JsonWriter& w, size_t i) {
+  FilterParts& parts = FilterParts::ForThisThread();
+  // Passing names are matched to the candidates in order, as they were
+  // asked; a name that is not among them is listed but has no item.
+  size_t next = 0;
+  for (const std::string& name : outcome.passed) {
+    size_t at = next;
+    while (at < args.node_names.size() && args.node_names[at] != name) ++at;
+    if (at < args.node_names.size()) {
+      parts.Add(at, name, FitVerdict::Code::kFits, {});
+      next = at + 1;
+    } else {
+      parts.AddName(name);
+    }
+  }
+  for (const auto& [name, reason] : outcome.failed) {
+    parts.Add(0, name, FitVerdict::Code::kUnavailable, reason);
+  }
+  for (const auto& [name, reason] : outcome.unresolvable) {
+    parts.Add(0, name, FitVerdict::Code::kInfeasible, reason);
+  }
+  return JoinFilterResult(args, parts, [&](JsonWriter& w, size_t i) {
     if (i < args.node_json.size()) w.Raw(args.node_json[i]);
   });
 }

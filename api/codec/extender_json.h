@@ -42,7 +42,15 @@ struct DecodeOptions {
       known_node;
   // Fill ExtenderArgs::node_json (DecodeExtenderArgs only).
   bool echo_nodes = true;
+  // The kJsonReadPadding bytes after the body may be read (a std::string
+  // with that much spare capacity): the parser then reads the body where it
+  // is instead of copying it to a padded buffer first, which for a request
+  // with full Node objects is megabytes per call.
+  bool body_padded = false;
 };
+
+// What DecodeOptions::body_padded promises (simdjson's SIMDJSON_PADDING).
+inline constexpr size_t kJsonReadPadding = 64;
 
 struct PreemptionArgs {
   Pod pod;
@@ -64,13 +72,15 @@ std::string EncodeFilterResult(const ExtenderArgs& args,
                                const FilterOutcome& outcome);
 
 // The filter verb in one pass over the parsed body: decodes ExtenderArgs
-// (with `options`; node_json stays empty), calls `decide`, and encodes its
-// outcome as EncodeFilterResult does, serializing Nodes items straight from
-// the parsed document and only for the nodes that passed. Decode errors are
-// returned as by DecodeExtenderArgs.
+// (with `options`; node_json stays empty), calls `decide`, which reports
+// one verdict per args.node_names entry, in order, to the visitor it is
+// given (ExtenderService::FilterEach), and encodes them as
+// EncodeFilterResult does, writing each verdict as it arrives and
+// serializing Nodes items straight from the parsed document, only for the
+// nodes that passed. Decode errors are returned as by DecodeExtenderArgs.
 absl::StatusOr<std::string> DecodeFilterEncode(
     std::string_view body, const DecodeOptions& options,
-    const std::function<FilterOutcome(const ExtenderArgs&)>& decide);
+    const std::function<void(const ExtenderArgs&, FilterVisitor)>& decide);
 std::string EncodeFilterError(std::string_view error);
 // HostPriorityList: a bare JSON array.
 std::string EncodeHostPriorities(const std::vector<HostScore>& scores);

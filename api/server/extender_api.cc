@@ -78,32 +78,37 @@ void ExtenderApi::Register(http::Router& router) {
              [this](const http::Request& r) { return Nodes(r); });
 }
 
-DecodeOptions ExtenderApi::DecodeOptionsFor(bool echo_nodes) const {
+DecodeOptions ExtenderApi::DecodeOptionsFor(const std::string& body,
+                                            bool echo_nodes) const {
   return DecodeOptions{
       .known_node =
           [this](std::string_view name, std::string_view version) {
             return service_.HasNodeVersion(name, version);
           },
-      .echo_nodes = echo_nodes};
+      .echo_nodes = echo_nodes,
+      .body_padded = body.capacity() - body.size() >= kJsonReadPadding};
 }
 
 http::Response ExtenderApi::Filter(const http::Request& request) {
   return Observed("filter", [&] {
     absl::StatusOr<std::string> body = DecodeFilterEncode(
-        request.body, DecodeOptionsFor(false), [&](const ExtenderArgs& args) {
+        request.body, DecodeOptionsFor(request.body, false),
+        [&](const ExtenderArgs& args, FilterVisitor visit) {
           if (args.has_nodes && !args.nodes.empty()) {
             for (const std::string& warning :
                  service_.UpsertNodes(args.nodes)) {
               spdlog::warn("model: {}", warning);
             }
           }
-          FilterOutcome outcome = service_.Filter(args.pod, args.node_names);
-          spdlog::debug(
-              "filter pod={} candidates={} passed={} failed={} "
-              "unresolvable={}",
-              args.pod.Key(), args.node_names.size(), outcome.passed.size(),
-              outcome.failed.size(), outcome.unresolvable.size());
-          return outcome;
+          size_t passed = 0;
+          service_.FilterEach(
+              args.pod, args.node_names,
+              [&](FitVerdict::Code code, std::string_view reason) {
+                passed += code == FitVerdict::Code::kFits ? 1 : 0;
+                visit(code, reason);
+              });
+          spdlog::debug("filter pod={} candidates={} passed={}",
+                        args.pod.Key(), args.node_names.size(), passed);
         });
     if (!body.ok()) {
       spdlog::warn("filter: bad request: {}", Message(body.status()));
@@ -116,7 +121,7 @@ http::Response ExtenderApi::Filter(const http::Request& request) {
 http::Response ExtenderApi::Prioritize(const http::Request& request) {
   return Observed("prioritize", [&] {
     absl::StatusOr<ExtenderArgs> args =
-        DecodeExtenderArgs(request.body, DecodeOptionsFor(false));
+        DecodeExtenderArgs(request.body, DecodeOptionsFor(request.body, false));
     if (!args.ok()) {
       spdlog::warn("prioritize: bad request: {}", Message(args.status()));
       return http::JsonError(400, Message(args.status()));

@@ -42,7 +42,8 @@ class ExtenderApi {
 
  private:
   // Wire decoding that skips Nodes items the model already holds.
-  DecodeOptions DecodeOptionsFor(bool echo_nodes) const;
+  DecodeOptions DecodeOptionsFor(const std::string& body,
+                                 bool echo_nodes) const;
   // Runs `handle`, timing it and counting it under `verb`.
   template <typename F>
   http::Response Observed(std::string_view verb, F&& handle);

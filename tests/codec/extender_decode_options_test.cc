@@ -77,10 +77,14 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
   const std::string expected = EncodeFilterResult(*args, outcome);
   std::vector<std::string> seen;
   absl::StatusOr<std::string> got = DecodeFilterEncode(
-      Body(), DecodeOptions{}, [&](const ExtenderArgs& decoded) {
+      Body(), DecodeOptions{},
+      [&](const ExtenderArgs& decoded, FilterVisitor visit) {
         seen = decoded.node_names;
         EXPECT_TRUE(decoded.node_json.empty());
-        return outcome;
+        // a passes, b fails as in `outcome`, c passes.
+        visit(FitVerdict::Code::kFits, {});
+        visit(FitVerdict::Code::kUnavailable, outcome.failed[0].second);
+        visit(FitVerdict::Code::kFits, {});
       });
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, expected);
@@ -92,7 +96,7 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
 TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeReportsBadRequests) {
   absl::StatusOr<std::string> got =
       DecodeFilterEncode(R"({"NodeNames":["a"]})", DecodeOptions{},
-                         [](const ExtenderArgs&) { return FilterOutcome{}; });
+                         [](const ExtenderArgs&, FilterVisitor) {});
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
 }
