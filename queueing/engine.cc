@@ -47,19 +47,60 @@ void QueueingEngine::SetState(Workload& w, Workload::State state) {
   } else {
     admitted_.erase(w.key);
   }
+  IndexAdmitted(w);
   Reindex(w);
+}
+
+void QueueingEngine::IndexAdmitted(Workload& w) {
+  const std::string& queue = w.admitted() ? w.cluster_queue : std::string();
+  if (w.indexed_admitted_queue == queue) {
+    if (!queue.empty()) admitted_by_queue_[queue][w.key] = &w;
+    return;
+  }
+  if (!w.indexed_admitted_queue.empty()) {
+    auto it = admitted_by_queue_.find(w.indexed_admitted_queue);
+    if (it != admitted_by_queue_.end()) {
+      it->second.erase(w.key);
+      if (it->second.empty()) admitted_by_queue_.erase(it);
+    }
+  }
+  if (!queue.empty()) admitted_by_queue_[queue][w.key] = &w;
+  w.indexed_admitted_queue = queue;
 }
 
 void QueueingEngine::RebuildIndexes() {
   live_.clear();
   admitted_.clear();
-  for (auto& [key, w] : workloads_) SetState(w, w.state);
+  admitted_by_queue_.clear();
+  for (auto& [key, w] : workloads_) {
+    w.indexed_admitted_queue.clear();
+    SetState(w, w.state);
+  }
+  cluster_queue_by_name_.clear();
+  for (const ClusterQueue& cq : policy_.cluster_queues) {
+    cluster_queue_by_name_.emplace(cq.name, &cq);
+  }
   root_of_queue_.clear();
+  queues_of_root_.clear();
   for (const std::string& cq : quota_.ClusterQueueNames()) {
     std::vector<std::string> path = quota_.PathToRoot(cq);
     // A ClusterQueue without a cohort shares with nobody.
-    if (path.size() > 1) root_of_queue_[cq] = path.back();
+    if (path.size() > 1) {
+      root_of_queue_[cq] = path.back();
+      queues_of_root_[path.back()].push_back(cq);
+    }
   }
+}
+
+const ClusterQueue* QueueingEngine::ClusterQueueNamed(
+    const std::string& name) const {
+  auto it = cluster_queue_by_name_.find(name);
+  return it == cluster_queue_by_name_.end() ? nullptr : it->second;
+}
+
+const std::string& QueueingEngine::TreeOf(const std::string& cq) const {
+  auto root = root_of_queue_.find(cq);
+  return root == root_of_queue_.end() ? cq : root->second;
 }
 
 bool QueueingEngine::SameCohortTree(const std::string& a,
@@ -162,6 +203,7 @@ void QueueingEngine::Resolve(Workload& w) {
   };
   w.topology_required = annotation(kTopologyRequiredAnnotation);
   w.topology_preferred = annotation(kTopologyPreferredAnnotation);
+  IndexAdmitted(w);
   Reindex(w);
 }
 

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "queueing/gang_placer.h"
 #include "queueing/policy.h"
@@ -105,6 +106,11 @@ class QueueingEngine {
   void Reindex(Workload& workload);
   void ResetSignatures();
   bool AdmitBestEffortClasses(int64_t now);
+  struct PassChanges {
+    std::set<std::string> trees;
+    bool capacity_freed = false;
+  };
+  PassChanges ChangesSince(size_t first_event, size_t reserved_before) const;
   std::string ReasonOf(const Workload& workload) const;
   std::vector<Workload*> Candidates(int64_t now);
   bool AdmitQueued(int64_t now);
@@ -115,6 +121,8 @@ class QueueingEngine {
                               const GangPlacementRequest& request,
                               const std::vector<std::string>& flavors);
   bool TryPreempt(Workload& workload, int64_t now);
+  bool FitsWithoutAll(Workload& workload,
+                      const std::vector<Workload*>& candidates);
   void Commit(Workload& workload, Attempt attempt, int64_t now);
   void Release(Workload& workload);
   // Takes an admitted workload's pods off their nodes and its quota back,
@@ -136,7 +144,18 @@ class QueueingEngine {
   // Every state change goes through here so the indexes below stay true.
   void SetState(Workload& workload, Workload::State state);
   void RebuildIndexes();
+  // Keeps admitted_by_queue_ true after the state or queue changed.
+  void IndexAdmitted(Workload& workload);
+  // Preemption candidates by Kueue's rules, in no particular order.
+  std::vector<Workload*> PreemptionCandidates(const Workload& workload,
+                                              const ClusterQueue& cq,
+                                              bool borrows, int64_t now);
   bool SameCohortTree(const std::string& cq_a, const std::string& cq_b) const;
+  // The root of the ClusterQueue's cohort tree; the queue itself when it
+  // has no cohort.
+  const std::string& TreeOf(const std::string& cluster_queue) const;
+  // The policy's ClusterQueue of that name, or nullptr.
+  const ClusterQueue* ClusterQueueNamed(const std::string& name) const;
   int32_t PriorityOf(const Pod& pod, const PodGroup* group) const;
   std::vector<std::string> NodesReservedFor(const Workload& workload) const;
 
@@ -151,7 +170,13 @@ class QueueingEngine {
   // the admitted ones (preemption candidates).
   std::map<std::string, Workload*> live_;
   std::map<std::string, Workload*> admitted_;
+  // Admitted workloads per ClusterQueue, by key: preemption looks only at
+  // its own queue and the queues of its cohort tree.
+  std::map<std::string, std::map<std::string, Workload*>> admitted_by_queue_;
   std::map<std::string, std::string> root_of_queue_;  // ClusterQueue -> root
+  absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queue_by_name_;
+  // The ClusterQueues of each cohort tree, by root.
+  std::map<std::string, std::vector<std::string>> queues_of_root_;
   std::map<std::string, int> signature_ids_;
   // Pending queued workloads with pods, per signature, in queue order
   // (-priority, creation, key): the heads are all admission needs to see.
@@ -166,6 +191,9 @@ class QueueingEngine {
   std::map<std::string, std::string> placement_failures_;
   size_t placement_failures_events_ = 0;
   bool in_preemption_trial_ = false;
+  // Placement searches so far: an attempt that never searched failed on
+  // quota alone, so capacity freed elsewhere cannot change its verdict.
+  int64_t placement_searches_ = 0;
   // The model's nodes by name, kept while no node comes or goes.
   const std::vector<const NodeState*>* SortedNodes();
   std::vector<const NodeState*> sorted_nodes_;

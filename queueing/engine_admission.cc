@@ -158,7 +158,7 @@ std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
 // group: what borrowing and shares are judged on before a flavor is chosen.
 FrAmounts QueueingEngine::FirstFlavorDemand(const Workload& w) const {
   FrAmounts demand;
-  const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
+  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) return demand;
   ResourceList total = TotalRequests(w.MembersToAdmit());
   for (const ResourceGroup& g : cq->resource_groups) {
@@ -227,7 +227,7 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
         });
     if (!any_strict) return progress;
     for (Workload* w : Candidates(now)) {
-      const ClusterQueue* cq = FindClusterQueue(policy_, w->cluster_queue);
+      const ClusterQueue* cq = ClusterQueueNamed(w->cluster_queue);
       if (cq == nullptr ||
           cq->queueing_strategy != QueueingStrategy::kStrictFifo) {
         continue;
@@ -265,6 +265,7 @@ const std::vector<const NodeState*>* QueueingEngine::SortedNodes() {
 GangPlacement QueueingEngine::PlaceOrRecall(
     Workload& w, const GangPlacementRequest& request,
     const std::vector<std::string>& flavors) {
+  ++placement_searches_;
   if (in_preemption_trial_) return PlaceGang(*model_, request);
   if (events_.size() != placement_failures_events_) {
     placement_failures_.clear();
@@ -290,7 +291,7 @@ GangPlacement QueueingEngine::PlaceOrRecall(
 // group) whose quota fits and where every member can be placed wins.
 std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
     Workload& w, std::string* reason) {
-  const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
+  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) {
     *reason = absl::StrCat("ClusterQueue ", w.cluster_queue, " does not exist");
     return std::nullopt;

@@ -62,6 +62,10 @@ struct ClassCursor {
   int signature = 0;
   bool borrows = false;
   Workload* next = nullptr;
+  // Where its last failure can change: its cohort tree, and, when that
+  // failure searched nodes, any capacity freed anywhere.
+  std::string tree;
+  bool needs_capacity = false;
 };
 
 // Pops in Candidates' order: no borrowing first, then queue order.
@@ -78,10 +82,34 @@ struct CursorAfter {
 
 }  // namespace
 
+// What the events since `first_event` changed: the cohort trees whose
+// quota or admitted set moved, and whether capacity was freed (anything
+// but an admission, a workload outside queues, or a reservation lifted).
+QueueingEngine::PassChanges QueueingEngine::ChangesSince(
+    size_t first_event, size_t reserved_before) const {
+  PassChanges changes;
+  changes.capacity_freed = reserved_nodes_.size() != reserved_before;
+  for (size_t i = first_event; i < events_.size(); ++i) {
+    const EngineEvent& e = events_[i];
+    auto w = workloads_.find(e.workload);
+    if (e.type != "Admitted" || w == workloads_.end() ||
+        !IsQueued(w->second)) {
+      changes.capacity_freed = true;
+    }
+    if (w != workloads_.end() && IsQueued(w->second)) {
+      changes.trees.insert(TreeOf(w->second.cluster_queue));
+    }
+  }
+  return changes;
+}
+
 // BestEffortFIFO queues without fair sharing: the heads of the classes in
-// Candidates' order. A head that fails parks its class; an admission or
-// eviction un-parks every class (the state it failed against is gone).
-// StrictFIFO queues are left to the caller.
+// Candidates' order. A head that fails parks its class until something
+// its failure depends on changes: its cohort tree's quota or admitted
+// workloads (the preemption candidates), or, if it searched nodes, free
+// capacity anywhere. An admission in another tree only takes capacity, so
+// it cannot turn a failure into a fit. StrictFIFO queues are left to the
+// caller.
 bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
   std::map<std::string, const ClusterQueue*> best_effort;
   for (const ClusterQueue& cq : policy_.cluster_queues) {
@@ -122,16 +150,26 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     const OrderKey at{-w.priority, w.created_ms, w.key};
     w.attempt_stamp = ++attempt_counter_;
     const size_t events_before = events_.size();
+    const size_t reserved_before = reserved_nodes_.size();
+    const int64_t searches_before = placement_searches_;
     const bool admitted = TryAdmit(w, now);
     progress |= admitted;
     if (events_.size() != events_before) {
+      const PassChanges changes = ChangesSince(events_before, reserved_before);
+      std::vector<ClassCursor> still_parked;
       for (ClassCursor& c : parked) {
-        if ((c.next = ready_from(c.signature, nullptr)) != nullptr)
-          heap.push(c);
+        if (!changes.trees.contains(c.tree) &&
+            !(changes.capacity_freed && c.needs_capacity)) {
+          still_parked.push_back(std::move(c));
+        } else if ((c.next = ready_from(c.signature, nullptr)) != nullptr) {
+          heap.push(std::move(c));
+        }
       }
-      parked.clear();
+      parked = std::move(still_parked);
     }
     if (!admitted) {
+      cursor.tree = TreeOf(w.cluster_queue);
+      cursor.needs_capacity = placement_searches_ != searches_before;
       signature_failure_[cursor.signature] = {attempt_counter_, w.reason};
       w.attempt_stamp = attempt_counter_;
       // Try the class again only after the state changes; from the next

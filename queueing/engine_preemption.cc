@@ -60,73 +60,115 @@ void QueueingEngine::Evict(Workload& w, int64_t now, const std::string& type,
   Emit(now, type, w, by, reason);
 }
 
-// Steps: 1. candidates by Kueue's rules (withinClusterQueue for the own
-// queue; reclaimWithinCohort / borrowWithinCohort for queues of the same
-// cohort tree that borrow; fair-sharing strategies when enabled); 2. order:
-// other queues first, lower priority, most recently admitted, name; 3.
-// greedy: take candidates off until the workload fits (quota and
-// placement); 4. give back, last taken first, every victim it fits
-// without; 5. evict the rest and admit.
+// Candidates by Kueue's rules: withinClusterQueue for the own queue;
+// reclaimWithinCohort / borrowWithinCohort for queues of the same cohort
+// tree that borrow; fair-sharing strategies when enabled. Only the own
+// queue and the borrowing queues of the tree are walked.
+std::vector<Workload*> QueueingEngine::PreemptionCandidates(
+    const Workload& w, const ClusterQueue& cq, bool borrows, int64_t now) {
+  const PreemptionPolicy& p = cq.preemption;
+  std::vector<Workload*> candidates;
+  auto old_enough = [&](const Workload& v) {
+    return &v != &w && IsQueued(v) &&
+           now - v.admitted_at_ms >=
+               policy_.config.preemption_minimum_runtime_ms;
+  };
+  if (auto own = admitted_by_queue_.find(cq.name);
+      own != admitted_by_queue_.end()) {
+    for (auto& [key, v] : own->second) {
+      if (!old_enough(*v)) continue;
+      bool ok = p.within_cluster_queue == WithinClusterQueue::kLowerPriority
+                    ? v->priority < w.priority
+                : p.within_cluster_queue ==
+                        WithinClusterQueue::kLowerOrNewerEqualPriority
+                    ? v->priority < w.priority ||
+                          (v->priority == w.priority &&
+                           v->created_ms > w.created_ms)
+                    : false;
+      if (ok) candidates.push_back(v);
+    }
+  }
+  auto root = root_of_queue_.find(cq.name);
+  // While borrowing, only borrowWithinCohort may take from the cohort.
+  if (p.reclaim_within_cohort == ReclaimWithinCohort::kNever ||
+      root == root_of_queue_.end() ||
+      (borrows && p.borrow_within_cohort == BorrowWithinCohort::kNever)) {
+    return candidates;
+  }
+  const int64_t own_share =
+      policy_.config.fair_sharing
+          ? quota_.WeightedShare(cq.name, FirstFlavorDemand(w))
+          : 0;
+  for (const std::string& other : queues_of_root_[root->second]) {
+    if (other == cq.name || !quota_.IsBorrowing(other)) continue;
+    auto admitted = admitted_by_queue_.find(other);
+    if (admitted == admitted_by_queue_.end()) continue;
+    for (auto& [key, v] : admitted->second) {
+      if (!old_enough(*v)) continue;
+      if (p.reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority &&
+          v->priority >= w.priority) {
+        continue;
+      }
+      if (borrows) {
+        // Preempting in the cohort while borrowing: borrowWithinCohort only.
+        if (p.borrow_within_cohort == BorrowWithinCohort::kNever) continue;
+        if (v->priority >= w.priority) continue;
+        if (p.max_priority_threshold &&
+            v->priority > *p.max_priority_threshold)
+          continue;
+      }
+      if (policy_.config.fair_sharing) {
+        FrAmounts without;
+        for (const auto& [fr, amount] : v->charged) without[fr] = -amount;
+        const int64_t target_now = quota_.WeightedShare(other);
+        const int64_t target_after = quota_.WeightedShare(other, without);
+        bool allowed = false;
+        for (const std::string& s : policy_.config.preemption_strategies) {
+          if (s == "LessThanOrEqualToFinalShare")
+            allowed |= own_share <= target_after;
+          if (s == "LessThanInitialShare") allowed |= own_share < target_now;
+        }
+        if (!allowed) continue;
+      }
+      candidates.push_back(v);
+    }
+  }
+  return candidates;
+}
+
+// Whether the workload fits with every candidate taken off: quota and
+// free capacity only grow as victims leave, so if it does not fit without
+// all of them, no greedy prefix will, and one search answers for all.
+bool QueueingEngine::FitsWithoutAll(Workload& w,
+                                    const std::vector<Workload*>& candidates) {
+  std::vector<std::pair<Workload*, Held>> taken;
+  taken.reserve(candidates.size());
+  for (Workload* v : candidates) taken.emplace_back(v, Unplace(*v));
+  std::string ignored;
+  std::optional<Attempt> attempt = Fit(w, &ignored);
+  if (attempt) Undo(*attempt, w);
+  for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
+    Restore(*it->first, std::move(it->second));
+  }
+  return attempt.has_value();
+}
+
+// Steps: 1. candidates (PreemptionCandidates); 2. order: other queues
+// first, lower priority, most recently admitted, name; 3. greedy: take
+// candidates off until the workload fits (quota and placement); 4. give
+// back, last taken first, every victim it fits without; 5. evict the rest
+// and admit.
 bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
-  const ClusterQueue* cq = FindClusterQueue(policy_, w.cluster_queue);
+  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) return false;
   const PreemptionPolicy& p = cq->preemption;
   if (p.within_cluster_queue == WithinClusterQueue::kNever &&
       p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
     return false;
   }
-  const FrAmounts demand = FirstFlavorDemand(w);
-  const bool borrows = quota_.WouldBorrow(cq->name, demand);
-  const int64_t own_share = quota_.WeightedShare(cq->name, demand);
-  std::vector<Workload*> candidates;
-  for (auto& [key, admitted] : admitted_) {
-    Workload& v = *admitted;
-    if (&v == &w || !IsQueued(v)) continue;
-    if (now - v.admitted_at_ms < policy_.config.preemption_minimum_runtime_ms)
-      continue;
-    if (v.cluster_queue == cq->name) {
-      bool ok = p.within_cluster_queue == WithinClusterQueue::kLowerPriority
-                    ? v.priority < w.priority
-                : p.within_cluster_queue ==
-                        WithinClusterQueue::kLowerOrNewerEqualPriority
-                    ? v.priority < w.priority || (v.priority == w.priority &&
-                                                  v.created_ms > w.created_ms)
-                    : false;
-      if (ok) candidates.push_back(&v);
-      continue;
-    }
-    if (!SameCohortTree(cq->name, v.cluster_queue) ||
-        !quota_.IsBorrowing(v.cluster_queue)) {
-      continue;
-    }
-    if (p.reclaim_within_cohort == ReclaimWithinCohort::kNever) continue;
-    if (p.reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority &&
-        v.priority >= w.priority) {
-      continue;
-    }
-    if (borrows) {
-      // Preempting in the cohort while borrowing: borrowWithinCohort only.
-      if (p.borrow_within_cohort == BorrowWithinCohort::kNever) continue;
-      if (v.priority >= w.priority) continue;
-      if (p.max_priority_threshold && v.priority > *p.max_priority_threshold)
-        continue;
-    }
-    if (policy_.config.fair_sharing) {
-      FrAmounts without;
-      for (const auto& [fr, amount] : v.charged) without[fr] = -amount;
-      const int64_t target_now = quota_.WeightedShare(v.cluster_queue);
-      const int64_t target_after =
-          quota_.WeightedShare(v.cluster_queue, without);
-      bool allowed = false;
-      for (const std::string& s : policy_.config.preemption_strategies) {
-        if (s == "LessThanOrEqualToFinalShare")
-          allowed |= own_share <= target_after;
-        if (s == "LessThanInitialShare") allowed |= own_share < target_now;
-      }
-      if (!allowed) continue;
-    }
-    candidates.push_back(&v);
-  }
+  const bool borrows = quota_.WouldBorrow(cq->name, FirstFlavorDemand(w));
+  std::vector<Workload*> candidates =
+      PreemptionCandidates(w, *cq, borrows, now);
   if (candidates.empty()) return false;
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](Workload* a, Workload* b) {
@@ -144,6 +186,10 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
   bool fits = false;
   // Trials search clusters with victims taken off: nothing to remember.
   in_preemption_trial_ = true;
+  if (!FitsWithoutAll(w, candidates)) {
+    in_preemption_trial_ = false;
+    return false;
+  }
   for (Workload* v : candidates) {
     taken.emplace_back(v, Unplace(*v));
     if (auto attempt = Fit(w, &ignored)) {

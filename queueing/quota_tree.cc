@@ -230,7 +230,13 @@ FrAmounts QuotaTree::Borrowed(std::string_view cq) const {
 }
 
 bool QuotaTree::IsBorrowing(std::string_view cq) const {
-  return !Borrowed(cq).empty();
+  int index = Find(cq);
+  if (index < 0) return false;
+  const Node& node = nodes_[index];
+  for (const auto& [fr, usage] : node.usage) {
+    if (usage > Get(node.subtree, fr)) return true;
+  }
+  return false;
 }
 
 void QuotaTree::AddUsage(std::string_view cq, const FrAmounts& amounts) {

@@ -74,6 +74,8 @@ struct Workload {
   int indexed_signature = -1;
   int32_t indexed_priority = 0;
   int64_t indexed_created_ms = 0;
+  // The ClusterQueue whose admitted index holds it ("" when not held).
+  std::string indexed_admitted_queue;
   // When admission last looked at it (engine attempt counter), so a newer
   // failure of an equal workload can speak for it.
   int64_t attempt_stamp = 0;
