@@ -46,6 +46,7 @@ class VerdictCache {
       return {stored.code, *stored.reason};
     }
     size_t size() const { return table_->size(); }
+    void Prefetch(const NodeState& node) const { table_->Prefetch(node); }
 
    private:
     friend class VerdictCache;

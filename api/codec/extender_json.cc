@@ -64,6 +64,7 @@ absl::Status DecodeNodeNames(element value, ExtenderArgs& args) {
   if (value.get(names))
     return Invalid("NodeNames", "must be a list of strings");
   args.has_node_names = true;
+  args.node_names.reserve(names.size());
   size_t index = 0;
   for (element name : names) {
     std::string_view text;

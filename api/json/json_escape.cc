@@ -35,6 +35,13 @@ void AppendJsonEscaped(std::string& out, std::string_view text) {
     std::memcpy(&word, text.data() + i, 8);
     if (AnyNeedsEscape(word)) break;
   }
+  // The last few bytes, padded with spaces (which need no escaping), so
+  // that short names and clean tails skip the character loop too.
+  if (i < text.size() && text.size() - i < 8) {
+    uint64_t word = 0x2020202020202020ull;
+    std::memcpy(&word, text.data() + i, text.size() - i);
+    if (!AnyNeedsEscape(word)) i = text.size();
+  }
   for (; i < text.size(); ++i) {
     const char c = text[i];
     if (!NeedsEscape(c)) continue;

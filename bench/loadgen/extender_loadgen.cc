@@ -33,6 +33,7 @@ constexpr char kUsage[] =
     "usage: extender_loadgen [--nodes 5000] [--candidates 500]\n"
     "  [--concurrency 1,8,64] [--seconds 10] [--warmup 2]\n"
     "  [--mix filter+prioritize|filter] [--ingest-seconds 5]\n"
+    "  [--client-nice 0]\n"
     "  [--serve BUILD/gpusched | --target 127.0.0.1:PORT] [--threads 2]\n"
     "  [--out bench/results/extender_http.json]\n";
 
@@ -185,6 +186,7 @@ int Main(int argc, char** argv) {
   const auto ingest_seconds = std::chrono::milliseconds(
       static_cast<int64_t>(args.GetDouble("ingest-seconds", 5) * 1000));
   const std::string mix = args.Get("mix", "filter+prioritize");
+  const int client_nice = static_cast<int>(args.GetInt("client-nice", 0));
   const std::string out = args.Get("out", "bench/results/extender_http.json");
 
   GeneratedCluster cluster = GenerateCluster(nodes, 0.4, 42);
@@ -205,6 +207,7 @@ int Main(int argc, char** argv) {
                           {"warmup_seconds", warmup.count() / 1000.0},
                           {"server_threads", args.GetInt("threads", 2)},
                           {"client_threads", 1},
+                          {"client_nice", client_nice},
                           {"server_time",
                            "X-Gpusched-Server-Micros: request read -> response "
                            "built (routing, decode, service, encode); "
@@ -235,7 +238,8 @@ int Main(int argc, char** argv) {
                         .port = server->port,
                         .connections = c,
                         .warmup = warmup,
-                        .duration = seconds};
+                        .duration = seconds,
+                        .client_nice = client_nice};
     auto result = RunLoad(options, script);
     if (!result.ok()) {
       std::cerr << "extender_loadgen: " << result.status() << "\n";

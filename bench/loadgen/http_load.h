@@ -53,6 +53,11 @@ struct LoadOptions {
   std::chrono::milliseconds duration{5000};  // recorded, after warmup
   // Cap on requests per second over all connections; 0: as fast as possible.
   double max_rate = 0;
+  // Nice value of the client thread while it runs (0: unchanged). An
+  // in-process client shares the cores with the server; a positive value
+  // makes the scheduler run a woken server thread before it, as the server
+  // would run beside a kube-scheduler on other cores.
+  int client_nice = 0;
 };
 
 struct Percentiles {

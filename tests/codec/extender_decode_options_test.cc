@@ -111,6 +111,19 @@ TEST(JsonWriterTest, EscapesLongAndShortTextAlike) {
     std::string expected = text.substr(0, at) + "\\\"" + text.substr(at + 1);
     EXPECT_EQ(out, expected) << at;
   }
+  // Every length up to two words, with a control character at every
+  // offset: the padded tail check must see the last bytes too.
+  for (size_t size = 1; size <= 16; ++size) {
+    for (size_t at = 0; at < size; ++at) {
+      std::string text(size, 'y');
+      text[at] = '\n';
+      std::string escaped;
+      AppendJsonEscaped(escaped, text);
+      EXPECT_EQ(escaped,
+                text.substr(0, at) + "\\n" + text.substr(at + 1))
+          << size << " " << at;
+    }
+  }
   std::string out;
   AppendJsonEscaped(out, std::string("a\x01\\\tb\x7f", 6));
   EXPECT_EQ(out, "a\\u0001\\\\\\tb\x7f");
