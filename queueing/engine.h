@@ -184,12 +184,15 @@ class QueueingEngine {
   std::map<int, std::map<OrderKey, Workload*>> pending_by_signature_;
   std::vector<std::string> signature_queue_;      // by signature id
   std::vector<std::string> signature_placement_;  // PlacementSignature
-  // Placements that failed since the last admission or eviction, by
-  // placement signature and flavors: queues with the same shapes share
-  // one failed search of the nodes. Not used for preemption trials, which
-  // search a changed cluster.
-  std::map<std::string, std::string> placement_failures_;
+  // Placements that failed since capacity was last freed in this
+  // Schedule call, by placement signature and flavors: queues with the
+  // same shapes share one failed search of the nodes. Not used for
+  // preemption trials, which search a changed cluster.
+  // (key -> (workload that failed, why)).
+  std::map<std::string, std::pair<std::string, std::string>>
+      placement_failures_;
   size_t placement_failures_events_ = 0;
+  size_t placement_failures_reserved_ = 0;
   bool in_preemption_trial_ = false;
   // Placement searches so far: an attempt that never searched failed on
   // quota alone, so capacity freed elsewhere cannot change its verdict.
@@ -198,6 +201,12 @@ class QueueingEngine {
   const std::vector<const NodeState*>* SortedNodes();
   std::vector<const NodeState*> sorted_nodes_;
   uint64_t sorted_nodes_generation_ = UINT64_MAX;
+  // SortedNodes() filtered by a flavor's node labels, per label set, kept
+  // while no node comes, goes or changes its labels.
+  const std::vector<const NodeState*>* NodesWithLabels(
+      const StringMap& labels);
+  std::map<std::string, std::vector<const NodeState*>> nodes_with_labels_;
+  uint64_t nodes_with_labels_generation_ = UINT64_MAX;
   // The latest failure per signature: (attempt stamp, reason).
   std::map<int, std::pair<int64_t, std::string>> signature_failure_;
   int64_t attempt_counter_ = 0;

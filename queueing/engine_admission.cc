@@ -261,28 +261,64 @@ const std::vector<const NodeState*>* QueueingEngine::SortedNodes() {
   return &sorted_nodes_;
 }
 
+const std::vector<const NodeState*>* QueueingEngine::NodesWithLabels(
+    const StringMap& labels) {
+  const std::vector<const NodeState*>& sorted = *SortedNodes();
+  if (nodes_with_labels_generation_ != model_->node_set_generation()) {
+    nodes_with_labels_.clear();
+    nodes_with_labels_generation_ = model_->node_set_generation();
+  }
+  std::string key;
+  for (const auto& [name, value] : labels) {
+    absl::StrAppend(&key, name, "=", value, "\n");
+  }
+  auto [it, inserted] = nodes_with_labels_.try_emplace(std::move(key));
+  if (inserted) {
+    for (const NodeState* node : sorted) {
+      const StringMap& have = node->node().meta.labels;
+      if (std::all_of(labels.begin(), labels.end(), [&](const auto& label) {
+            auto found = have.find(label.first);
+            return found != have.end() && found->second == label.second;
+          })) {
+        it->second.push_back(node);
+      }
+    }
+  }
+  return &it->second;
+}
+
 // PlaceGang, unless an equal placement failed against this same state.
 GangPlacement QueueingEngine::PlaceOrRecall(
     Workload& w, const GangPlacementRequest& request,
     const std::vector<std::string>& flavors) {
   ++placement_searches_;
   if (in_preemption_trial_) return PlaceGang(*model_, request);
+  // Admissions only take capacity, so a failure stands until something
+  // frees some (an eviction, a finish, a lifted reservation).
   if (events_.size() != placement_failures_events_) {
-    placement_failures_.clear();
+    if (ChangesSince(placement_failures_events_, placement_failures_reserved_)
+            .capacity_freed) {
+      placement_failures_.clear();
+    }
     placement_failures_events_ = events_.size();
+    placement_failures_reserved_ = reserved_nodes_.size();
   }
   std::string key = absl::StrCat(signature_placement_[SignatureId(w)], "\n",
                                  absl::StrJoin(flavors, ","),
                                  reserved_for_ == w.key ? "\nreserved" : "");
   if (auto it = placement_failures_.find(key);
       it != placement_failures_.end()) {
-    return GangPlacement{.placed = false, .reason = it->second};
+    const auto& [owner, reason] = it->second;
+    // Others of the same shape get the owner's text: it names its members.
+    return GangPlacement{
+        .placed = false,
+        .reason = owner == w.key ? reason
+                                 : absl::StrCat("as for ", owner, ": ", reason)};
   }
   GangPlacement placement = PlaceGang(*model_, request);
   if (!placement.placed) {
-    // Others of the same shape get this text: it names its members.
-    placement_failures_.emplace(
-        std::move(key), absl::StrCat("as for ", w.key, ": ", placement.reason));
+    placement_failures_.emplace(std::move(key),
+                                std::pair(w.key, placement.reason));
   }
   return placement;
 }
@@ -371,6 +407,8 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
                                    f->tolerations.end());
       }
     }
+    request.sorted_nodes = NodesWithLabels(request.node_labels);
+    request.sorted_nodes_match_labels = true;
     // Nodes held for a starving workload are not for others, busy or not.
     if (reserved_for_ != w.key) request.excluded_nodes = reserved_nodes_;
     GangPlacement placement = PlaceOrRecall(w, request, names);
@@ -475,6 +513,8 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
 
 void QueueingEngine::Schedule(int64_t now) {
   placement_failures_.clear();  // pods and nodes changed since last time
+  placement_failures_events_ = events_.size();
+  placement_failures_reserved_ = reserved_nodes_.size();
   ReplanLostPlacements(now);
   RunTimers(now);
   for (int pass = 0; pass < 1000; ++pass) {

@@ -179,7 +179,8 @@ GangPlacement PlaceGang(ClusterModel& model,
   if (request.sorted_nodes == nullptr) sorted = model.SortedNodes();
   for (const NodeState* node :
        request.sorted_nodes != nullptr ? *request.sorted_nodes : sorted) {
-    if (MatchesLabels(*node, request.node_labels) &&
+    if ((request.sorted_nodes_match_labels ||
+         MatchesLabels(*node, request.node_labels)) &&
         !request.excluded_nodes.contains(node->name())) {
       candidates.push_back(node);
     }

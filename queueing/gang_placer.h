@@ -25,6 +25,9 @@ struct GangPlacementRequest {
   std::set<std::string> excluded_nodes;
   // model.SortedNodes(), when the caller keeps it across calls.
   const std::vector<const NodeState*>* sorted_nodes = nullptr;
+  // sorted_nodes holds only the nodes that match node_labels (the caller
+  // filtered them once for many requests).
+  bool sorted_nodes_match_labels = false;
 };
 
 struct GangPlacement {

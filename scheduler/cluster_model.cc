@@ -23,6 +23,10 @@ std::string ClusterModel::UpsertNode(Node node) {
                    std::make_unique<NodeState>(std::move(node)));
     return {};
   }
+  // Callers keep node lists filtered by labels per generation.
+  if (it->second->node().meta.labels != node.meta.labels) {
+    ++node_set_generation_;
+  }
   return it->second->ReplaceNode(std::move(node));
 }
 

@@ -51,8 +51,9 @@ class ClusterModel {
   // Nodes sorted by name, for listings and deterministic walks.
   std::vector<const NodeState*> SortedNodes() const;
   size_t node_count() const { return nodes_.size(); }
-  // Changes whenever a node is added or removed (not when one is updated
-  // in place), so a caller may keep SortedNodes() between calls.
+  // Changes whenever a node is added or removed or its labels change (not
+  // when only its status or pods change), so a caller may keep
+  // SortedNodes(), or a list of it filtered by labels, between calls.
   uint64_t node_set_generation() const { return node_set_generation_; }
   size_t pod_count() const { return pods_by_uid_.size(); }
 

@@ -230,3 +230,28 @@ TEST_F(EngineTest, GangWhoseAssumedNodeVanishesIsReplannedWhole) {
 
 }  // namespace
 }  // namespace gpusched
+
+namespace gpusched {
+namespace {
+
+TEST_F(EngineTest, NodeRelabelledIntoTheFlavorIsUsedAtOnce) {
+  Node other = Dgx("dgx-0");
+  other.meta.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
+  model_.UpsertNode(other);
+  auto engine = QueueingEngine::Create(TwoTeams(), &model_);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  engine_ = *std::move(engine);
+  SubmitGang("team-a", "train", 1, 8, 0);
+  engine_->Schedule(0);
+  ASSERT_EQ(W("team-a/train").state, Workload::State::kPending);
+  EXPECT_NE(W("team-a/train").reason.find("no node matches"), std::string::npos)
+      << W("team-a/train").reason;
+  // The engine keeps the flavor's node list between calls; a label change
+  // must reach it.
+  model_.UpsertNode(Dgx("dgx-0"));
+  engine_->Schedule(1000);
+  EXPECT_EQ(W("team-a/train").state, Workload::State::kAdmitted);
+}
+
+}  // namespace
+}  // namespace gpusched
