@@ -35,11 +35,12 @@ void AppendJsonEscaped(std::string& out, std::string_view text) {
     std::memcpy(&word, text.data() + i, 8);
     if (AnyNeedsEscape(word)) break;
   }
-  // The last few bytes, padded with spaces (which need no escaping), so
-  // that short names and clean tails skip the character loop too.
-  if (i < text.size() && text.size() - i < 8) {
-    uint64_t word = 0x2020202020202020ull;
-    std::memcpy(&word, text.data() + i, text.size() - i);
+  // The last few bytes: the last whole word, overlapping bytes already
+  // found clean, so that clean tails skip the character loop too (a
+  // fixed-size load; a partial copy stalls on store forwarding).
+  if (i < text.size() && text.size() - i < 8 && text.size() >= 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + text.size() - 8, 8);
     if (!AnyNeedsEscape(word)) i = text.size();
   }
   for (; i < text.size(); ++i) {
