@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/fit_signature.h"
-#include "scheduler/node_memo.h"
 #include "scheduler/node_fit.h"
+#include "scheduler/node_memo.h"
 #include "scheduler/pod_view.h"
 #include "scheduler/verdict_cache.h"
 

@@ -24,18 +24,18 @@ std::optional<T> RunToCompletion(boost::asio::io_context& io,
                                  boost::asio::awaitable<T> op) {
   std::optional<T> result;
   io.restart();
-  boost::asio::co_spawn(
-      io, std::move(op), [&](std::exception_ptr error, T value) {
-        if (!error) {
-          result.emplace(std::move(value));
-          return;
-        }
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          result.emplace(absl::InternalError(e.what()));
-        }
-      });
+  boost::asio::co_spawn(io, std::move(op),
+                        [&](std::exception_ptr error, T value) {
+                          if (!error) {
+                            result.emplace(std::move(value));
+                            return;
+                          }
+                          try {
+                            std::rethrow_exception(error);
+                          } catch (const std::exception& e) {
+                            result.emplace(absl::InternalError(e.what()));
+                          }
+                        });
   io.run();
   return result;
 }

@@ -222,9 +222,8 @@ class HttpSession final
     }
     if (!first && buffer_.size() == 0) {
       Tcp().expires_after(options().idle_timeout);
-      auto [ec, n] =
-          co_await stream_.async_read_some(buffer_.prepare(kRequestReadChunk),
-                                           kAwait);
+      auto [ec, n] = co_await stream_.async_read_some(
+          buffer_.prepare(kRequestReadChunk), kAwait);
       if (ec) {
         LogClose(ec.message());
         CloseSocket();

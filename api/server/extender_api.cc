@@ -107,8 +107,8 @@ http::Response ExtenderApi::Filter(const http::Request& request) {
                 passed += code == FitVerdict::Code::kFits ? 1 : 0;
                 visit(code, reason);
               });
-          spdlog::debug("filter pod={} candidates={} passed={}",
-                        args.pod.Key(), args.node_names.size(), passed);
+          spdlog::debug("filter pod={} candidates={} passed={}", args.pod.Key(),
+                        args.node_names.size(), passed);
         });
     if (!body.ok()) {
       spdlog::warn("filter: bad request: {}", Message(body.status()));

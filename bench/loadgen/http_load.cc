@@ -16,8 +16,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <charconv>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <numeric>
@@ -121,8 +121,9 @@ class ReceiveBuffer {
 
 // Reads one response into `in`: its head, parsed, and its size with the
 // body (status 0 when the connection failed).
-asio::awaitable<std::pair<ParsedHead, size_t>> ReadResponse(
-    tcp::socket& socket, ReceiveBuffer& in, size_t& head_size) {
+asio::awaitable<std::pair<ParsedHead, size_t>> ReadResponse(tcp::socket& socket,
+                                                            ReceiveBuffer& in,
+                                                            size_t& head_size) {
   constexpr std::string_view kEnd = "\r\n\r\n";
   size_t end = std::string_view::npos;
   while ((end = in.data().find(kEnd)) == std::string_view::npos) {

@@ -93,6 +93,30 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
   EXPECT_EQ(got->find(R"("name":"b")"), std::string::npos);
 }
 
+// Both lists (kube-scheduler sends one): the names are the candidates, and
+// Nodes items are matched to the passing names in item order, as
+// EncodeFilterResult matches them.
+TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeWithNamesAndItems) {
+  std::string body = Body();
+  body.replace(body.find(R"("NodeNames":null)"), 16,
+               R"("NodeNames":["c","b","a"])");
+  FilterOutcome outcome;
+  outcome.passed = {"c", "a"};
+  outcome.failed = {{"b", "busy"}};
+  absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(body);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<std::string> got = DecodeFilterEncode(
+      body, DecodeOptions{}, [](const ExtenderArgs&, FilterVisitor visit) {
+        visit(FitVerdict::Code::kFits, {});             // c
+        visit(FitVerdict::Code::kUnavailable, "busy");  // b
+        visit(FitVerdict::Code::kFits, {});             // a
+      });
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, EncodeFilterResult(*args, outcome));
+  EXPECT_NE(got->find(R"("NodeNames":["c","a"])"), std::string::npos);
+  EXPECT_NE(got->find(R"("name":"c")"), std::string::npos);
+}
+
 TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeReportsBadRequests) {
   absl::StatusOr<std::string> got =
       DecodeFilterEncode(R"({"NodeNames":["a"]})", DecodeOptions{},
@@ -119,8 +143,7 @@ TEST(JsonWriterTest, EscapesLongAndShortTextAlike) {
       text[at] = '\n';
       std::string escaped;
       AppendJsonEscaped(escaped, text);
-      EXPECT_EQ(escaped,
-                text.substr(0, at) + "\\n" + text.substr(at + 1))
+      EXPECT_EQ(escaped, text.substr(0, at) + "\\n" + text.substr(at + 1))
           << size << " " << at;
     }
   }

@@ -32,8 +32,10 @@ std::vector<std::string> Names(std::initializer_list<const char*> names) {
 Pod Running(std::string key, std::string node, std::string ids) {
   const int count =
       static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
-  return MakePod(key).Gpus(count).OnNode(std::move(node)).Annotation(
-      kGpuIdsAnnotation, std::move(ids));
+  return MakePod(key)
+      .Gpus(count)
+      .OnNode(std::move(node))
+      .Annotation(kGpuIdsAnnotation, std::move(ids));
 }
 
 BindRequest BindOf(const Pod& pod, std::string node) {
@@ -46,9 +48,9 @@ BindRequest BindOf(const Pod& pod, std::string node) {
 TEST(NodeGeneration, ChangesWithEveryPodAndNodeUpdate) {
   NodeState node(MakeNode("n").Gpus(2));
   const uint64_t built = node.generation();
-  ASSERT_TRUE(node.AddPod(PodAllocation{.pod_key = "a/p",
-                                        .gpus = {.gpu_ids = {0},
-                                                 .milli_per_gpu = 1000}})
+  ASSERT_TRUE(node.AddPod(PodAllocation{
+                              .pod_key = "a/p",
+                              .gpus = {.gpu_ids = {0}, .milli_per_gpu = 1000}})
                   .ok());
   const uint64_t added = node.generation();
   node.RemovePod("a/p");
@@ -140,9 +142,9 @@ TEST(FitSignatureTest, IgnoresTheNameAndTellsEveryFitFieldApart) {
 class CachedFilterTest : public ::testing::Test {
  protected:
   CachedFilterTest() {
-    EXPECT_THAT(service_.UpsertNodes({MakeNode("n1").Gpus(8),
-                                      MakeNode("n2").Gpus(8)}),
-                IsEmpty());
+    EXPECT_THAT(
+        service_.UpsertNodes({MakeNode("n1").Gpus(8), MakeNode("n2").Gpus(8)}),
+        IsEmpty());
   }
   ExtenderService service_;
 };
@@ -161,9 +163,9 @@ TEST_F(CachedFilterTest, ABindChangesTheNextVerdict) {
 }
 
 TEST_F(CachedFilterTest, APodCompletingFreesItsNodeForTheNextFilter) {
-  EXPECT_THAT(service_.AddRunningPods(
-                  {Running("ml/big", "n1", "0,1,2,3,4,5,6,7")}),
-              IsEmpty());
+  EXPECT_THAT(
+      service_.AddRunningPods({Running("ml/big", "n1", "0,1,2,3,4,5,6,7")}),
+      IsEmpty());
   const Pod pod = MakePod("ml/p").Gpus(1);
   ASSERT_THAT(service_.Filter(pod, Names({"n1"})).failed, SizeIs(1));
   ASSERT_TRUE(service_.RemovePod("uid-ml-big"));
@@ -218,9 +220,8 @@ TEST(CachedPrioritize, ScoresFollowBindsAndCompletions) {
   // A service that never scored anything, holding the same pod.
   ExtenderService fresh;
   fresh.UpsertNodes({MakeNode("n1").Gpus(8), MakeNode("n2").Gpus(8)});
-  EXPECT_THAT(fresh.AddRunningPods({Running("ml/other", "n1",
-                                            FormatGpuIds(
-                                                bound.assignment.gpu_ids))}),
+  EXPECT_THAT(fresh.AddRunningPods({Running(
+                  "ml/other", "n1", FormatGpuIds(bound.assignment.gpu_ids))}),
               IsEmpty());
   EXPECT_EQ(busy, fresh.Prioritize(pod, names));
   EXPECT_NE(busy, idle);  // packing prefers the busy node now
