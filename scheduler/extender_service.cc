@@ -182,10 +182,16 @@ std::vector<HostScore> ExtenderService::Prioritize(
   // A score reads the node, the pod's fit fields (the devices it would
   // get) and the workload shapes the fragmentation scorer learned; the
   // weights are the service's own and never change. One memo per I/O
-  // thread, as for filter verdicts.
+  // thread, as for filter verdicts, forgotten when the shapes change
+  // (scores for older shapes are never asked for again).
   thread_local NodeMemo<int64_t> memo(200000);
-  NodeMemo<int64_t>::Table& known = memo.Lookup(absl::StrCat(
-      FitSignature(view), "@", options_.weights.workload().version()));
+  thread_local uint64_t memo_version = 0;
+  if (const uint64_t version = options_.weights.workload().version();
+      version != memo_version) {
+    memo.Clear();
+    memo_version = version;
+  }
+  NodeMemo<int64_t>::Table& known = memo.Lookup(FitSignature(view));
   std::shared_lock lock(mu_);
   size_t index = 0;
   for (const NodeState* node : FindPrefetched(model_, nodes, known)) {

@@ -229,6 +229,48 @@ TEST(CachedPrioritize, ScoresFollowBindsAndCompletions) {
   EXPECT_EQ(service.Prioritize(pod, names), idle);
 }
 
+// What Prioritize must answer, computed without any memo.
+std::vector<HostScore> UncachedScores(const ExtenderService& service,
+                                      const Pod& pod,
+                                      const std::vector<std::string>& names) {
+  const PodView view = PodView::Of(pod);
+  std::vector<HostScore> scores;
+  service.Read([&](const ClusterModel& model) {
+    for (const std::string& name : names) {
+      const NodeState& node = *model.FindNode(name);
+      NodeFit fit = FitPodOnNode(view, node);
+      const int combined = fit.verdict.fits()
+                               ? service.weights().Combined(
+                                     ScoreInput{view, node, fit.assignment})
+                               : 0;
+      scores.push_back(
+          HostScore{name, fit.verdict.fits() ? (combined + 5) / 10 : 0});
+    }
+  });
+  return scores;
+}
+
+TEST(CachedPrioritize, ScoresFollowTheLearnedWorkloadShapes) {
+  ExtenderService service;
+  service.UpsertNodes(
+      {MakeNode("n1").Gpus(8), MakeNode("n2").Gpus(4), MakeNode("n3").Gpus(2)});
+  EXPECT_THAT(service.AddRunningPods({Running("ml/r", "n1", "0,1,2")}),
+              IsEmpty());
+  const std::vector<std::string> names = Names({"n1", "n2", "n3"});
+  const Pod pod = MakePod("ml/p").Gpus(2);
+  EXPECT_EQ(service.Prioritize(pod, names),
+            UncachedScores(service, pod, names));
+  const uint64_t version = service.weights().workload().version();
+  // Filter calls teach the workload model; enough of one shape changes it.
+  for (int i = 0; i < 500 && service.weights().workload().version() == version;
+       ++i) {
+    service.Filter(MakePod("ml/seven-" + std::to_string(i)).Gpus(7), names);
+  }
+  ASSERT_NE(service.weights().workload().version(), version);
+  EXPECT_EQ(service.Prioritize(pod, names),
+            UncachedScores(service, pod, names));
+}
+
 // Binds and completions in a seeded random order: after every step the
 // cached filter says exactly what an uncached check of every node says.
 TEST(CachedFilter, AgreesWithAFreshCheckThroughBindsAndCompletions) {
