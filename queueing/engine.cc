@@ -82,6 +82,7 @@ void QueueingEngine::RebuildIndexes() {
   }
   root_of_queue_.clear();
   queues_of_root_.clear();
+  borrowing_by_root_.clear();
   for (const std::string& cq : quota_.ClusterQueueNames()) {
     std::vector<std::string> path = quota_.PathToRoot(cq);
     // A ClusterQueue without a cohort shares with nobody.

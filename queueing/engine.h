@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "queueing/gang_placer.h"
+#include "queueing/node_score_memo.h"
 #include "queueing/policy.h"
 #include "queueing/quota_tree.h"
 #include "queueing/workload.h"
@@ -123,6 +124,17 @@ class QueueingEngine {
   bool TryPreempt(Workload& workload, int64_t now);
   bool FitsWithoutAll(Workload& workload,
                       const std::vector<Workload*>& candidates);
+  // A necessary condition for FitsWithoutAll, from counts alone: the GPU
+  // capacity the candidates would free plus an upper bound on what is
+  // free elsewhere can hold the largest member and the whole demand.
+  bool CouldFitWithFreed(const Workload& workload,
+                         const std::vector<Workload*>& candidates);
+  // Forgets what depended on free capacity (remembered placement failures,
+  // the capacity bound) when events since the last call freed some.
+  void NoteFreedCapacity();
+  // The ClusterQueues of the tree that borrow now.
+  const std::vector<const std::string*>& BorrowingQueuesOf(
+      const std::string& root);
   void Commit(Workload& workload, Attempt attempt, int64_t now);
   void Release(Workload& workload);
   // Takes an admitted workload's pods off their nodes and its quota back,
@@ -177,6 +189,22 @@ class QueueingEngine {
   absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queue_by_name_;
   // The ClusterQueues of each cohort tree, by root.
   std::map<std::string, std::vector<std::string>> queues_of_root_;
+  struct BorrowingQueues {
+    bool valid = false;
+    uint64_t usage_version = 0;
+    std::vector<const std::string*> queues;  // into queues_of_root_
+  };
+  std::map<std::string, BorrowingQueues> borrowing_by_root_;
+  // Upper bounds on free GPU milli over all nodes (largest on one node,
+  // sum), taken since capacity was last freed: admissions only lower the
+  // true values, so the bounds hold until then.
+  struct CapacityBound {
+    bool valid = false;
+    bool time_shared = false;  // replica shares: milli bounds do not apply
+    int64_t max_free = 0;
+    int64_t total_free = 0;
+  };
+  CapacityBound capacity_bound_;
   std::map<std::string, int> signature_ids_;
   // Pending queued workloads with pods, per signature, in queue order
   // (-priority, creation, key): the heads are all admission needs to see.
@@ -206,6 +234,10 @@ class QueueingEngine {
   const std::vector<const NodeState*>* NodesWithLabels(
       const StringMap& labels);
   std::map<std::string, std::vector<const NodeState*>> nodes_with_labels_;
+  // Member verdicts and scores per node generation, for every search.
+  NodeScoreMemo* ScoreMemo();
+  NodeScoreMemo score_memo_;
+  uint64_t score_memo_model_version_ = 0;
   uint64_t nodes_with_labels_generation_ = UINT64_MAX;
   // The latest failure per signature: (attempt stamp, reason).
   std::map<int, std::pair<int64_t, std::string>> signature_failure_;

@@ -287,22 +287,22 @@ const std::vector<const NodeState*>* QueueingEngine::NodesWithLabels(
   return &it->second;
 }
 
+NodeScoreMemo* QueueingEngine::ScoreMemo() {
+  // Scores read the weights' task-shape model; a new model, new scores.
+  if (weights_.workload().version() != score_memo_model_version_) {
+    score_memo_.Clear();
+    score_memo_model_version_ = weights_.workload().version();
+  }
+  return &score_memo_;
+}
+
 // PlaceGang, unless an equal placement failed against this same state.
 GangPlacement QueueingEngine::PlaceOrRecall(
     Workload& w, const GangPlacementRequest& request,
     const std::vector<std::string>& flavors) {
   ++placement_searches_;
   if (in_preemption_trial_) return PlaceGang(*model_, request);
-  // Admissions only take capacity, so a failure stands until something
-  // frees some (an eviction, a finish, a lifted reservation).
-  if (events_.size() != placement_failures_events_) {
-    if (ChangesSince(placement_failures_events_, placement_failures_reserved_)
-            .capacity_freed) {
-      placement_failures_.clear();
-    }
-    placement_failures_events_ = events_.size();
-    placement_failures_reserved_ = reserved_nodes_.size();
-  }
+  NoteFreedCapacity();
   std::string key = absl::StrCat(signature_placement_[SignatureId(w)], "\n",
                                  absl::StrJoin(flavors, ","),
                                  reserved_for_ == w.key ? "\nreserved" : "");
@@ -409,6 +409,7 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
     }
     request.sorted_nodes = NodesWithLabels(request.node_labels);
     request.sorted_nodes_match_labels = true;
+    request.memo = ScoreMemo();
     // Nodes held for a starving workload are not for others, busy or not.
     if (reserved_for_ != w.key) request.excluded_nodes = reserved_nodes_;
     GangPlacement placement = PlaceOrRecall(w, request, names);
@@ -472,6 +473,7 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
                                .sorted_nodes = SortedNodes()};
   // Pods outside queues may not take what a starving workload is promised.
   request.excluded_nodes = reserved_nodes_;
+  request.memo = ScoreMemo();
   GangPlacement placement = PlaceGang(*model_, request);
   if (!placement.placed) {
     w.reason = placement.reason;
@@ -512,7 +514,9 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
 }
 
 void QueueingEngine::Schedule(int64_t now) {
-  placement_failures_.clear();  // pods and nodes changed since last time
+  // Pods and nodes changed since last time.
+  placement_failures_.clear();
+  capacity_bound_.valid = false;
   placement_failures_events_ = events_.size();
   placement_failures_reserved_ = reserved_nodes_.size();
   ReplanLostPlacements(now);

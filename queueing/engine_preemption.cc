@@ -60,6 +60,20 @@ void QueueingEngine::Evict(Workload& w, int64_t now, const std::string& type,
   Emit(now, type, w, by, reason);
 }
 
+const std::vector<const std::string*>& QueueingEngine::BorrowingQueuesOf(
+    const std::string& root) {
+  BorrowingQueues& cached = borrowing_by_root_[root];
+  if (cached.usage_version != quota_.usage_version() || !cached.valid) {
+    cached.queues.clear();
+    for (const std::string& queue : queues_of_root_[root]) {
+      if (quota_.IsBorrowing(queue)) cached.queues.push_back(&queue);
+    }
+    cached.usage_version = quota_.usage_version();
+    cached.valid = true;
+  }
+  return cached.queues;
+}
+
 // Candidates by Kueue's rules: withinClusterQueue for the own queue;
 // reclaimWithinCohort / borrowWithinCohort for queues of the same cohort
 // tree that borrow; fair-sharing strategies when enabled. Only the own
@@ -99,8 +113,9 @@ std::vector<Workload*> QueueingEngine::PreemptionCandidates(
       policy_.config.fair_sharing
           ? quota_.WeightedShare(cq.name, FirstFlavorDemand(w))
           : 0;
-  for (const std::string& other : queues_of_root_[root->second]) {
-    if (other == cq.name || !quota_.IsBorrowing(other)) continue;
+  for (const std::string* other_name : BorrowingQueuesOf(root->second)) {
+    const std::string& other = *other_name;
+    if (other == cq.name) continue;
     auto admitted = admitted_by_queue_.find(other);
     if (admitted == admitted_by_queue_.end()) continue;
     for (auto& [key, v] : admitted->second) {
@@ -186,7 +201,7 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
   bool fits = false;
   // Trials search clusters with victims taken off: nothing to remember.
   in_preemption_trial_ = true;
-  if (!FitsWithoutAll(w, candidates)) {
+  if (!CouldFitWithFreed(w, candidates) || !FitsWithoutAll(w, candidates)) {
     in_preemption_trial_ = false;
     return false;
   }

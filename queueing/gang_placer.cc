@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "queueing/workload.h"
 #include "scheduler/node_fit.h"
 #include "scheduler/pod_view.h"
 
@@ -80,29 +81,58 @@ class Attempt {
   const std::string& last_reason() const { return last_reason_; }
 
  private:
+  // The pod's verdict and score on the node: remembered in the request's
+  // memo while the node is unchanged, else worked out (and remembered).
+  // A node failing the quick check gets the full check, for its reason,
+  // only when `explain` asks for one.
+  const NodeScore& ScoreOn(const PodView& view, NodeScoreMemo::Shape* memo,
+                           const NodeState& node, bool explain) {
+    const NodeScore* known = memo != nullptr ? memo->Find(node) : nullptr;
+    if (known != nullptr &&
+        !(explain && known->quick_fail && known->reason.empty())) {
+      return *known;
+    }
+    scratch_ = NodeScore{};
+    scratch_.quick_fail =
+        MinimumGpuMilli(view, node.gpus()) > node.gpus().free_milli();
+    if (!scratch_.quick_fail || explain) {
+      NodeFit fit = FitPodOnNode(view, node);
+      scratch_.fits = fit.verdict.fits();
+      if (scratch_.fits) {
+        scratch_.score =
+            request_.weights->Combined(ScoreInput{view, node, fit.assignment});
+        scratch_.assignment = std::move(fit.assignment);
+      } else {
+        scratch_.reason = std::string(fit.verdict.reason());
+      }
+    }
+    if (memo == nullptr) return scratch_;
+    return memo->Put(node, std::move(scratch_));
+  }
+
   const NodeState* BestNode(const Pod& pod, const NodeList& nodes,
                             const std::string& affinity_level) {
     const PodView view = PodView::Of(pod);
+    NodeScoreMemo::Shape* memo = request_.memo != nullptr
+                                     ? request_.memo->ForShape(MemberSignature(pod))
+                                     : nullptr;
     const NodeState* best = nullptr;
     int64_t best_score = -1;
     for (const NodeState* node : nodes) {
-      // Necessary for any GPU fit and far cheaper than the full check; the
-      // full check still explains the first rejection.
-      if (!last_reason_.empty() &&
-          MinimumGpuMilli(view, node->gpus()) > node->gpus().free_milli()) {
-        continue;
-      }
-      NodeFit fit = FitPodOnNode(view, *node);
-      if (!fit.verdict.fits()) {
+      const NodeScore& fit =
+          ScoreOn(view, memo, *node, /*explain=*/last_reason_.empty());
+      // The quick check is necessary for any GPU fit and far cheaper than
+      // the full one; the full check still explains the first rejection.
+      if (!last_reason_.empty() && fit.quick_fail) continue;
+      if (!fit.fits) {
         if (last_reason_.empty() || best == nullptr) {
           last_reason_ = absl::StrCat("member ", pod.Key(), " fits none of ",
                                       nodes.size(), " nodes (", node->name(),
-                                      ": ", fit.verdict.reason(), ")");
+                                      ": ", fit.reason, ")");
         }
         continue;
       }
-      int64_t score =
-          request_.weights->Combined(ScoreInput{view, *node, fit.assignment});
+      int64_t score = fit.score;
       if (!affinity_level.empty() &&
           used_domains_.contains(LabelOf(*node, affinity_level))) {
         score += 1000;  // keep the gang in as few domains as possible
@@ -144,6 +174,7 @@ class Attempt {
   std::vector<std::string> uids_;
   std::set<std::string> used_domains_;
   GpuAssignment best_assignment_;
+  NodeScore scratch_;  // ScoreOn's answer when there is no memo
   std::string last_reason_;
 };
 

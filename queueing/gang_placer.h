@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "queueing/node_score_memo.h"
 #include "queueing/workload.h"
 #include "scheduler/cluster_model.h"
 #include "scheduler/scoring.h"
@@ -28,6 +29,9 @@ struct GangPlacementRequest {
   // sorted_nodes holds only the nodes that match node_labels (the caller
   // filtered them once for many requests).
   bool sorted_nodes_match_labels = false;
+  // Remembers verdicts and scores per member shape and node across calls
+  // (the caller's, for one set of weights); null: work every one out.
+  NodeScoreMemo* memo = nullptr;
 };
 
 struct GangPlacement {

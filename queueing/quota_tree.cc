@@ -240,6 +240,7 @@ bool QuotaTree::IsBorrowing(std::string_view cq) const {
 }
 
 void QuotaTree::AddUsage(std::string_view cq, const FrAmounts& amounts) {
+  ++usage_version_;
   int index = Find(cq);
   if (index < 0) return;
   for (const auto& [fr, amount] : amounts) {
@@ -248,6 +249,7 @@ void QuotaTree::AddUsage(std::string_view cq, const FrAmounts& amounts) {
 }
 
 void QuotaTree::RemoveUsage(std::string_view cq, const FrAmounts& amounts) {
+  ++usage_version_;
   int index = Find(cq);
   if (index < 0) return;
   for (const auto& [fr, amount] : amounts) {

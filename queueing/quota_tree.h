@@ -65,6 +65,9 @@ class QuotaTree {
 
   void AddUsage(std::string_view cluster_queue, const FrAmounts& amounts);
   void RemoveUsage(std::string_view cluster_queue, const FrAmounts& amounts);
+  // Changes with every AddUsage and RemoveUsage, so callers may keep what
+  // they derived from usage (who borrows) until it moves.
+  uint64_t usage_version() const { return usage_version_; }
 
   // Kueue's weighted dominant resource share, in thousandths, of a node
   // with `extra` added to its usage: per resource, borrowed / lendable
@@ -87,6 +90,7 @@ class QuotaTree {
                                         const FlavorResource& fr) const;
 
  private:
+  uint64_t usage_version_ = 0;
   struct Node {
     std::string name;
     bool is_cluster_queue = false;

@@ -104,6 +104,12 @@ void AppendMember(std::string* out, const Pod& pod) {
 
 }  // namespace
 
+std::string MemberSignature(const Pod& pod) {
+  std::string out;
+  AppendMember(&out, pod);
+  return out;
+}
+
 std::string PlacementSignature(const Workload& w) {
   std::string out =
       absl::StrCat(w.topology_required, "\n", w.topology_preferred, "\n");

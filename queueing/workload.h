@@ -101,6 +101,9 @@ std::string AdmissionSignature(const Workload& workload);
 // The part of the signature placement depends on: the members and the
 // topology, not the queue or priority.
 std::string PlacementSignature(const Workload& workload);
+// One member's part of PlacementSignature: everything about the pod that
+// a node's fit verdict and score read.
+std::string MemberSignature(const Pod& pod);
 
 }  // namespace gpusched
 

@@ -234,6 +234,55 @@ TEST_F(EngineTest, GangWhoseAssumedNodeVanishesIsReplannedWhole) {
 namespace gpusched {
 namespace {
 
+// team-a may use the whole cluster of 2 x 8 GPUs and preempts its own
+// lower priorities.
+Policy OneBigQueue() {
+  Policy policy = TwoTeams();
+  policy.cluster_queues[0] =
+      Queue("team-a", 16,
+            PreemptionPolicy{.within_cluster_queue =
+                                 WithinClusterQueue::kLowerPriority});
+  return policy;
+}
+
+class OneBigQueueTest : public EngineTest {
+ protected:
+  struct Single {
+    std::string ns, name;
+    int gpus;
+  };
+  // Admits each single-pod workload at priority 10, then submits team-a's
+  // 2 x 8-GPU gang "high" at priority 100 and schedules once more.
+  void AdmitLowThenAskHigh(const std::vector<Single>& low) {
+    Start(OneBigQueue());
+    for (const Single& s : low) SubmitGang(s.ns, s.name, 1, s.gpus, 0, 10);
+    engine_->Schedule(0);
+    for (const Single& s : low) {
+      ASSERT_EQ(W(s.ns + "/" + s.name).state, Workload::State::kAdmitted);
+    }
+    SubmitGang("team-a", "high", 2, 8, 1000, 100);
+    engine_->Schedule(1000);
+  }
+};
+
+TEST_F(OneBigQueueTest, PreemptionCountsTheCapacityItsVictimsFree) {
+  // 8 on one node, 4 on the other: 4 free, no node with 8 free; only the
+  // victims' GPUs can make room for a 2 x 8 gang.
+  AdmitLowThenAskHigh({{"team-a", "low-8", 8}, {"team-a", "low-4", 4}});
+  EXPECT_EQ(W("team-a/high").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/low-8").preemptions, 1);
+  EXPECT_EQ(W("team-a/low-4").preemptions, 1);
+}
+
+TEST_F(OneBigQueueTest, PreemptionThatCannotMakeRoomEvictsNobody) {
+  // team-b's 8 GPUs are not team-a's to take: even with its own 1-GPU
+  // workload gone, team-a has 8 GPUs of room, not the 16 it asks for.
+  AdmitLowThenAskHigh({{"team-b", "other", 8}, {"team-a", "low", 1}});
+  EXPECT_EQ(W("team-a/high").state, Workload::State::kPending);
+  EXPECT_EQ(W("team-a/low").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/low").preemptions, 0);
+}
+
 TEST_F(EngineTest, NodeRelabelledIntoTheFlavorIsUsedAtOnce) {
   Node other = Dgx("dgx-0");
   other.meta.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
