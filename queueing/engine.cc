@@ -48,7 +48,17 @@ void QueueingEngine::SetState(Workload& w, Workload::State state) {
     admitted_.erase(w.key);
   }
   IndexAdmitted(w);
+  IndexOutside(w);
   Reindex(w);
+}
+
+void QueueingEngine::IndexOutside(Workload& w) {
+  if (w.state != Workload::State::kFinished && !IsQueued(w) &&
+      w.local_queue.empty()) {
+    outside_[w.key] = &w;
+  } else {
+    outside_.erase(w.key);
+  }
 }
 
 void QueueingEngine::IndexAdmitted(Workload& w) {
@@ -72,6 +82,7 @@ void QueueingEngine::RebuildIndexes() {
   live_.clear();
   admitted_.clear();
   admitted_by_queue_.clear();
+  outside_.clear();
   for (auto& [key, w] : workloads_) {
     w.indexed_admitted_queue.clear();
     SetState(w, w.state);
@@ -205,6 +216,7 @@ void QueueingEngine::Resolve(Workload& w) {
   w.topology_required = annotation(kTopologyRequiredAnnotation);
   w.topology_preferred = annotation(kTopologyPreferredAnnotation);
   IndexAdmitted(w);
+  IndexOutside(w);
   Reindex(w);
 }
 

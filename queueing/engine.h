@@ -156,8 +156,10 @@ class QueueingEngine {
   // Every state change goes through here so the indexes below stay true.
   void SetState(Workload& workload, Workload::State state);
   void RebuildIndexes();
-  // Keeps admitted_by_queue_ true after the state or queue changed.
+  // Keep admitted_by_queue_ and outside_ true after the state or queue
+  // changed.
   void IndexAdmitted(Workload& workload);
+  void IndexOutside(Workload& workload);
   // Preemption candidates by Kueue's rules, in no particular order.
   std::vector<Workload*> PreemptionCandidates(const Workload& workload,
                                               const ClusterQueue& cq,
@@ -185,6 +187,8 @@ class QueueingEngine {
   // Admitted workloads per ClusterQueue, by key: preemption looks only at
   // its own queue and the queues of its cohort tree.
   std::map<std::string, std::map<std::string, Workload*>> admitted_by_queue_;
+  // Live workloads outside queues (no queue-name label), by key.
+  std::map<std::string, Workload*> outside_;
   std::map<std::string, std::string> root_of_queue_;  // ClusterQueue -> root
   absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queue_by_name_;
   // The ClusterQueues of each cohort tree, by root.

@@ -525,10 +525,8 @@ void QueueingEngine::Schedule(int64_t now) {
     bool progress = AdmitQueued(now);
     // Pods outside queues, in arrival order.
     std::vector<Workload*> outside;
-    for (auto& [key, w] : live_) {
-      if (!IsQueued(*w) && w->local_queue.empty() && Ready(*w, now)) {
-        outside.push_back(w);
-      }
+    for (auto& [key, w] : outside_) {
+      if (Ready(*w, now)) outside.push_back(w);
     }
     std::stable_sort(outside.begin(), outside.end(), [](auto* a, auto* b) {
       return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
@@ -551,7 +549,7 @@ void QueueingEngine::Schedule(int64_t now) {
 bool QueueingEngine::AdmitExtraMembers(int64_t now) {
   std::vector<Workload*> running;
   for (auto& [key, w] : admitted_) {
-    if (!w->UnplacedMembers().empty()) running.push_back(w);
+    if (w->HasUnplacedMembers()) running.push_back(w);
   }
   bool progress = false;
   for (Workload* w : running) {

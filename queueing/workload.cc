@@ -52,6 +52,13 @@ std::vector<const Pod*> Workload::MembersToAdmit() const {
   return members;
 }
 
+bool Workload::HasUnplacedMembers() const {
+  for (const auto& [key, pod] : pods) {
+    if (!placements.contains(key)) return true;
+  }
+  return false;
+}
+
 std::vector<const Pod*> Workload::UnplacedMembers() const {
   std::vector<const Pod*> members;
   for (const auto& [key, pod] : pods) {

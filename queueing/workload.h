@@ -85,6 +85,7 @@ struct Workload {
   // the first min_member pods by name for a gang not yet admitted.
   std::vector<const Pod*> MembersToAdmit() const;
   // Members beyond those admitted that exist (a running gang's extras).
+  bool HasUnplacedMembers() const;
   std::vector<const Pod*> UnplacedMembers() const;
 };
 
