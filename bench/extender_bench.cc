@@ -3,7 +3,8 @@
 // MIG instance) and candidate samples as bench/loadgen:
 //  - Service*: the domain service alone (no JSON);
 //  - Handler*: JSON decode + service + JSON encode, i.e. server time
-//    without the socket;
+//    without the socket (HandlerFilterUncached: with no verdict
+//    remembered, the worst case of the verdict cache);
 //  - Http*: one client over real HTTP on loopback (bench/loadgen measures
 //    many clients);
 //  - *Nodes*: nodeCacheCapable=false, ExtenderArgs with 500 full Node
@@ -112,6 +113,33 @@ void HandlerLoop(benchmark::State& state, bool prioritize) {
 }
 
 void BM_HandlerFilter(benchmark::State& state) { HandlerLoop(state, false); }
+
+// The filter with nothing remembered: every iteration asks for a pod shape
+// never seen before (its CPU request differs), so every verdict is
+// computed, as after a change to every candidate node. The body is built
+// with the timer paused.
+void BM_HandlerFilterUncached(benchmark::State& state) {
+  Fixture fixture(state.range(0), state.range(1));
+  Latencies latencies;
+  size_t i = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    Pod pod = fixture.PodFor(i);
+    pod.containers[0].requests.Set(kCpu, 100 + static_cast<int64_t>(i));
+    const http::Request request{
+        .method = "POST",
+        .target = "/filter",
+        .body =
+            ExtenderArgsWithNames(pod, fixture.candidates[i % kCandidateSets])};
+    ++i;
+    state.ResumeTiming();
+    auto start = Clock::now();
+    http::Response filtered = fixture.api->Filter(request);
+    benchmark::DoNotOptimize(filtered);
+    latencies.Add(Clock::now() - start);
+  }
+  latencies.Publish(state);
+}
 void BM_HandlerFilterPrioritize(benchmark::State& state) {
   HandlerLoop(state, true);
 }
@@ -215,6 +243,7 @@ void BM_HandlerFilterNodesChanged(benchmark::State& state) {
   ->Args({5000, 500})->Args({50, 20})->Unit(benchmark::kMicrosecond)
 BENCHMARK(BM_ServiceFilterPrioritize) GPUSCHED_SIZES;
 BENCHMARK(BM_HandlerFilter) GPUSCHED_SIZES;
+BENCHMARK(BM_HandlerFilterUncached) GPUSCHED_SIZES;
 BENCHMARK(BM_HandlerFilterPrioritize) GPUSCHED_SIZES;
 BENCHMARK(BM_HttpFilterPrioritize) GPUSCHED_SIZES;
 BENCHMARK(BM_DecodeArgsWithNodes) GPUSCHED_SIZES;
