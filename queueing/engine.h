@@ -111,7 +111,7 @@ class QueueingEngine {
     std::set<std::string> trees;
     bool capacity_freed = false;
   };
-  PassChanges ChangesSince(size_t first_event, size_t reserved_before) const;
+  PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
   std::string ReasonOf(const Workload& workload) const;
   std::vector<Workload*> Candidates(int64_t now);
   bool AdmitQueued(int64_t now);
@@ -224,7 +224,7 @@ class QueueingEngine {
   std::map<std::string, std::pair<std::string, std::string>>
       placement_failures_;
   size_t placement_failures_events_ = 0;
-  size_t placement_failures_reserved_ = 0;
+  uint64_t placement_failures_reserved_ = 0;  // reservation_changes_ then
   bool in_preemption_trial_ = false;
   // Placement searches so far: an attempt that never searched failed on
   // quota alone, so capacity freed elsewhere cannot change its verdict.
@@ -253,6 +253,9 @@ class QueueingEngine {
   std::map<std::string, int64_t>
       below_min_since_;                   // running gangs short of minMember
   std::set<std::string> reserved_nodes_;  // held for a starving workload
+  // Counts every change of reserved_nodes_: a lifted reservation frees
+  // capacity for everyone else.
+  uint64_t reservation_changes_ = 0;
   std::string reserved_for_;
   std::vector<EngineEvent> events_;
 };

@@ -444,6 +444,7 @@ void QueueingEngine::Commit(Workload& w, Attempt attempt, int64_t now) {
     if (reserved_for_ == w.key) {
       reserved_for_.clear();
       reserved_nodes_.clear();
+      ++reservation_changes_;
     }
     Emit(now, "Admitted", w, "",
          absl::StrCat("flavor ", attempt.flavors, ", ", w.placements.size(),
@@ -514,13 +515,13 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
 }
 
 void QueueingEngine::Schedule(int64_t now) {
-  // Pods and nodes changed since last time.
+  ReplanLostPlacements(now);
+  RunTimers(now);
+  // Pods, nodes and reservations changed since last time.
   placement_failures_.clear();
   capacity_bound_.valid = false;
   placement_failures_events_ = events_.size();
-  placement_failures_reserved_ = reserved_nodes_.size();
-  ReplanLostPlacements(now);
-  RunTimers(now);
+  placement_failures_reserved_ = reservation_changes_;
   for (int pass = 0; pass < 1000; ++pass) {
     bool progress = AdmitQueued(now);
     // Pods outside queues, in arrival order.

@@ -19,11 +19,14 @@ void QueueingEngine::NoteFreedCapacity() {
     capacity_bound_.valid = false;
   }
   placement_failures_events_ = events_.size();
-  placement_failures_reserved_ = reserved_nodes_.size();
+  placement_failures_reserved_ = reservation_changes_;
 }
 
 bool QueueingEngine::CouldFitWithFreed(
     const Workload& w, const std::vector<Workload*>& candidates) {
+  // A verdict from free capacity, as a search's would be: capacity freed
+  // later must wake the workload's class.
+  ++placement_searches_;
   NoteFreedCapacity();
   if (!capacity_bound_.valid) {
     capacity_bound_ = CapacityBound{.valid = true};

@@ -86,9 +86,9 @@ struct CursorAfter {
 // quota or admitted set moved, and whether capacity was freed (anything
 // but an admission, a workload outside queues, or a reservation lifted).
 QueueingEngine::PassChanges QueueingEngine::ChangesSince(
-    size_t first_event, size_t reserved_before) const {
+    size_t first_event, uint64_t reserved_before) const {
   PassChanges changes;
-  changes.capacity_freed = reserved_nodes_.size() != reserved_before;
+  changes.capacity_freed = reservation_changes_ != reserved_before;
   for (size_t i = first_event; i < events_.size(); ++i) {
     const EngineEvent& e = events_[i];
     auto w = workloads_.find(e.workload);
@@ -150,7 +150,7 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     const OrderKey at{-w.priority, w.created_ms, w.key};
     w.attempt_stamp = ++attempt_counter_;
     const size_t events_before = events_.size();
-    const size_t reserved_before = reserved_nodes_.size();
+    const uint64_t reserved_before = reservation_changes_;
     const int64_t searches_before = placement_searches_;
     const bool admitted = TryAdmit(w, now);
     progress |= admitted;

@@ -111,6 +111,7 @@ void QueueingEngine::RunTimers(int64_t now) {
         it->second.state != Workload::State::kPending) {
       reserved_for_.clear();
       reserved_nodes_.clear();
+      ++reservation_changes_;
     }
   }
   if (reserved_for_.empty()) {
@@ -130,6 +131,7 @@ void QueueingEngine::RunTimers(int64_t now) {
       reserved_for_ = starving->key;
       std::vector<std::string> nodes = NodesReservedFor(*starving);
       reserved_nodes_ = std::set<std::string>(nodes.begin(), nodes.end());
+      ++reservation_changes_;
     }
   }
 }

@@ -283,6 +283,27 @@ TEST_F(OneBigQueueTest, PreemptionThatCannotMakeRoomEvictsNobody) {
   EXPECT_EQ(W("team-a/low").preemptions, 0);
 }
 
+TEST_F(EngineTest, ALiftedReservationFreesItsNodeForOthersInTheSamePass) {
+  Policy policy = TwoTeams();
+  policy.config.starvation_timeout_ms = 10'000;
+  Start(std::move(policy), 1);
+  SubmitGang("team-a", "fill-6", 1, 6, 0);
+  SubmitGang("team-a", "fill-2", 1, 2, 0);
+  engine_->Schedule(0);
+  SubmitGang("team-b", "starving", 1, 1, 0);
+  SubmitGang("team-a", "urgent", 1, 1, 1000, 100);
+  engine_->Schedule(1000);
+  ASSERT_EQ(W("team-b/starving").state, Workload::State::kPending);
+  // 2 GPUs come free; the node is reserved for the starving workload, so
+  // the urgent one fails first, then may use the rest once the starving
+  // one is admitted and the reservation is lifted.
+  ASSERT_TRUE(engine_->Finish("team-a/fill-2", 20'000));
+  engine_->Schedule(20'000);
+  EXPECT_EQ(W("team-b/starving").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/urgent").state, Workload::State::kAdmitted)
+      << W("team-a/urgent").reason;
+}
+
 TEST_F(EngineTest, NodeRelabelledIntoTheFlavorIsUsedAtOnce) {
   Node other = Dgx("dgx-0");
   other.meta.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
