@@ -51,6 +51,17 @@ TEST(CliProcessTest, SimulateComparesTheDeployExampleByteForByte) {
   EXPECT_EQ(simulate.Wait(milliseconds(20000)), 0) << simulate.stdout_text();
 }
 
+TEST(CliProcessTest, SimulateComparesWithAReportItWroteItself) {
+  const std::string scenario =
+      std::string(GPUSCHED_SOURCE_DIR) + "/deploy/examples/scenario.yaml";
+  const std::string report = ::testing::TempDir() + "/own-report.json";
+  Subprocess write({GPUSCHED_BINARY, "simulate", scenario, "--output", report});
+  ASSERT_EQ(write.Wait(milliseconds(20000)), 0) << write.stdout_text();
+  // The file carries wallSeconds; a second run takes longer or shorter.
+  Subprocess compare({GPUSCHED_BINARY, "simulate", scenario, "--compare", report});
+  EXPECT_EQ(compare.Wait(milliseconds(20000)), 0) << compare.stdout_text();
+}
+
 TEST(CliProcessTest, SimulateNamesTheEventAndFieldOfABadScenario) {
   std::string nodes = WriteTemp("n.yaml",
                                 "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n"
