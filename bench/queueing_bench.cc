@@ -129,6 +129,8 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
                                            "gpusched.io/block", "gpusched.io/rack",
                                            "kubernetes.io/hostname"};
   const ScoringWeights weights = ScoringWeights::Defaults();
+  // As the engine does: node scores per member shape, kept across gangs.
+  NodeScoreMemo memo;
   std::mt19937_64 random(5);
   std::deque<std::pair<std::vector<std::string>, int64_t>> running;  // uids, GPUs
   int64_t used = 0;
@@ -152,7 +154,8 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
       }
       GangPlacementRequest request{.owner = "bench/g" + std::to_string(g),
                                    .levels = levels,
-                                   .weights = &weights};
+                                   .weights = &weights,
+                                   .memo = &memo};
       for (const Pod& pod : pods) request.members.push_back(&pod);
       if (g % 3 == 0) request.required_level = "gpusched.io/rack";
       if (g % 3 == 1) request.preferred_level = "gpusched.io/block";
