@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Extender over real HTTP: 1, 8 and 64 keep-alive clients on a 5,000-node
 # cluster with 500 candidate names (filter+prioritize, then filter alone),
-# plus nodeCacheCapable=false ingest.
-# Writes bench/results/extender_http{,_filter}.json.
+# plus nodeCacheCapable=false ingest, and filter alone with the client niced.
+# Writes bench/results/extender_http{,_filter,_filter_niced}.json.
 # Usage: extender_http.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build}
@@ -15,3 +15,9 @@ seconds=10
 "$build/bench/extender_loadgen" --nodes 5000 --candidates 500 \
   --concurrency 1,8,64 --seconds "$seconds" --warmup 2 --ingest-seconds 0 \
   --mix filter --out bench/results/extender_http_filter.json
+# Filter alone with the load client niced: server time when the server does
+# not share its cores with the client (kube-scheduler runs elsewhere).
+"$build/bench/extender_loadgen" --nodes 5000 --candidates 500 \
+  --concurrency 1,8,64 --seconds "$seconds" --warmup 2 --ingest-seconds 0 \
+  --mix filter --client-nice 19 \
+  --out bench/results/extender_http_filter_niced.json
