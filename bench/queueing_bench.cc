@@ -130,7 +130,7 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
                                            "kubernetes.io/hostname"};
   const ScoringWeights weights = ScoringWeights::Defaults();
   // As the engine does: node scores per member shape, kept across gangs.
-  NodeScoreMemo memo;
+  NodeScoreMemo memo{size_t{1} << 20};
   std::mt19937_64 random(5);
   std::deque<std::pair<std::vector<std::string>, int64_t>> running;  // uids, GPUs
   int64_t used = 0;

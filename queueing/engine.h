@@ -13,7 +13,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "queueing/gang_placer.h"
-#include "queueing/node_score_memo.h"
 #include "queueing/policy.h"
 #include "queueing/quota_tree.h"
 #include "queueing/workload.h"
@@ -240,7 +239,8 @@ class QueueingEngine {
   std::map<std::string, std::vector<const NodeState*>> nodes_with_labels_;
   // Member verdicts and scores per node generation, for every search.
   NodeScoreMemo* ScoreMemo();
-  NodeScoreMemo score_memo_;
+  // Bounded: a server sees ever new shapes (names in annotations).
+  NodeScoreMemo score_memo_{size_t{1} << 20};
   uint64_t score_memo_model_version_ = 0;
   uint64_t nodes_with_labels_generation_ = UINT64_MAX;
   // The latest failure per signature: (attempt stamp, reason).

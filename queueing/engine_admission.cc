@@ -275,11 +275,7 @@ const std::vector<const NodeState*>* QueueingEngine::NodesWithLabels(
   auto [it, inserted] = nodes_with_labels_.try_emplace(std::move(key));
   if (inserted) {
     for (const NodeState* node : sorted) {
-      const StringMap& have = node->node().meta.labels;
-      if (std::all_of(labels.begin(), labels.end(), [&](const auto& label) {
-            auto found = have.find(label.first);
-            return found != have.end() && found->second == label.second;
-          })) {
+      if (HasLabels(node->node().meta.labels, labels)) {
         it->second.push_back(node);
       }
     }

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "queueing/engine_internal.h"
-#include "scheduler/pod_view.h"
+#include "queueing/gang_placer.h"
 
 namespace gpusched {
 
@@ -40,10 +40,7 @@ bool QueueingEngine::CouldFitWithFreed(
   if (capacity_bound_.time_shared) return true;
   int64_t largest = 0, total = 0;
   for (const Pod* pod : w.MembersToAdmit()) {
-    const PodView view = PodView::Of(*pod);
-    const int64_t milli = view.gpu.milli > 0
-                              ? view.gpu.milli
-                              : int64_t{view.gpu.gpus} * kMilliPerGpu;
+    const int64_t milli = GpuDemandMilli(*pod);
     largest = std::max(largest, milli);
     total += milli;
   }

@@ -5,21 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "queueing/workload.h"
 #include "scheduler/node_fit.h"
+#include "scheduler/node_predicates.h"
 #include "scheduler/pod_view.h"
 
 namespace gpusched {
 namespace {
 
 using NodeList = std::vector<const NodeState*>;
-
-bool MatchesLabels(const NodeState& node, const StringMap& wanted) {
-  const StringMap& labels = node.node().meta.labels;
-  for (const auto& [key, value] : wanted) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return false;
-  }
-  return true;
-}
 
 std::string LabelOf(const NodeState& node, const std::string& key) {
   auto it = node.node().meta.labels.find(key);
@@ -33,11 +25,6 @@ int64_t MinimumGpuMilli(const PodView& view, const GpuInventory& gpus) {
   const int64_t per_gpu =
       gpus.time_shared() ? gpus.replica_milli() : kMilliPerGpu;
   return int64_t{view.gpu.gpus} * per_gpu;
-}
-
-int64_t GpuDemandMilli(const Pod& pod) {
-  PodView view = PodView::Of(pod);
-  return view.gpu.milli > 0 ? view.gpu.milli : int64_t{view.gpu.gpus} * 1000;
 }
 
 // Members largest GPU demand first, so big pods are not squeezed out by
@@ -61,14 +48,21 @@ std::vector<Pod> SortedMembers(const GangPlacementRequest& request) {
 
 class Attempt {
  public:
-  Attempt(ClusterModel& model, const GangPlacementRequest& request)
-      : model_(model), request_(request) {}
+  // `shapes[i]` is members[i]'s MemberSignature when the request has a
+  // memo (worked out once per gang, not once per domain tried).
+  Attempt(ClusterModel& model, const GangPlacementRequest& request,
+          std::vector<std::string> shapes)
+      : model_(model), request_(request), shapes_(std::move(shapes)) {}
 
   // Places all members on `nodes`; on failure undoes and returns false.
   bool Run(const std::vector<Pod>& members, const NodeList& nodes,
            const std::string& affinity_level) {
-    for (const Pod& pod : members) {
-      const NodeState* best = BestNode(pod, nodes, affinity_level);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Pod& pod = members[i];
+      NodeScoreMemo::Table* memo =
+          request_.memo != nullptr ? &request_.memo->Lookup(shapes_[i])
+                                   : nullptr;
+      const NodeState* best = BestNode(pod, memo, nodes, affinity_level);
       if (best == nullptr || !Commit(pod, *best)) {
         Undo();
         return false;
@@ -81,41 +75,43 @@ class Attempt {
   const std::string& last_reason() const { return last_reason_; }
 
  private:
-  // The pod's verdict and score on the node: remembered in the request's
-  // memo while the node is unchanged, else worked out (and remembered).
-  // A node failing the quick check gets the full check, for its reason,
-  // only when `explain` asks for one.
-  const NodeScore& ScoreOn(const PodView& view, NodeScoreMemo::Shape* memo,
+  // The pod's verdict and score on the node: remembered in `memo` while
+  // the node is unchanged, else worked out. A node failing the quick check
+  // gets the full check, for its reason, only when `explain` asks for one;
+  // that answer is not remembered (it is needed once per search at most).
+  const NodeScore& ScoreOn(const PodView& view, NodeScoreMemo::Table* memo,
                            const NodeState& node, bool explain) {
-    const NodeScore* known = memo != nullptr ? memo->Find(node) : nullptr;
-    if (known != nullptr &&
-        !(explain && known->quick_fail && known->reason.empty())) {
-      return *known;
+    if (memo != nullptr) {
+      const NodeScore& known = memo->Get(
+          node, [&] { return Compute(view, node, /*explain=*/false); });
+      if (!(explain && known.quick_fail && known.reason.empty())) return known;
     }
-    scratch_ = NodeScore{};
-    scratch_.quick_fail =
-        MinimumGpuMilli(view, node.gpus()) > node.gpus().free_milli();
-    if (!scratch_.quick_fail || explain) {
-      NodeFit fit = FitPodOnNode(view, node);
-      scratch_.fits = fit.verdict.fits();
-      if (scratch_.fits) {
-        scratch_.score =
-            request_.weights->Combined(ScoreInput{view, node, fit.assignment});
-        scratch_.assignment = std::move(fit.assignment);
-      } else {
-        scratch_.reason = std::string(fit.verdict.reason());
-      }
-    }
-    if (memo == nullptr) return scratch_;
-    return memo->Put(node, std::move(scratch_));
+    scratch_ = Compute(view, node, explain);
+    return scratch_;
   }
 
-  const NodeState* BestNode(const Pod& pod, const NodeList& nodes,
+  NodeScore Compute(const PodView& view, const NodeState& node,
+                    bool explain) const {
+    NodeScore out;
+    out.quick_fail =
+        MinimumGpuMilli(view, node.gpus()) > node.gpus().free_milli();
+    if (out.quick_fail && !explain) return out;
+    NodeFit fit = FitPodOnNode(view, node);
+    out.fits = fit.verdict.fits();
+    if (out.fits) {
+      out.score =
+          request_.weights->Combined(ScoreInput{view, node, fit.assignment});
+      out.assignment = std::move(fit.assignment);
+    } else {
+      out.reason = fit.verdict.reason();
+    }
+    return out;
+  }
+
+  const NodeState* BestNode(const Pod& pod, NodeScoreMemo::Table* memo,
+                            const NodeList& nodes,
                             const std::string& affinity_level) {
     const PodView view = PodView::Of(pod);
-    NodeScoreMemo::Shape* memo = request_.memo != nullptr
-                                     ? request_.memo->ForShape(MemberSignature(pod))
-                                     : nullptr;
     const NodeState* best = nullptr;
     int64_t best_score = -1;
     for (const NodeState* node : nodes) {
@@ -174,7 +170,8 @@ class Attempt {
   std::vector<std::string> uids_;
   std::set<std::string> used_domains_;
   GpuAssignment best_assignment_;
-  NodeScore scratch_;  // ScoreOn's answer when there is no memo
+  std::vector<std::string> shapes_;
+  NodeScore scratch_;  // ScoreOn's answer when nothing is remembered
   std::string last_reason_;
 };
 
@@ -203,6 +200,12 @@ std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
 
 }  // namespace
 
+int64_t GpuDemandMilli(const Pod& pod) {
+  PodView view = PodView::Of(pod);
+  return view.gpu.milli > 0 ? view.gpu.milli
+                            : int64_t{view.gpu.gpus} * kMilliPerGpu;
+}
+
 GangPlacement PlaceGang(ClusterModel& model,
                         const GangPlacementRequest& request) {
   NodeList candidates;
@@ -211,7 +214,7 @@ GangPlacement PlaceGang(ClusterModel& model,
   for (const NodeState* node :
        request.sorted_nodes != nullptr ? *request.sorted_nodes : sorted) {
     if ((request.sorted_nodes_match_labels ||
-         MatchesLabels(*node, request.node_labels)) &&
+         HasLabels(node->node().meta.labels, request.node_labels)) &&
         !request.excluded_nodes.contains(node->name())) {
       candidates.push_back(node);
     }
@@ -219,7 +222,11 @@ GangPlacement PlaceGang(ClusterModel& model,
   const std::vector<Pod> members = SortedMembers(request);
   int64_t demand = 0;
   for (const Pod& pod : members) demand += GpuDemandMilli(pod);
-  Attempt attempt(model, request);
+  std::vector<std::string> shapes;
+  if (request.memo != nullptr) {
+    for (const Pod& pod : members) shapes.push_back(MemberSignature(pod));
+  }
+  Attempt attempt(model, request, std::move(shapes));
   auto placed = [&attempt]() {
     return GangPlacement{.placed = true, .placements = attempt.Take()};
   };

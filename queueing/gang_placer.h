@@ -6,12 +6,27 @@
 #include <string>
 #include <vector>
 
-#include "queueing/node_score_memo.h"
 #include "queueing/workload.h"
 #include "scheduler/cluster_model.h"
+#include "scheduler/node_memo.h"
 #include "scheduler/scoring.h"
 
 namespace gpusched {
+
+// What placing one member shape (MemberSignature) on one node came to.
+struct NodeScore {
+  // The cheap necessary check failed; then `fits` is false and `reason`
+  // may be empty (the full check was not run).
+  bool quick_fail = false;
+  bool fits = false;
+  int64_t score = 0;
+  GpuAssignment assignment;
+  std::string reason;  // why not, when it does not fit
+};
+// Node scores per member shape, valid while the node is unchanged: the
+// queueing engine searches the same nodes for every admission and
+// preemption trial, and most of them did not change since the last.
+using NodeScoreMemo = NodeMemo<NodeScore>;
 
 struct GangPlacementRequest {
   std::string owner;  // workload key, for messages
@@ -53,6 +68,10 @@ struct GangPlacement {
 // domain, members largest first, each on the best scoring node that fits.
 GangPlacement PlaceGang(ClusterModel& model,
                         const GangPlacementRequest& request);
+
+// The milli-GPU a pod asks for: its share of one GPU, or 1000 per whole GPU
+// (MIG slices count 0).
+int64_t GpuDemandMilli(const Pod& pod);
 
 }  // namespace gpusched
 

@@ -14,12 +14,7 @@ bool QuickPredicatesPass(const PodView& pod, const NodeState& node) {
   if (node.quick().restricted || !pod.pod->required_affinity_terms.empty()) {
     return false;
   }
-  const StringMap& labels = node.node().meta.labels;
-  for (const auto& [key, value] : pod.pod->node_selector) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return false;
-  }
-  return true;
+  return HasLabels(node.node().meta.labels, pod.pod->node_selector);
 }
 
 // NodeResourcesFit passes: only cpu and memory are asked for (besides GPUs)

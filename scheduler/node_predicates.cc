@@ -96,6 +96,14 @@ FitVerdict CheckUnschedulable(const PodView& pod, const NodeState& node) {
   return FitVerdict::Infeasible("node is cordoned (spec.unschedulable)");
 }
 
+bool HasLabels(const StringMap& labels, const StringMap& wanted) {
+  for (const auto& [key, value] : wanted) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
 FitVerdict CheckNodeSelector(const PodView& pod, const NodeState& node) {
   const StringMap& labels = node.node().meta.labels;
   for (const auto& [key, value] : pod.pod->node_selector) {

@@ -32,6 +32,9 @@ FitVerdict CheckResources(const PodView& pod, const NodeState& node);
 bool Tolerates(const Toleration& toleration, const Taint& taint);
 bool MatchesRequirement(const NodeSelectorRequirement& requirement,
                         const StringMap& labels);
+// Every key of `wanted` is in `labels` with the same value (a nodeSelector,
+// a flavor's nodeLabels).
+bool HasLabels(const StringMap& labels, const StringMap& wanted);
 
 }  // namespace gpusched
 
