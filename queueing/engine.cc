@@ -63,10 +63,7 @@ void QueueingEngine::IndexOutside(Workload& w) {
 
 void QueueingEngine::IndexAdmitted(Workload& w) {
   const std::string& queue = w.admitted() ? w.cluster_queue : std::string();
-  if (w.indexed_admitted_queue == queue) {
-    if (!queue.empty()) admitted_by_queue_[queue][w.key] = &w;
-    return;
-  }
+  if (w.indexed_admitted_queue == queue) return;
   if (!w.indexed_admitted_queue.empty()) {
     auto it = admitted_by_queue_.find(w.indexed_admitted_queue);
     if (it != admitted_by_queue_.end()) {

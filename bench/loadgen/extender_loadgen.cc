@@ -305,11 +305,7 @@ int Main(int argc, char** argv) {
   doc["conditions"]["machine_after"] = MachineConditions();
   if (server->app) server->app->Shutdown();
   StopServeProcess(server->child);
-  if (absl::Status s = WriteJsonFile(out, doc); !s.ok()) {
-    std::cerr << "extender_loadgen: " << s << "\n";
-    return 1;
-  }
-  return 0;
+  return WriteResultsAndExit("extender_loadgen", out, doc);
 }
 
 }  // namespace

@@ -161,13 +161,8 @@ int Main(int argc, char** argv) {
         {"machine", MachineConditions()}}},
       {"rows", rows},
       {"derived", derived}};
-  if (absl::Status s =
-          WriteJsonFile(args.Get("out", "bench/results/memory.json"), doc);
-      !s.ok()) {
-    std::cerr << "extender_memory: " << s << "\n";
-    return 1;
-  }
-  return 0;
+  return WriteResultsAndExit(
+      "extender_memory", args.Get("out", "bench/results/memory.json"), doc);
 }
 
 }  // namespace

@@ -317,11 +317,7 @@ int Main(int argc, char** argv) {
       seconds, warmup, static_cast<long long>(after_warmup),
       static_cast<long long>(end), growth,
       static_cast<unsigned long long>(result->requests()));
-  if (absl::Status s = WriteJsonFile(out, doc); !s.ok()) {
-    std::cerr << "extender_soak: " << s << "\n";
-    return 1;
-  }
-  return 0;
+  return WriteResultsAndExit("extender_soak", out, doc);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -92,6 +93,15 @@ absl::Status WriteJsonFile(const std::string& path, const nlohmann::json& doc) {
   if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
   out << doc.dump(2) << "\n";
   return absl::OkStatus();
+}
+
+int WriteResultsAndExit(const char* tool, const std::string& path,
+                        const nlohmann::json& doc) {
+  if (absl::Status s = WriteJsonFile(path, doc); !s.ok()) {
+    std::cerr << tool << ": " << s << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 Args::Args(int argc, char** argv) {

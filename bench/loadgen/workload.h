@@ -39,6 +39,10 @@ nlohmann::json MachineConditions();
 
 // Writes `doc` pretty-printed to `path`, creating the directory.
 absl::Status WriteJsonFile(const std::string& path, const nlohmann::json& doc);
+// WriteJsonFile as a tool's last step: the exit code, with the error on
+// stderr under the tool's name.
+int WriteResultsAndExit(const char* tool, const std::string& path,
+                        const nlohmann::json& doc);
 
 // Small command-line parser: --name=value or --name value.
 class Args {
