@@ -13,8 +13,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// One file per fake server: ctest runs these tests in parallel processes
+// that share TempDir(), and a shared name let one test read the other's
+// server address.
 std::string KubeconfigFor(const FakeApiServer& server) {
-  std::string path = ::testing::TempDir() + "/live-kubeconfig";
+  std::string path = ::testing::TempDir() + "/live-kubeconfig-" +
+                     std::to_string(server.port());
   std::ofstream(path) << "current-context: fake\n"
                          "contexts:\n- name: fake\n"
                          "  context: {cluster: fake, user: admin}\n"
