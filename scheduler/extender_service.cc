@@ -163,6 +163,13 @@ void ExtenderService::FilterEach(const Pod& pod,
   VerdictCache::Shape shape = cache.Lookup(FitSignature(view));
   GpuVerdictMemo memo;
   std::shared_lock lock(mu_);
+  if (!binds_in_doubt_.empty() && binds_in_doubt_.contains(PodUid(pod))) {
+    const PlacedPod* placed = model_.FindPodByUid(PodUid(pod));
+    if (placed != nullptr && !placed->bound) {
+      FilterInDoubt(*placed, nodes, visit);
+      return;
+    }
+  }
   for (const NodeState* node : FindPrefetched(model_, nodes, shape)) {
     if (node == nullptr) {
       visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
@@ -281,7 +288,9 @@ BindOutcome ExtenderService::PlaceForBind(const Pod& pod,
     bound.meta.annotations[kGpuIdsAnnotation] =
         FormatGpuIds(fit.assignment.gpu_ids);
   }
-  absl::Status placed = model_.Place(bound, request.node, fit.assignment);
+  // Live mode holds the devices as assumed until the API server binds.
+  absl::Status placed = model_.Place(bound, request.node, fit.assignment,
+                                     /*bound=*/options_.bind_sink == nullptr);
   if (!placed.ok()) {
     return {.error = absl::StrCat("cannot bind ", pod.Key(), ": ",
                                   placed.message())};
@@ -289,24 +298,47 @@ BindOutcome ExtenderService::PlaceForBind(const Pod& pod,
   return {.assignment = std::move(fit.assignment)};
 }
 
+bool BindMayHaveLanded(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// 1. A pod already placed on the requested node: bound means a repeated
+//    bind (success, recorded once); assumed means admission placed it or
+//    an earlier bind is in doubt, so the binding is sent (again).
+// 2. Placed elsewhere: refused, so no pod ever holds devices twice.
+// 3. Otherwise fit it on the node under the exclusive lock, hold the
+//    devices, and send the binding (live mode) without the lock.
 BindOutcome ExtenderService::Bind(const BindRequest& request) {
   const std::string key =
       absl::StrCat(request.pod_namespace, "/", request.pod_name);
   std::shared_ptr<const Pod> pod = pending_.Find(request.pod_uid);
   std::unique_lock lock(mu_);
   if (const PlacedPod* placed = model_.FindPodByUid(request.pod_uid)) {
-    if (placed->node == request.node && !placed->bound) {
-      return ConfirmAssumed(*placed, pod.get(), request, lock);
-    }
     if (placed->node == request.node) {
       const PodAllocation* allocation =
           model_.FindNode(placed->node)->FindPod(placed->pod_key);
-      return {.assignment = allocation->gpus, .already_bound = true};
+      if (placed->bound) {
+        return {.assignment = allocation->gpus, .already_bound = true};
+      }
+      return SendBinding(pod.get(), request, allocation->gpus, lock);
     }
+    const bool in_doubt = binds_in_doubt_.contains(request.pod_uid);
     return {.error = absl::StrCat(
                 "pod ", key, " (uid ", request.pod_uid, ") is ",
-                placed->bound ? "already bound" : "assigned", " to node ",
-                placed->node, "; refusing to bind it to ", request.node)};
+                placed->bound ? "already bound"
+                : in_doubt    ? "being bound (an earlier binding may still "
+                                "land)"
+                              : "assigned",
+                " to node ", placed->node, "; refusing to bind it to ",
+                request.node)};
   }
   if (pod == nullptr) {
     return {.error = absl::StrCat(
@@ -318,46 +350,137 @@ BindOutcome ExtenderService::Bind(const BindRequest& request) {
     if (outcome.error.empty()) pending_.Forget(request.pod_uid);
     return outcome;
   }
-  // Live mode: the model holds the devices (an "assumed" pod) while the API
-  // server call runs without the lock; on failure they are released.
-  lock.unlock();
-  absl::Status sent =
-      options_.bind_sink->Bind(*pod, request.node, outcome.assignment);
-  if (sent.ok()) {
-    pending_.Forget(request.pod_uid);
-    return outcome;
-  }
-  lock.lock();
-  model_.RemovePod(request.pod_uid);
-  return {.error = absl::StrCat("binding ", key, " to ", request.node,
-                                " failed: ", sent.message())};
+  return SendBinding(pod.get(), request, std::move(outcome.assignment), lock);
 }
 
-// A pod admission placed (assumed) on its node: bind confirms it. In live
-// mode the API server call runs without the lock; a failure leaves the
-// assumption in place, since admission owns it and its timeout rolls back.
-BindOutcome ExtenderService::ConfirmAssumed(
-    const PlacedPod& placed, const Pod* pod, const BindRequest& request,
+// Live mode: the model holds the devices (an assumed pod) while the API
+// server call runs without the lock. The pod watch may report the binding
+// before the call returns; either way the pod ends bound exactly once.
+BindOutcome ExtenderService::SendBinding(
+    const Pod* pod, const BindRequest& request, GpuAssignment assignment,
     std::unique_lock<std::shared_mutex>& lock) {
-  const PodAllocation* allocation =
-      model_.FindNode(placed.node)->FindPod(placed.pod_key);
-  BindOutcome outcome{.assignment = allocation->gpus};
-  if (options_.bind_sink != nullptr && pod != nullptr) {
+  Pod named;  // a restarted gpusched may be asked to bind a pod it assumed
+  if (pod == nullptr) {
+    named.meta = {.name = request.pod_name,
+                  .namespace_name = request.pod_namespace,
+                  .uid = request.pod_uid};
+    pod = &named;
+  }
+  if (options_.bind_sink != nullptr) {
     lock.unlock();
     absl::Status sent =
-        options_.bind_sink->Bind(*pod, request.node, outcome.assignment);
+        options_.bind_sink->Bind(*pod, request.node, assignment);
     lock.lock();
-    if (!sent.ok()) {
-      return {.error = absl::StrCat("binding ", placed.pod_key, " to ",
-                                    request.node, " failed: ", sent.message())};
-    }
+    const PlacedPod* placed = model_.FindPodByUid(request.pod_uid);
+    const bool seen_bound =
+        placed != nullptr && placed->node == request.node && placed->bound;
+    if (!sent.ok() && !seen_bound) return BindingFailed(pod, request, sent);
   }
+  binds_in_doubt_.erase(request.pod_uid);
   model_.MarkBound(request.pod_uid);
-  if (options_.gate != nullptr && pod != nullptr) {
+  if (options_.gate != nullptr && options_.gate->Manages(*pod)) {
     options_.gate->Bound(*pod, NowMs());
   }
   pending_.Forget(request.pod_uid);
-  return outcome;
+  return {.assignment = std::move(assignment)};
+}
+
+// A binding that may still land keeps its devices held until the API
+// server settles it (ObserveBound, a deletion) or the hold runs out; a
+// failed one releases them, except for an admitted member, whose admission
+// owns the placement (its bind timeout rolls the workload back).
+BindOutcome ExtenderService::BindingFailed(const Pod* pod,
+                                           const BindRequest& request,
+                                           const absl::Status& sent) {
+  std::string error =
+      absl::StrCat("binding ", request.pod_namespace, "/", request.pod_name,
+                   " to ", request.node, " failed: ", sent.message());
+  if (BindMayHaveLanded(sent) &&
+      model_.FindPodByUid(request.pod_uid) != nullptr) {
+    binds_in_doubt_.insert_or_assign(
+        request.pod_uid, NowMs() + options_.bind_in_doubt_hold_ms);
+    absl::StrAppend(&error,
+                    "; it may still land, so its devices stay held until the "
+                    "API server shows the outcome (at most ",
+                    options_.bind_in_doubt_hold_ms / 1000, " s)");
+    return {.error = std::move(error)};
+  }
+  binds_in_doubt_.erase(request.pod_uid);
+  const bool admitted = options_.gate != nullptr && options_.gate->Manages(*pod);
+  if (!admitted) model_.RemovePod(request.pod_uid);
+  return {.error = std::move(error)};
+}
+
+std::vector<std::string> ExtenderService::ObserveBound(const Pod& pod) {
+  const std::string uid = PodUid(pod);
+  std::vector<std::string> warnings;
+  std::unique_lock lock(mu_);
+  binds_in_doubt_.erase(uid);
+  const PlacedPod* placed = model_.FindPodByUid(uid);
+  if (placed != nullptr && placed->node == pod.node_name) {
+    if (!placed->bound && options_.gate != nullptr &&
+        options_.gate->Manages(pod)) {
+      options_.gate->Bound(pod, NowMs());
+    }
+    model_.MarkBound(uid);
+    return warnings;
+  }
+  if (placed != nullptr) {
+    warnings.push_back(absl::StrCat("pod ", pod.Key(), " was held on node ",
+                                    placed->node, " but is bound to node ",
+                                    pod.node_name, "; following the cluster"));
+    model_.RemovePod(uid);
+  }
+  std::string warning;
+  absl::Status added = model_.AddRunningPod(pod, &warning);
+  if (!added.ok()) warnings.emplace_back(added.message());
+  if (!warning.empty()) warnings.push_back(std::move(warning));
+  return warnings;
+}
+
+std::vector<std::string> ExtenderService::ReleaseExpiredBinds() {
+  std::vector<std::string> released;
+  std::unique_lock lock(mu_);
+  if (binds_in_doubt_.empty()) return released;
+  const int64_t now = NowMs();
+  for (const auto& [uid, until] : binds_in_doubt_) {
+    if (until <= now) released.push_back(uid);
+  }
+  std::sort(released.begin(), released.end());
+  for (const std::string& uid : released) {
+    binds_in_doubt_.erase(uid);
+    const PlacedPod* placed = model_.FindPodByUid(uid);
+    std::shared_ptr<const Pod> pod = pending_.Find(uid);
+    const bool admitted = options_.gate != nullptr && pod != nullptr &&
+                          options_.gate->Manages(*pod);
+    if (placed != nullptr && !placed->bound && !admitted) {
+      model_.RemovePod(uid);
+    }
+  }
+  return released;
+}
+
+size_t ExtenderService::binds_in_doubt() const {
+  std::shared_lock lock(mu_);
+  return binds_in_doubt_.size();
+}
+
+// A pod whose binding to `placed.node` may still land: that node only.
+void ExtenderService::FilterInDoubt(const PlacedPod& placed,
+                                    std::span<const std::string> nodes,
+                                    FilterVisitor visit) {
+  const std::string reason =
+      absl::StrCat("an earlier binding of this pod to node ", placed.node,
+                   " may still land; waiting for the API server");
+  for (const std::string& name : nodes) {
+    if (name == placed.node) {
+      visit(FitVerdict::Code::kFits, {});
+    } else if (model_.FindNode(name) == nullptr) {
+      visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
+    } else {
+      visit(FitVerdict::Code::kUnavailable, reason);
+    }
+  }
 }
 
 GpuCounts ExtenderService::CountGpus() const {

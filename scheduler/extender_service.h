@@ -68,9 +68,15 @@ class BindSink {
  public:
   virtual ~BindSink() = default;
   // Writes gpusched.io/gpu-ids on the pod and creates its pods/binding.
+  // OK: bound. DeadlineExceeded, Unavailable, Cancelled or Unknown: the
+  // outcome is not known, the binding may still land (see
+  // BindMayHaveLanded). Any other error: the pod was not bound.
   virtual absl::Status Bind(const Pod& pod, const std::string& node,
                             const GpuAssignment& assignment) = 0;
 };
+
+// True for a BindSink status after which the binding may still land.
+bool BindMayHaveLanded(const absl::Status& status);
 
 struct ServiceOptions {
   ScoringWeights weights = ScoringWeights::Defaults();
@@ -80,6 +86,10 @@ struct ServiceOptions {
   AdmissionGate* gate = nullptr;  // not owned
   // Milliseconds on the scheduler's clock (injected for tests).
   std::function<int64_t()> clock;
+  // How long the devices of a bind whose outcome is unknown stay held when
+  // nothing (a watch event, a deletion, a retried bind) settles it first.
+  // Longer than the API server takes to finish or drop a request.
+  int64_t bind_in_doubt_hold_ms = 30000;
 };
 
 struct GpuCounts {
@@ -127,6 +137,15 @@ class ExtenderService {
       const Pod& pod, std::vector<PreemptionCandidate> candidates) const;
   BindOutcome Bind(const BindRequest& request);
 
+  // The API server says pod `pod` is bound to pod.node_name (a watch event
+  // or a list). Settles a bind in doubt or an assumed placement: marks it
+  // bound where it is, or moves it where the server says. Returns warnings.
+  std::vector<std::string> ObserveBound(const Pod& pod);
+  // Releases the devices of binds still in doubt after their hold; returns
+  // the UIDs released (call periodically in live mode).
+  std::vector<std::string> ReleaseExpiredBinds();
+  size_t binds_in_doubt() const;
+
   // Runs `write` with the model under the exclusive lock (policy reloads,
   // the admission loop's timers).
   template <typename F>
@@ -154,14 +173,21 @@ class ExtenderService {
   BindOutcome PlaceForBind(const Pod& pod, const BindRequest& request);
   void GateFilter(const Pod& pod, std::span<const std::string> nodes,
                   FilterVisitor visit);
-  BindOutcome ConfirmAssumed(const PlacedPod& placed, const Pod* pod,
-                             const BindRequest& request,
-                             std::unique_lock<std::shared_mutex>& lock);
+  BindOutcome SendBinding(const Pod* pod, const BindRequest& request,
+                          GpuAssignment assignment,
+                          std::unique_lock<std::shared_mutex>& lock);
+  BindOutcome BindingFailed(const Pod* pod, const BindRequest& request,
+                            const absl::Status& sent);
+  void FilterInDoubt(const PlacedPod& placed,
+                     std::span<const std::string> nodes, FilterVisitor visit);
 
   ServiceOptions options_;
   mutable std::shared_mutex mu_;
   ClusterModel model_;
   PendingPods pending_;
+  // Binds whose outcome is unknown, by pod UID: the time their devices are
+  // released unless the API server settles them first. Guarded by mu_.
+  StringKeyMap<int64_t> binds_in_doubt_;
 };
 
 }  // namespace gpusched

@@ -204,7 +204,7 @@ absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
     if (!continue_token.empty()) {
       path += "&continue=" + PercentEncode(continue_token);
     }
-    absl::StatusOr<ListResult> page = client_.List(path, stop);
+    absl::StatusOr<ListResult> page = client_.List(path, {.stop = stop});
     if (!page.ok()) return page.status();
     if (absl::Status s = DecodeItems(page->body, all); !s.ok()) return s;
     version = std::move(page->resource_version);

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
@@ -146,9 +147,15 @@ T Connection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
   return std::move(*result);
 }
 
+// A timeout is DeadlineExceeded so that callers can tell "out of time, the
+// server may still act on the request" from a connection that failed.
 absl::Status Connection::Impl::Failure(std::string_view step,
                                        const error_code& ec) {
   reusable_ = false;
+  if (ec == beast::error::timeout) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("%s %s: timed out", step, HostHeader()));
+  }
   return absl::UnavailableError(
       absl::StrFormat("%s %s: %s", step, HostHeader(), ec.message()));
 }

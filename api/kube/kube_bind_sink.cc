@@ -58,24 +58,32 @@ std::string BindingJson(const Pod& pod, const std::string& node) {
 
 absl::Status KubeBindSink::Bind(const Pod& pod, const std::string& node,
                                 const GpuAssignment& assignment) {
+  const CallOptions call{.deadline =
+                             std::chrono::steady_clock::now() + budget_};
   if (!assignment.gpu_ids.empty()) {
-    if (absl::Status s = Annotate(pod, assignment); !s.ok()) return s;
+    if (absl::Status s = Annotate(pod, assignment, call); !s.ok()) {
+      // Nothing was bound: whatever the patch did, the pod is still pending.
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "writing %s before binding: %s", kGpuIdsAnnotation, s.message()));
+    }
   }
-  return CreateBinding(pod, node);
+  return CreateBinding(pod, node, call);
 }
 
 absl::Status KubeBindSink::Annotate(const Pod& pod,
-                                    const GpuAssignment& assignment) {
+                                    const GpuAssignment& assignment,
+                                    const CallOptions& call) {
   absl::StatusOr<std::string> patched =
-      client_.Patch(PodPath(pod), GpuIdsPatchJson(assignment));
+      client_.Patch(PodPath(pod), GpuIdsPatchJson(assignment), call);
   if (!patched.ok()) return patched.status();
   return absl::OkStatus();
 }
 
 absl::Status KubeBindSink::CreateBinding(const Pod& pod,
-                                         const std::string& node) {
+                                         const std::string& node,
+                                         const CallOptions& call) {
   absl::StatusOr<std::string> posted =
-      client_.Post(PodPath(pod) + "/binding", BindingJson(pod, node));
+      client_.Post(PodPath(pod) + "/binding", BindingJson(pod, node), call);
   if (posted.ok()) {
     spdlog::info("kube: bound pod {} to node {}", pod.Key(), node);
     return absl::OkStatus();
@@ -83,15 +91,16 @@ absl::Status KubeBindSink::CreateBinding(const Pod& pod,
   if (posted.status().code() != absl::StatusCode::kAborted) {
     return posted.status();
   }
-  return CheckAlreadyBound(pod, node, posted.status());
+  return CheckAlreadyBound(pod, node, posted.status(), call);
 }
 
 // The binding conflicted: it is our earlier, retried bind when the same pod
 // is already on the same node.
 absl::Status KubeBindSink::CheckAlreadyBound(const Pod& pod,
                                              const std::string& node,
-                                             const absl::Status& conflict) {
-  absl::StatusOr<std::string> body = client_.Get(PodPath(pod));
+                                             const absl::Status& conflict,
+                                             const CallOptions& call) {
+  absl::StatusOr<std::string> body = client_.Get(PodPath(pod), call);
   if (!body.ok()) return conflict;
   absl::StatusOr<BoundTo> bound = ParseBoundTo(*body);
   if (!bound.ok()) return conflict;

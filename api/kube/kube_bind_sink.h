@@ -2,6 +2,7 @@
 #ifndef GPUSCHED_API_KUBE_KUBE_BIND_SINK_H_
 #define GPUSCHED_API_KUBE_KUBE_BIND_SINK_H_
 
+#include <chrono>
 #include <string>
 
 #include "absl/status/status.h"
@@ -21,21 +22,36 @@ namespace gpusched::kube {
 // the requested node: kube-scheduler retries a bind whose answer timed out.
 // Errors carry the API server's message.
 //
+// The whole bind, every call included, ends by `budget` after it starts:
+// kube-scheduler waits only its extender httpTimeout (5 s by default) for
+// the answer, and an answer it never reads helps nobody. The status then
+// says what is known (see BindSink): a failure before the binding was sent
+// is FailedPrecondition; a binding sent without a clear answer keeps the
+// client's DeadlineExceeded or Unavailable, since it may still land.
+//
 // Thread-safe (the client is); the client must outlive the sink.
 class KubeBindSink : public BindSink {
  public:
-  explicit KubeBindSink(KubeClient& client) : client_(client) {}
+  static constexpr std::chrono::milliseconds kDefaultBudget{3000};
+
+  explicit KubeBindSink(KubeClient& client,
+                        std::chrono::milliseconds budget = kDefaultBudget)
+      : client_(client), budget_(budget) {}
 
   absl::Status Bind(const Pod& pod, const std::string& node,
                     const GpuAssignment& assignment) override;
 
  private:
-  absl::Status Annotate(const Pod& pod, const GpuAssignment& assignment);
-  absl::Status CreateBinding(const Pod& pod, const std::string& node);
+  absl::Status Annotate(const Pod& pod, const GpuAssignment& assignment,
+                        const CallOptions& call);
+  absl::Status CreateBinding(const Pod& pod, const std::string& node,
+                             const CallOptions& call);
   absl::Status CheckAlreadyBound(const Pod& pod, const std::string& node,
-                                 const absl::Status& conflict);
+                                 const absl::Status& conflict,
+                                 const CallOptions& call);
 
   KubeClient& client_;
+  const std::chrono::milliseconds budget_;
 };
 
 // The pods/binding body and the annotation patch, exposed for tests.

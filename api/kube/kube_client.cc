@@ -1,5 +1,6 @@
 #include "api/kube/kube_client.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -45,7 +46,7 @@ class KubeClient::Impl {
                                    std::string_view path, std::string_view body,
                                    std::string_view content_type,
                                    internal::Millis timeout,
-                                   std::stop_token stop);
+                                   const CallOptions& call);
   absl::Status Watch(std::string_view path, std::string_view resource_version,
                      const WatchHandler& on_event, std::stop_token stop);
 
@@ -106,6 +107,15 @@ void KubeClient::Impl::Release(std::unique_ptr<Connection> connection) {
   }
 }
 
+// The time left for a call: its own deadline when one is set and sooner
+// than `timeout` from now.
+internal::Millis TimeLeft(internal::Millis timeout, const CallOptions& call) {
+  if (!call.deadline) return timeout;
+  auto left = std::chrono::duration_cast<internal::Millis>(*call.deadline -
+                                                           Clock::now());
+  return std::min(timeout, left);
+}
+
 // A kept-alive connection the server has closed meanwhile fails with a
 // "stale" error before the server saw the request; that one is resent on a
 // fresh connection. Our requests are safe to repeat (a repeated binding
@@ -117,7 +127,8 @@ absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
     std::unique_ptr<Connection> connection = TakeIdle();
     const bool reused = connection != nullptr;
     if (!reused) {
-      auto opened = Connection::Open(endpoint_, options_.request_timeout, stop);
+      auto opened = Connection::Open(
+          endpoint_, std::min(timeout, options_.request_timeout), stop);
       if (!opened.ok()) return opened.status();
       connection = *std::move(opened);
     }
@@ -133,18 +144,23 @@ absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
 absl::StatusOr<std::string> KubeClient::Impl::Call(
     std::string_view method, std::string_view path, std::string_view body,
     std::string_view content_type, internal::Millis timeout,
-    std::stop_token stop) {
+    const CallOptions& call) {
   absl::StatusOr<std::string> authorization = Authorization();
   if (!authorization.ok()) return authorization.status();
   const std::string target = config_.base_path + std::string(path);
   const std::string what = absl::StrFormat("%s %s", method, path);
+  timeout = TimeLeft(timeout, call);
+  if (timeout <= internal::Millis::zero()) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("%s: no time left before the call's deadline", what));
+  }
   absl::StatusOr<WholeResponse> response =
       Exchange(OutgoingRequest{.method = method,
                                .target = target,
                                .body = body,
                                .content_type = content_type,
                                .authorization = *authorization},
-               timeout, stop);
+               timeout, call.stop);
   if (!response.ok()) {
     return absl::Status(
         response.status().code(),
@@ -216,9 +232,9 @@ KubeClient::~KubeClient() = default;
 const KubeConfig& KubeClient::config() const { return impl_->config(); }
 
 absl::StatusOr<ListResult> KubeClient::List(std::string_view path,
-                                            std::stop_token stop) {
+                                            const CallOptions& call) {
   absl::StatusOr<std::string> body =
-      impl_->Call("GET", path, "", "", impl_->options().list_timeout, stop);
+      impl_->Call("GET", path, "", "", impl_->options().list_timeout, call);
   if (!body.ok()) return body.status();
   return internal::ParseListMeta(*std::move(body), path);
 }
@@ -231,23 +247,23 @@ absl::Status KubeClient::Watch(std::string_view path,
 }
 
 absl::StatusOr<std::string> KubeClient::Get(std::string_view path,
-                                            std::stop_token stop) {
+                                            const CallOptions& call) {
   return impl_->Call("GET", path, "", "", impl_->options().request_timeout,
-                     stop);
+                     call);
 }
 
 absl::StatusOr<std::string> KubeClient::Patch(std::string_view path,
                                               std::string_view json,
-                                              std::stop_token stop) {
+                                              const CallOptions& call) {
   return impl_->Call("PATCH", path, json, "application/merge-patch+json",
-                     impl_->options().request_timeout, stop);
+                     impl_->options().request_timeout, call);
 }
 
 absl::StatusOr<std::string> KubeClient::Post(std::string_view path,
                                              std::string_view json,
-                                             std::stop_token stop) {
+                                             const CallOptions& call) {
   return impl_->Call("POST", path, json, "application/json",
-                     impl_->options().request_timeout, stop);
+                     impl_->options().request_timeout, call);
 }
 
 }  // namespace gpusched::kube

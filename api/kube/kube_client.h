@@ -6,9 +6,13 @@
 // Post share a small pool of kept-alive connections; each Watch uses its own
 // connection for as long as it streams. Every call takes an optional
 // std::stop_token: requesting a stop closes that call's socket from any
-// thread, so the call returns Cancelled within milliseconds.
+// thread, so the call returns Cancelled within milliseconds. List, Get,
+// Patch and Post also take an optional deadline for the whole call, connect
+// included (bind must answer kube-scheduler within its httpTimeout).
 //
-// Errors: transport faults are Unavailable; a non-2xx answer becomes a status
+// Errors: transport faults are Unavailable, a call that runs out of time is
+// DeadlineExceeded (whether the server acted on it is then unknown); a
+// non-2xx answer becomes a status
 // carrying the API server's own message ("pods \"x\" not found"), with the
 // code mapped from the HTTP status: 400/422 InvalidArgument, 401
 // Unauthenticated, 403 PermissionDenied, 404 NotFound, 409 Aborted, 410
@@ -20,6 +24,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -59,6 +64,14 @@ struct WatchEvent {
   simdjson::dom::element object;
 };
 
+// Per-call settings for List, Get, Patch and Post.
+struct CallOptions {
+  std::stop_token stop;
+  // The call fails with DeadlineExceeded at this time, whatever step it is
+  // in; unset: the client's request_timeout (list_timeout for List).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
 // Returning an error ends the watch; Watch returns that error.
 using WatchHandler = std::function<absl::Status(const WatchEvent&)>;
 
@@ -74,7 +87,7 @@ class KubeClient {
 
   // GET `path` (which may carry a query such as "?limit=500").
   absl::StatusOr<ListResult> List(std::string_view path,
-                                  std::stop_token stop = {});
+                                  const CallOptions& call = {});
 
   // Watches `path` from `resource_version`, calling `on_event` for each
   // event as it arrives. Returns OK when the server ends the watch (the
@@ -87,12 +100,12 @@ class KubeClient {
 
   // Each returns the response body of a 2xx answer.
   absl::StatusOr<std::string> Get(std::string_view path,
-                                  std::stop_token stop = {});
+                                  const CallOptions& call = {});
   absl::StatusOr<std::string> Patch(std::string_view path,
                                     std::string_view merge_patch_json,
-                                    std::stop_token stop = {});
+                                    const CallOptions& call = {});
   absl::StatusOr<std::string> Post(std::string_view path, std::string_view json,
-                                   std::stop_token stop = {});
+                                   const CallOptions& call = {});
 
   const KubeConfig& config() const;
 

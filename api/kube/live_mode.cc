@@ -29,7 +29,7 @@ LiveCluster::LiveCluster(LiveOptions options,
                          std::unique_ptr<KubeClient> client)
     : options_(std::move(options)),
       client_(std::move(client)),
-      sink_(*client_) {}
+      sink_(*client_, options_.bind_budget) {}
 
 LiveCluster::~LiveCluster() { Stop(); }
 

@@ -13,6 +13,7 @@
 #ifndef GPUSCHED_API_KUBE_LIVE_MODE_H_
 #define GPUSCHED_API_KUBE_LIVE_MODE_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,6 +34,8 @@ struct LiveOptions {
   // Use the pod's service account (see InClusterAvailable()).
   bool in_cluster = false;
   KubeClientOptions client;
+  // The time a bind may spend on API server calls (KubeBindSink).
+  std::chrono::milliseconds bind_budget = KubeBindSink::kDefaultBudget;
   ClusterSyncOptions sync;  // sync.on_synced: e.g. mark /readyz ready
 };
 

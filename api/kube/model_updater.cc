@@ -101,15 +101,21 @@ void ModelUpdater::Forget(const std::string& uid) {
   orphans_.erase(uid);
 }
 
-// Skips a pod already placed: either an earlier event placed it, or our own
-// bind assumed it there with the devices it chose (the pod's gpu-ids
-// annotation then names the same devices anyway).
+// A pod already placed bound on its node is skipped (an earlier event placed
+// it). One placed but only assumed there (our own bind, perhaps in doubt),
+// or placed on another node, is settled by the service: the API server's
+// word wins.
 void ModelUpdater::PlaceLocked(const Pod& pod) {
-  auto [node_known, placed] = service_.Read([&](const ClusterModel& model) {
-    return std::pair(model.FindNode(pod.node_name) != nullptr,
-                     model.FindPodByUid(pod.meta.uid) != nullptr);
+  enum class Known { kNo, kBoundHere, kOther };
+  auto [node_known, known] = service_.Read([&](const ClusterModel& model) {
+    const PlacedPod* placed = model.FindPodByUid(pod.meta.uid);
+    Known state = placed == nullptr ? Known::kNo
+                  : placed->bound && placed->node == pod.node_name
+                      ? Known::kBoundHere
+                      : Known::kOther;
+    return std::pair(model.FindNode(pod.node_name) != nullptr, state);
   });
-  if (placed) {
+  if (known == Known::kBoundHere) {
     orphans_.erase(pod.meta.uid);
     return;
   }
@@ -118,6 +124,10 @@ void ModelUpdater::PlaceLocked(const Pod& pod) {
     return;
   }
   orphans_.erase(pod.meta.uid);
+  if (known == Known::kOther) {
+    LogWarnings(service_.ObserveBound(pod));
+    return;
+  }
   LogWarnings(service_.AddRunningPods({pod}));
 }
 

@@ -31,11 +31,21 @@ std::string Joined(std::string_view prefix, std::string_view path) {
   return p + std::string(path);
 }
 
+// Before the first complete list of nodes and pods the model knows too
+// little to judge any node: an Error makes kube-scheduler back off and
+// retry, where a verdict ("node not known") would be wrong and final.
+constexpr char kNotSynced[] =
+    "gpusched has not finished its first list of nodes and pods from the API "
+    "server yet; retry shortly";
+
 }  // namespace
 
 ExtenderApi::ExtenderApi(ExtenderService& service, Metrics& metrics,
                          ExtenderApiOptions options)
-    : service_(service), metrics_(metrics), options_(std::move(options)) {}
+    : service_(service),
+      metrics_(metrics),
+      options_(std::move(options)),
+      ready_(!options_.wait_for_sync) {}
 
 template <typename F>
 http::Response ExtenderApi::Observed(std::string_view verb, F&& handle) {
@@ -91,6 +101,7 @@ DecodeOptions ExtenderApi::DecodeOptionsFor(const std::string& body,
 
 http::Response ExtenderApi::Filter(const http::Request& request) {
   return Observed("filter", [&] {
+    if (!ready_) return Json(EncodeFilterError(kNotSynced));
     absl::StatusOr<std::string> body = DecodeFilterEncode(
         request.body, DecodeOptionsFor(request.body, false),
         [&](const ExtenderArgs& args, FilterVisitor visit) {
@@ -120,6 +131,7 @@ http::Response ExtenderApi::Filter(const http::Request& request) {
 
 http::Response ExtenderApi::Prioritize(const http::Request& request) {
   return Observed("prioritize", [&] {
+    if (!ready_) return http::JsonError(503, kNotSynced);
     absl::StatusOr<ExtenderArgs> args =
         DecodeExtenderArgs(request.body, DecodeOptionsFor(request.body, false));
     if (!args.ok()) {
@@ -136,6 +148,7 @@ http::Response ExtenderApi::Prioritize(const http::Request& request) {
 
 http::Response ExtenderApi::Preempt(const http::Request& request) {
   return Observed("preempt", [&] {
+    if (!ready_) return http::JsonError(503, kNotSynced);
     absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(request.body);
     if (!args.ok()) {
       spdlog::warn("preempt: bad request: {}", Message(args.status()));
@@ -152,6 +165,7 @@ http::Response ExtenderApi::Preempt(const http::Request& request) {
 
 http::Response ExtenderApi::Bind(const http::Request& request) {
   return Observed("bind", [&] {
+    if (!ready_) return Json(EncodeBindingResult(kNotSynced));
     absl::StatusOr<BindRequest> args = DecodeBindingArgs(request.body);
     if (!args.ok()) {
       spdlog::warn("bind: bad request: {}", Message(args.status()));

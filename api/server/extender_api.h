@@ -16,6 +16,10 @@ struct ExtenderApiOptions {
   // Verbs are served at /<verb> and, when set, also at <prefix>/<verb>
   // (kube-scheduler calls urlPrefix + "/" + verb).
   std::string prefix;
+  // Live mode: not ready until SetReady(true) (the first complete list of
+  // nodes and pods); until then /readyz is 503 and every verb answers an
+  // Error. Otherwise ready at once (the model is a file or a test's).
+  bool wait_for_sync = false;
 };
 
 // Translates HTTP requests to ExtenderService calls and back. Faults (bad
@@ -51,7 +55,7 @@ class ExtenderApi {
   ExtenderService& service_;
   Metrics& metrics_;
   ExtenderApiOptions options_;
-  std::atomic<bool> ready_{false};
+  std::atomic<bool> ready_;
 };
 
 }  // namespace gpusched

@@ -92,6 +92,12 @@ void ServeApp::ReloadPolicyIfChanged() {
 
 void ServeApp::Tick() {
   ReloadPolicyIfChanged();
+  for (const std::string& uid : service_->ReleaseExpiredBinds()) {
+    spdlog::warn(
+        "bind of pod uid={} stayed in doubt past its hold; its devices are "
+        "released",
+        uid);
+  }
   if (gate_ == nullptr) return;
   std::vector<AdmissionPatch> patches = service_->Write([&](ClusterModel& model) {
     gate_->Tick(model, service_->NowMs());
@@ -149,6 +155,7 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     auto cluster = kube::CreateLiveBinder(
         {.kubeconfig = config.kubeconfig,
          .in_cluster = config.in_cluster,
+         .bind_budget = std::chrono::milliseconds(config.bind_deadline_ms),
          .sync = {.on_synced = [raw = app.get()] { raw->api_->SetReady(true); }}});
     if (!cluster.ok()) return cluster.status();
     app->live_ = *std::move(cluster);
@@ -161,7 +168,8 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     return s;
   }
   app->api_ = std::make_unique<ExtenderApi>(
-      *app->service_, app->metrics_, ExtenderApiOptions{.prefix = config.prefix});
+      *app->service_, app->metrics_,
+      ExtenderApiOptions{.prefix = config.prefix, .wait_for_sync = live});
   auto router = std::make_shared<http::Router>();
   app->api_->Register(*router);
   http::ServerOptions server_options{
@@ -179,8 +187,6 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
   app->server_ = *std::move(server);
   if (live) {
     app->live_->StartSync(*app->service_);  // api_ exists: on_synced may fire
-  } else {
-    app->api_->SetReady(true);
   }
   app->StartTicker(config.tick_ms);
   return app;
@@ -235,6 +241,10 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
   flags.Int("read-timeout-ms", &config.read_timeout_ms,
             "a request must arrive within this many ms (10000)");
   flags.Int("threads", &config.threads, "I/O threads (2)");
+  flags.Int("bind-deadline-ms", &config.bind_deadline_ms,
+            "live mode: a bind's API server calls end within this many ms, "
+            "then it answers Error; keep it below the extender httpTimeout "
+            "(3000)");
   flags.String("log-format", &config.log_format, "json or text (text)");
   flags.Int("v", &config.verbosity, "verbosity: 0 info, 1 debug, 2 trace");
   std::vector<std::string> positional;
@@ -257,10 +267,10 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
         "serve: --client-ca needs --tls-cert and --tls-key");
   }
   if (config.body_limit_mib <= 0 || config.threads <= 0 ||
-      config.read_timeout_ms <= 0) {
+      config.read_timeout_ms <= 0 || config.bind_deadline_ms <= 0) {
     return absl::InvalidArgumentError(
-        "serve: --body-limit-mib, --threads and --read-timeout-ms must be "
-        "positive");
+        "serve: --body-limit-mib, --threads, --read-timeout-ms and "
+        "--bind-deadline-ms must be positive");
   }
   return absl::OkStatus();
 }

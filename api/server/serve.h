@@ -35,6 +35,9 @@ struct ServeConfig {
   int body_limit_mib = 16;
   int read_timeout_ms = 10000;
   int threads = 2;
+  // Live mode: the whole API server time a bind may take (see
+  // KubeBindSink); below kube-scheduler's extender httpTimeout.
+  int bind_deadline_ms = 3000;
   std::string log_format = "text";
   int verbosity = 0;
 };

@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <memory>
 
 #include "api/kube/cluster_sync.h"
@@ -79,9 +85,64 @@ TEST_F(KubeBindSinkTest, RecreatedPodWithTheSameNameIsNotBound) {
 TEST_F(KubeBindSinkTest, DeletedPodIsNotFound) {
   Pod gone = DomainPod(GpuPod("a/gone", 1));
   absl::Status bound = sink_.Bind(gone, "n1", GpuAssignment{.gpu_ids = {0}});
-  EXPECT_EQ(bound.code(), absl::StatusCode::kNotFound);
+  // Failed before the binding was sent: certainly not bound.
+  EXPECT_EQ(bound.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(bound.message()), HasSubstr("404"));
   EXPECT_THAT(std::string(bound.message()),
               HasSubstr("PATCH /api/v1/namespaces/a/pods/gone"));
+}
+
+// A server that accepts connections and never answers: the slowest API
+// server there is. The kernel completes the TCP handshake from the backlog.
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{.sin_family = AF_INET,
+                        .sin_port = 0,
+                        .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    listen(fd_, 16);
+    socklen_t size = sizeof(address);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentServer() { close(fd_); }
+  KubeConfig Config() const {
+    return KubeConfig{.host = "127.0.0.1", .port = port_, .tls = false};
+  }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+using Clock = std::chrono::steady_clock;
+
+TEST(KubeBindSinkDeadline, SilentServerEndsTheBindWithinItsBudget) {
+  SilentServer server;
+  auto client = *KubeClient::Create(server.Config());
+  KubeBindSink sink(*client, std::chrono::milliseconds(300));
+  const Clock::time_point start = Clock::now();
+  absl::Status bound =
+      sink.Bind(DomainPod(GpuPod("a/cpu", 0)), "n1", GpuAssignment{});
+  const auto took = Clock::now() - start;
+  // The binding was sent and never answered: it may still land.
+  EXPECT_EQ(bound.code(), absl::StatusCode::kDeadlineExceeded) << bound;
+  EXPECT_TRUE(BindMayHaveLanded(bound));
+  EXPECT_LT(took, std::chrono::milliseconds(2500));  // not the 10 s default
+}
+
+TEST(KubeBindSinkDeadline, TimeoutWritingGpuIdsMeansNotBound) {
+  SilentServer server;
+  auto client = *KubeClient::Create(server.Config());
+  KubeBindSink sink(*client, std::chrono::milliseconds(200));
+  absl::Status bound = sink.Bind(DomainPod(GpuPod("a/train", 1)), "n1",
+                                 GpuAssignment{.gpu_ids = {0}});
+  EXPECT_EQ(bound.code(), absl::StatusCode::kFailedPrecondition) << bound;
+  EXPECT_FALSE(BindMayHaveLanded(bound));
+  EXPECT_THAT(std::string(bound.message()),
+              HasSubstr("writing gpusched.io/gpu-ids before binding"));
 }
 
 TEST(BindingJsonTest, IsAV1BindingWithTheUidPrecondition) {

@@ -212,15 +212,15 @@ TEST(BindSinkTest, ReceivesTheChosenGpus) {
   EXPECT_THAT(sink.calls, ElementsAre("ml/a->n1:0"));
 }
 
-TEST(BindSinkTest, FailureReleasesTheGpusAndAllowsARetry) {
+TEST(BindSinkTest, RefusalReleasesTheGpusAndAllowsARetry) {
   FakeSink sink;
-  sink.result = absl::UnavailableError("apiserver down");
+  sink.result = absl::PermissionDeniedError("forbidden");
   ExtenderService service({.bind_sink = &sink});
   service.UpsertNodes({MakeNode("n1").Gpus(2)});
   const Pod pod = MakePod("ml/a").Gpus(2);
   service.Filter(pod, Names({"n1"}));
   EXPECT_EQ(service.Bind(BindOf(pod, "n1")).error,
-            "binding ml/a to n1 failed: apiserver down");
+            "binding ml/a to n1 failed: forbidden");
   EXPECT_EQ(FreeGpus(service, "n1"), 2);
   sink.result = absl::OkStatus();
   EXPECT_EQ(service.Bind(BindOf(pod, "n1")).error, "");
