@@ -10,7 +10,7 @@ DEPS := g++ cmake make libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev \
         libspdlog-dev libabsl-dev libsimdjson-dev libssl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev openssl curl
 
-.PHONY: deps configure build serve test bench clean
+.PHONY: deps configure build serve test e2e e2e-prepare bench clean
 
 # Installs only what is missing, so a second run costs nothing.
 deps:
@@ -32,9 +32,18 @@ serve: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target gpusched
 	$(BUILD_DIR)/gpusched serve $(ARGS)
 
-# The whole test suite.
-test: build
+# The whole test suite, the end-to-end suite on a real control plane
+# included (its upstream binaries are built once, on first use, into
+# ~/.cache/gpusched-e2e; without Go it says so in one line and skips it).
+test: build e2e-prepare
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# The end-to-end suite alone.
+e2e: build e2e-prepare
+	cd $(BUILD_DIR) && ctest --output-on-failure -L e2e --timeout 600
+
+e2e-prepare: configure
+	tests/e2e/prepare.sh $(BUILD_DIR)
 
 # Benchmarks on demand (CI only builds them and runs each once, small).
 bench: build

@@ -1,0 +1,330 @@
+// Package controlplane runs a real Kubernetes control plane on loopback for
+// end-to-end tests: etcd, kube-apiserver, kube-scheduler configured by
+// deploy/kube-scheduler-config.yaml, and gpusched as its extender, with
+// deploy/'s RBAC. Ports are free ones, so tests may run in parallel
+// processes. No controller-manager and no kubelet: package kubelet plays the
+// kubelet's part.
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"gpusched.io/e2e/suite/kubelet"
+)
+
+// Options change what Start starts. The zero value starts everything and
+// waits until each component is ready.
+type Options struct {
+	// NoScheduler skips kube-scheduler.
+	NoScheduler bool
+	// NoGpusched skips gpusched; StartGpusched starts it later (its port,
+	// and so kube-scheduler's extender URL, is fixed by Start).
+	NoGpusched bool
+	// GpuschedNoWait makes Start (and StartGpusched) wait only until
+	// gpusched listens (/healthz), not until it has listed the cluster
+	// (/readyz).
+	GpuschedNoWait bool
+	// GpuschedArgs are appended to `gpusched serve ...`.
+	GpuschedArgs []string
+	// Policy is passed as --policy.
+	Policy string
+	// GpuschedViaProxy points gpusched's kubeconfig at a DelayProxy
+	// (ControlPlane.Proxy) in front of the apiserver.
+	GpuschedViaProxy bool
+	// SchedulerConfig may change the KubeSchedulerConfiguration (as decoded
+	// YAML) after the fixture's own changes.
+	SchedulerConfig func(map[string]any)
+	// SchedulerArgs and APIServerArgs are appended to those components'
+	// flags.
+	SchedulerArgs []string
+	APIServerArgs []string
+	// NoKubelet skips the fake kubelet: bound pods stay Pending.
+	NoKubelet bool
+	// ReadyTimeout bounds each component's start (default 60 s).
+	ReadyTimeout time.Duration
+}
+
+// ControlPlane is a running control plane. Its methods must be called from
+// the test's goroutine (they call t.Fatal).
+type ControlPlane struct {
+	// Client and RestConfig act as the admin (system:masters).
+	Client     kubernetes.Interface
+	RestConfig *rest.Config
+	// Dir holds every component's log (<component>.log), configuration and
+	// data. It is removed when the test passes and kept when it fails.
+	Dir  string
+	Repo string
+	Bins Binaries
+	// AdminKubeconfig is a kubeconfig file for the admin (for kubectl).
+	AdminKubeconfig string
+	APIServerURL    string
+	GpuschedURL     string
+	// SchedulerURL is kube-scheduler's HTTPS serving address ("" if not
+	// started).
+	SchedulerURL string
+	// Proxy sits between gpusched and the apiserver when
+	// Options.GpuschedViaProxy is set; nil otherwise.
+	Proxy *DelayProxy
+
+	t     testing.TB
+	opts  Options
+	pki   *pki
+	ids   struct{ admin, scheduler, gpusched identity }
+	ports struct{ etcdClient, etcdPeer, apiserver, scheduler, gpusched int }
+
+	etcd, apiserver, scheduler, gpusched *process
+	// stoppedByTest marks processes the test stopped on purpose; any other
+	// exit before cleanup is a crash and fails the test.
+	stoppedByTest map[*process]bool
+	kubelet       *kubelet.FakeKubelet
+	kubeletLog    *os.File
+	httpCA        *http.Client
+	httpInsecure  *http.Client
+}
+
+// Start starts a control plane and registers its teardown with t.Cleanup.
+func Start(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 60 * time.Second
+	}
+	c := &ControlPlane{t: t, opts: opts, stoppedByTest: map[*process]bool{}}
+	t.Cleanup(c.cleanup) // first: it also removes what a failed prepare made
+	if err := c.prepare(); err != nil {
+		t.Fatalf("controlplane: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*opts.ReadyTimeout)
+	defer cancel()
+	began := time.Now()
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{Etcd, c.startEtcd},
+		{KubeAPIServer, c.startAPIServer},
+		{"deploy RBAC", c.applyRBAC},
+		{"gpusched + kube-scheduler", c.startSchedulers},
+		{"fake kubelet", c.startKubelet},
+	}
+	for _, step := range steps {
+		stepBegan := time.Now()
+		if err := step.run(ctx); err != nil {
+			t.Fatalf("controlplane: %s: %v", step.name, err)
+		}
+		t.Logf("controlplane: %s ready in %v", step.name, time.Since(stepBegan).Round(time.Millisecond))
+	}
+	t.Logf("controlplane: ready in %v (dir %s)", time.Since(began).Round(time.Millisecond), c.Dir)
+	return c
+}
+
+// prepare finds the binaries, makes the directory, certificates, tokens,
+// kubeconfigs and ports; it starts nothing.
+func (c *ControlPlane) prepare() error {
+	var err error
+	if c.Repo, err = RepoRoot(); err != nil {
+		return err
+	}
+	if c.Bins, err = FindBinaries(c.Repo); err != nil {
+		return err
+	}
+	if c.Dir, err = os.MkdirTemp("", "gpusched-e2e-"+sanitize(c.t.Name())+"-"); err != nil {
+		return fmt.Errorf("dir: %w", err)
+	}
+	if c.pki, err = newPKI(c.Dir); err != nil {
+		return err
+	}
+	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, err = newIdentities(); err != nil {
+		return err
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	c.ports.etcdClient, c.ports.etcdPeer, c.ports.apiserver = ports[0], ports[1], ports[2]
+	c.ports.scheduler, c.ports.gpusched = ports[3], ports[4]
+	c.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiserver)
+	c.GpuschedURL = fmt.Sprintf("http://127.0.0.1:%d", c.ports.gpusched)
+	if err := c.httpClients(); err != nil {
+		return err
+	}
+	c.RestConfig = restConfig(c.APIServerURL, c.pki.CAPEM, c.ids.admin)
+	if c.Client, err = kubernetes.NewForConfig(c.RestConfig); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	c.AdminKubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
+	return writeKubeconfig(c.AdminKubeconfig, c.APIServerURL, c.pki.CAPEM, c.ids.admin)
+}
+
+func (c *ControlPlane) startEtcd(ctx context.Context) error {
+	c.etcd = c.etcdProcess()
+	if err := c.etcd.start(); err != nil {
+		return err
+	}
+	return c.etcd.waitFor(ctx, c.opts.ReadyTimeout, "/health", etcdProbe(c.httpInsecure, c.etcdURL()))
+}
+
+func (c *ControlPlane) startAPIServer(ctx context.Context) error {
+	tokens := filepath.Join(c.Dir, "tokens.csv")
+	if err := writeTokenFile(tokens, c.ids.admin, c.ids.scheduler, c.ids.gpusched); err != nil {
+		return err
+	}
+	c.apiserver = c.apiserverProcess(tokens)
+	if err := c.apiserver.start(); err != nil {
+		return err
+	}
+	return c.waitAPIServer(ctx)
+}
+
+// waitAPIServer waits for /readyz, which includes the RBAC bootstrap roles
+// (system:kube-scheduler, ...) that deploy/'s bindings refer to.
+func (c *ControlPlane) waitAPIServer(ctx context.Context) error {
+	return c.apiserver.waitFor(ctx, c.opts.ReadyTimeout, "/readyz",
+		probe(c.httpCA, c.APIServerURL+"/readyz", c.ids.admin.token))
+}
+
+func (c *ControlPlane) applyRBAC(ctx context.Context) error {
+	objs, err := RenderDeploy(c.Repo, c.Bins.Kubectl)
+	if err != nil {
+		return err
+	}
+	return applyDeployRBAC(ctx, c.Client, objs)
+}
+
+// startSchedulers starts gpusched and kube-scheduler together and then
+// waits for both, so their start-up times overlap.
+func (c *ControlPlane) startSchedulers(ctx context.Context) error {
+	if err := c.prepareGpusched(); err != nil {
+		return err
+	}
+	if !c.opts.NoGpusched {
+		if err := c.gpusched.start(); err != nil {
+			return err
+		}
+	}
+	if !c.opts.NoScheduler {
+		if err := c.prepareScheduler(); err != nil {
+			return err
+		}
+		if err := c.scheduler.start(); err != nil {
+			return err
+		}
+	}
+	if !c.opts.NoGpusched {
+		if err := c.waitGpusched(ctx, !c.opts.GpuschedNoWait); err != nil {
+			return err
+		}
+	}
+	if c.opts.NoScheduler {
+		return nil
+	}
+	return c.scheduler.waitFor(ctx, c.opts.ReadyTimeout, "/readyz",
+		probe(c.httpInsecure, c.SchedulerURL+"/readyz", ""))
+}
+
+func (c *ControlPlane) prepareGpusched() error {
+	server := c.APIServerURL
+	if c.opts.GpuschedViaProxy {
+		var err error
+		if c.Proxy, err = newDelayProxy(fmt.Sprintf("127.0.0.1:%d", c.ports.apiserver)); err != nil {
+			return err
+		}
+		server = "https://" + c.Proxy.Addr()
+	}
+	kubeconfig := filepath.Join(c.Dir, "gpusched.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, server, c.pki.CAPEM, c.ids.gpusched); err != nil {
+		return err
+	}
+	c.gpusched = c.gpuschedProcess(kubeconfig)
+	return nil
+}
+
+func (c *ControlPlane) prepareScheduler() error {
+	kubeconfig := filepath.Join(c.Dir, "kube-scheduler.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, c.APIServerURL, c.pki.CAPEM, c.ids.scheduler); err != nil {
+		return err
+	}
+	config, err := schedulerConfig(c.Repo, kubeconfig, c.ports.gpusched, c.opts.SchedulerConfig)
+	if err != nil {
+		return err
+	}
+	configFile := filepath.Join(c.Dir, "kube-scheduler-config.yaml")
+	if err := os.WriteFile(configFile, config, 0o644); err != nil {
+		return fmt.Errorf("scheduler config: %w", err)
+	}
+	c.scheduler = c.schedulerProcess(configFile)
+	c.SchedulerURL = fmt.Sprintf("https://127.0.0.1:%d", c.ports.scheduler)
+	return nil
+}
+
+// waitGpusched waits until gpusched listens and, if ready, until it has
+// listed the cluster.
+func (c *ControlPlane) waitGpusched(ctx context.Context, ready bool) error {
+	path := "/healthz"
+	if ready {
+		path = "/readyz"
+	}
+	return c.gpusched.waitFor(ctx, c.opts.ReadyTimeout, path, probe(c.httpInsecure, c.GpuschedURL+path, ""))
+}
+
+// startKubelet starts the fake kubelet for the whole test (not bounded by
+// Start's context); it logs to fake-kubelet.log.
+func (c *ControlPlane) startKubelet(context.Context) error {
+	if c.opts.NoKubelet {
+		return nil
+	}
+	var err error
+	if c.kubeletLog, err = os.Create(filepath.Join(c.Dir, "fake-kubelet.log")); err != nil {
+		return fmt.Errorf("fake kubelet log: %w", err)
+	}
+	c.kubelet, err = kubelet.StartFakeKubelet(context.Background(), c.Client, kubelet.WithLog(c.kubeletLog))
+	return err
+}
+
+// cleanup stops everything, newest first, and keeps the files of a failed
+// test.
+func (c *ControlPlane) cleanup() {
+	if c.kubelet != nil {
+		c.kubelet.Stop()
+	}
+	if c.kubeletLog != nil {
+		c.kubeletLog.Close()
+	}
+	for _, p := range []*process{c.gpusched, c.scheduler, c.apiserver, c.etcd} {
+		if p == nil {
+			continue
+		}
+		if gone, err := p.exited(); gone {
+			if !c.stoppedByTest[p] {
+				c.t.Errorf("controlplane: %s exited during the test: %v (log %s)", p.name, err, p.logPath)
+			}
+			continue
+		}
+		// gpusched must exit 0 within stopGrace of SIGTERM. The others'
+		// status is not checked: kube-scheduler without leader election
+		// exits 1 ("finished without leader elect") and etcd re-raises
+		// SIGTERM, by design.
+		if err := p.stop(stopGrace); err != nil && p == c.gpusched {
+			c.t.Errorf("controlplane: gpusched after SIGTERM: %v, want exit status 0 (log %s)", err, p.logPath)
+		}
+	}
+	if c.Proxy != nil {
+		c.Proxy.Close()
+	}
+	if c.Dir == "" {
+		return
+	}
+	if c.t.Failed() && c.etcd != nil { // something ran: its logs matter
+		c.keepLogs()
+		return
+	}
+	os.RemoveAll(c.Dir)
+}

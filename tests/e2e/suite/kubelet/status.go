@@ -1,0 +1,64 @@
+package kubelet
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// markRunning is the status a kubelet reports once every container runs.
+func markRunning(pod *corev1.Pod, now metav1.Time) {
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.StartTime = &now
+	for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		setCondition(pod, t, corev1.ConditionTrue, "", now)
+	}
+	started := true
+	pod.Status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name:    c.Name,
+			Image:   c.Image,
+			Ready:   true,
+			Started: &started,
+			State:   corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		})
+	}
+}
+
+// markSucceeded is the status of a pod whose containers all exited 0.
+func markSucceeded(pod *corev1.Pod, now metav1.Time) {
+	pod.Status.Phase = corev1.PodSucceeded
+	setCondition(pod, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", now)
+	setCondition(pod, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", now)
+	started := false
+	for i := range pod.Status.ContainerStatuses {
+		status := &pod.Status.ContainerStatuses[i]
+		startedAt := now
+		if status.State.Running != nil {
+			startedAt = status.State.Running.StartedAt
+		}
+		status.Ready, status.Started = false, &started
+		status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", StartedAt: startedAt, FinishedAt: now,
+		}}
+	}
+}
+
+// setCondition sets a pod condition, keeping its transition time when the
+// status does not change.
+func setCondition(pod *corev1.Pod, t corev1.PodConditionType, status corev1.ConditionStatus, reason string, now metav1.Time) {
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status != status {
+			c.LastTransitionTime = now
+		}
+		c.Status, c.Reason, c.Message = status, reason, ""
+		return
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+		Type: t, Status: status, Reason: reason, LastTransitionTime: now,
+	})
+}
