@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs one Go end-to-end test (ctest calls this once per test, so each is
-# its own ctest entry with its own control plane). Exits 77 (ctest: skipped)
+# its own ctest entry with its own control plane), or one Go benchmark once
+# at its small default size. Exits 77 (ctest: skipped)
 # when prepare.sh found no suitable Go.
 #
-# Usage: tests/e2e/run-test.sh BUILD_DIR TestName
+# Usage: tests/e2e/run-test.sh BUILD_DIR TestName|BenchmarkName
 set -euo pipefail
 build="${1:?usage: run-test.sh BUILD_DIR TestName}"
 name="${2:?usage: run-test.sh BUILD_DIR TestName}"
@@ -20,5 +21,11 @@ if [[ ! -f "$build/e2e/env" ]]; then
 fi
 set -a; source "$build/e2e/env"; set +a
 cd "$here/suite"
+if [[ "$name" == Benchmark* ]]; then
+  # Once, at the benchmark's own small default size: a smoke run that keeps
+  # it working (bench/suites runs it at full size).
+  exec "$build/e2e/e2e.test" -test.run '^$' -test.bench "^${name}\$" \
+    -test.benchtime 1x -test.v -test.timeout 540s
+fi
 exec "$build/e2e/e2e.test" -test.run "^${name}\$" -test.v -test.count=1 \
   -test.timeout 540s
