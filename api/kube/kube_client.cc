@@ -56,6 +56,7 @@ class KubeClient::Impl {
                                          internal::Millis timeout,
                                          std::stop_token stop);
   std::unique_ptr<Connection> TakeIdle();
+  void DropIdle();
   void Release(std::unique_ptr<Connection> connection);
 
   const KubeConfig config_;
@@ -99,6 +100,11 @@ std::unique_ptr<Connection> KubeClient::Impl::TakeIdle() {
   return connection;
 }
 
+void KubeClient::Impl::DropIdle() {
+  std::lock_guard lock(mu_);
+  idle_.clear();
+}
+
 void KubeClient::Impl::Release(std::unique_ptr<Connection> connection) {
   if (!connection->reusable()) return;
   std::lock_guard lock(mu_);
@@ -124,7 +130,10 @@ absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
     const OutgoingRequest& request, internal::Millis timeout,
     std::stop_token stop) {
   for (int attempt = 0;; ++attempt) {
-    std::unique_ptr<Connection> connection = TakeIdle();
+    // A retry never takes another idle connection: when the server closed
+    // one (a restart, a reset), it closed them all.
+    std::unique_ptr<Connection> connection =
+        attempt == 0 ? TakeIdle() : nullptr;
     const bool reused = connection != nullptr;
     if (!reused) {
       auto opened = Connection::Open(
@@ -135,7 +144,10 @@ absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
     bool stale = false;
     absl::StatusOr<WholeResponse> response =
         connection->RoundTrip(request, timeout, stop, &stale);
-    if (!response.ok() && stale && reused && attempt == 0) continue;
+    if (!response.ok() && stale && reused && attempt == 0) {
+      DropIdle();
+      continue;
+    }
     if (response.ok()) Release(std::move(connection));
     return response;
   }
