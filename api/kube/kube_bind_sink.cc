@@ -35,21 +35,19 @@ absl::StatusOr<BoundTo> ParseBoundTo(const std::string& body) {
 
 }  // namespace
 
-std::string GpuIdsPatchJson(const GpuAssignment& assignment) {
-  JsonWriter w;
-  w.Raw("{").Key("metadata").Raw("{").Key("annotations").Raw("{");
-  w.Key(kGpuIdsAnnotation).String(FormatGpuIds(assignment.gpu_ids));
-  w.Raw("}}}");
-  return w.Take();
-}
-
-std::string BindingJson(const Pod& pod, const std::string& node) {
+std::string BindingJson(const Pod& pod, const std::string& node,
+                        const GpuAssignment& assignment) {
   JsonWriter w;
   w.Raw("{").Key("apiVersion").String("v1").Raw(",");
   w.Key("kind").String("Binding").Raw(",");
   w.Key("metadata").Raw("{").Key("name").String(pod.meta.name).Raw(",");
   w.Key("namespace").String(pod.meta.namespace_name);
   if (!pod.meta.uid.empty()) w.Raw(",").Key("uid").String(pod.meta.uid);
+  if (!assignment.gpu_ids.empty()) {
+    w.Raw(",").Key("annotations").Raw("{");
+    w.Key(kGpuIdsAnnotation).String(FormatGpuIds(assignment.gpu_ids));
+    w.Raw("}");
+  }
   w.Raw("},").Key("target").Raw("{").Key("apiVersion").String("v1").Raw(",");
   w.Key("kind").String("Node").Raw(",").Key("name").String(node);
   w.Raw("}}");
@@ -60,30 +58,15 @@ absl::Status KubeBindSink::Bind(const Pod& pod, const std::string& node,
                                 const GpuAssignment& assignment) {
   const CallOptions call{.deadline =
                              std::chrono::steady_clock::now() + budget_};
-  if (!assignment.gpu_ids.empty()) {
-    if (absl::Status s = Annotate(pod, assignment, call); !s.ok()) {
-      // Nothing was bound: whatever the patch did, the pod is still pending.
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "writing %s before binding: %s", kGpuIdsAnnotation, s.message()));
-    }
-  }
-  return CreateBinding(pod, node, call);
-}
-
-absl::Status KubeBindSink::Annotate(const Pod& pod,
-                                    const GpuAssignment& assignment,
-                                    const CallOptions& call) {
-  absl::StatusOr<std::string> patched =
-      client_.Patch(PodPath(pod), GpuIdsPatchJson(assignment), call);
-  if (!patched.ok()) return patched.status();
-  return absl::OkStatus();
+  return CreateBinding(pod, node, assignment, call);
 }
 
 absl::Status KubeBindSink::CreateBinding(const Pod& pod,
                                          const std::string& node,
+                                         const GpuAssignment& assignment,
                                          const CallOptions& call) {
-  absl::StatusOr<std::string> posted =
-      client_.Post(PodPath(pod) + "/binding", BindingJson(pod, node), call);
+  absl::StatusOr<std::string> posted = client_.Post(
+      PodPath(pod) + "/binding", BindingJson(pod, node, assignment), call);
   if (posted.ok()) {
     spdlog::info("kube: bound pod {} to node {}", pod.Key(), node);
     return absl::OkStatus();

@@ -11,12 +11,13 @@
 
 namespace gpusched::kube {
 
-// 1. When the assignment names GPUs, merge-patches the pod's annotation
-//    gpusched.io/gpu-ids ("0,1") so that the device plugin side and a
-//    restarted gpusched see the same devices. It goes first: once bound,
-//    the kubelet may start the pod at any moment.
-// 2. POSTs pods/binding with the pod's UID as a precondition, so a pod
-//    deleted and recreated under the same name is never bound by mistake.
+// POSTs pods/binding with the pod's UID as a precondition, so a pod deleted
+// and recreated under the same name is never bound by mistake. The chosen
+// devices travel in the Binding's own annotation gpusched.io/gpu-ids
+// ("0,1"), which the API server merges into the pod's annotations in the
+// same write that sets spec.nodeName: a pod is never bound without its
+// device ids (the kubelet may start it at once, and a restarted gpusched
+// reads them back), and a bind is one API call.
 //
 // A 409 from the binding is success when the pod (same UID) is already on
 // the requested node: kube-scheduler retries a bind whose answer timed out.
@@ -24,10 +25,9 @@ namespace gpusched::kube {
 //
 // The whole bind, every call included, ends by `budget` after it starts:
 // kube-scheduler waits only its extender httpTimeout (5 s by default) for
-// the answer, and an answer it never reads helps nobody. The status then
-// says what is known (see BindSink): a failure before the binding was sent
-// is FailedPrecondition; a binding sent without a clear answer keeps the
-// client's DeadlineExceeded or Unavailable, since it may still land.
+// the answer, and an answer it never reads helps nobody. A binding sent
+// without a clear answer keeps the client's DeadlineExceeded or
+// Unavailable: it may still land (see BindSink).
 //
 // Thread-safe (the client is); the client must outlive the sink.
 class KubeBindSink : public BindSink {
@@ -42,9 +42,8 @@ class KubeBindSink : public BindSink {
                     const GpuAssignment& assignment) override;
 
  private:
-  absl::Status Annotate(const Pod& pod, const GpuAssignment& assignment,
-                        const CallOptions& call);
   absl::Status CreateBinding(const Pod& pod, const std::string& node,
+                             const GpuAssignment& assignment,
                              const CallOptions& call);
   absl::Status CheckAlreadyBound(const Pod& pod, const std::string& node,
                                  const absl::Status& conflict,
@@ -54,9 +53,10 @@ class KubeBindSink : public BindSink {
   const std::chrono::milliseconds budget_;
 };
 
-// The pods/binding body and the annotation patch, exposed for tests.
-std::string BindingJson(const Pod& pod, const std::string& node);
-std::string GpuIdsPatchJson(const GpuAssignment& assignment);
+// The pods/binding body, exposed for tests: gpusched.io/gpu-ids among its
+// annotations when the assignment names GPUs.
+std::string BindingJson(const Pod& pod, const std::string& node,
+                        const GpuAssignment& assignment);
 
 }  // namespace gpusched::kube
 

@@ -321,7 +321,8 @@ Reply FakeApiServer::Impl::Patch(const Request& request, Json& pod) {
 }
 
 // As the registry's pod binding storage: UID precondition, then "already
-// assigned" whatever the node, then spec.nodeName.
+// assigned" whatever the node, then spec.nodeName, with the Binding's own
+// annotations merged into the pod's in the same write.
 Reply FakeApiServer::Impl::Bind(const Request& request, Json& pod) {
   Json binding =
       Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
@@ -345,6 +346,11 @@ Reply FakeApiServer::Impl::Bind(const Request& request, Json& pod) {
                             " is already assigned to node \"" + bound + "\"")};
   }
   pod["spec"]["nodeName"] = node;
+  if (binding["metadata"].contains("annotations")) {
+    for (const auto& [key, value] : binding["metadata"]["annotations"].items()) {
+      pod["metadata"]["annotations"][key] = value;
+    }
+  }
   Record("pods", "MODIFIED", pod);
   return {201, Json{{"kind", "Status"}, {"status", "Success"}, {"code", 201}}};
 }

@@ -30,7 +30,7 @@ class KubeBindSinkTest : public ::testing::Test {
   KubeBindSink sink_;
 };
 
-TEST_F(KubeBindSinkTest, AnnotatesGpuIdsThenBinds) {
+TEST_F(KubeBindSinkTest, BindsWithTheGpuIdsInOneCall) {
   server_.AddPod(GpuPod("a/train", 2));
   absl::Status bound = sink_.Bind(DomainPod(server_.Pod("a/train")), "n1",
                                   GpuAssignment{.gpu_ids = {0, 1}});
@@ -38,16 +38,18 @@ TEST_F(KubeBindSinkTest, AnnotatesGpuIdsThenBinds) {
   Json pod = server_.Pod("a/train");
   EXPECT_EQ(pod["metadata"]["annotations"]["gpusched.io/gpu-ids"], "0,1");
   EXPECT_EQ(pod["spec"]["nodeName"], "n1");
-  EXPECT_EQ(server_.Count("PATCH pod"), 1);
+  // The annotation came with the binding, in the same write.
+  EXPECT_EQ(server_.Count("PATCH pod"), 0);
   EXPECT_EQ(server_.Count("POST binding"), 1);
 }
 
-TEST_F(KubeBindSinkTest, PodWithoutGpusIsBoundWithoutAPatch) {
+TEST_F(KubeBindSinkTest, PodWithoutGpusIsBoundWithoutGpuIds) {
   server_.AddPod(GpuPod("a/cpu", 0));
   ASSERT_TRUE(
       sink_.Bind(DomainPod(server_.Pod("a/cpu")), "n1", GpuAssignment{}).ok());
-  EXPECT_EQ(server_.Count("PATCH pod"), 0);
-  EXPECT_EQ(server_.Pod("a/cpu")["spec"]["nodeName"], "n1");
+  Json pod = server_.Pod("a/cpu");
+  EXPECT_EQ(pod["spec"]["nodeName"], "n1");
+  EXPECT_FALSE(pod["metadata"]["annotations"].contains("gpusched.io/gpu-ids"));
 }
 
 TEST_F(KubeBindSinkTest, RetriedBindToTheSameNodeSucceeds) {
@@ -85,11 +87,10 @@ TEST_F(KubeBindSinkTest, RecreatedPodWithTheSameNameIsNotBound) {
 TEST_F(KubeBindSinkTest, DeletedPodIsNotFound) {
   Pod gone = DomainPod(GpuPod("a/gone", 1));
   absl::Status bound = sink_.Bind(gone, "n1", GpuAssignment{.gpu_ids = {0}});
-  // Failed before the binding was sent: certainly not bound.
-  EXPECT_EQ(bound.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(bound.message()), HasSubstr("404"));
+  EXPECT_EQ(bound.code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(BindMayHaveLanded(bound));
   EXPECT_THAT(std::string(bound.message()),
-              HasSubstr("PATCH /api/v1/namespaces/a/pods/gone"));
+              HasSubstr("POST /api/v1/namespaces/a/pods/gone/binding"));
 }
 
 // A server that accepts connections and never answers: the slowest API
@@ -133,26 +134,17 @@ TEST(KubeBindSinkDeadline, SilentServerEndsTheBindWithinItsBudget) {
   EXPECT_LT(took, std::chrono::milliseconds(2500));  // not the 10 s default
 }
 
-TEST(KubeBindSinkDeadline, TimeoutWritingGpuIdsMeansNotBound) {
-  SilentServer server;
-  auto client = *KubeClient::Create(server.Config());
-  KubeBindSink sink(*client, std::chrono::milliseconds(200));
-  absl::Status bound = sink.Bind(DomainPod(GpuPod("a/train", 1)), "n1",
-                                 GpuAssignment{.gpu_ids = {0}});
-  EXPECT_EQ(bound.code(), absl::StatusCode::kFailedPrecondition) << bound;
-  EXPECT_FALSE(BindMayHaveLanded(bound));
-  EXPECT_THAT(std::string(bound.message()),
-              HasSubstr("writing gpusched.io/gpu-ids before binding"));
-}
-
-TEST(BindingJsonTest, IsAV1BindingWithTheUidPrecondition) {
+TEST(BindingJsonTest, IsAV1BindingWithTheUidPreconditionAndTheGpuIds) {
   Pod pod = DomainPod(GpuPod("ns/p", 1));
-  EXPECT_EQ(BindingJson(pod, "n1"),
+  EXPECT_EQ(BindingJson(pod, "n1", GpuAssignment{.gpu_ids = {0, 1}}),
+            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p",)"
+            R"("namespace":"ns","uid":"uid-ns-p","annotations":)"
+            R"({"gpusched.io/gpu-ids":"0,1"}},"target":{"apiVersion":"v1",)"
+            R"("kind":"Node","name":"n1"}})");
+  EXPECT_EQ(BindingJson(pod, "n1", GpuAssignment{}),
             R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p",)"
             R"("namespace":"ns","uid":"uid-ns-p"},"target":{"apiVersion":"v1",)"
             R"("kind":"Node","name":"n1"}})");
-  EXPECT_EQ(GpuIdsPatchJson(GpuAssignment{.gpu_ids = {0, 1}}),
-            R"({"metadata":{"annotations":{"gpusched.io/gpu-ids":"0,1"}}})");
 }
 
 // The whole live path: filter and bind through the service, whose sink
