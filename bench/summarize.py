@@ -20,7 +20,12 @@ FILTER_RPS = 20000
 INGEST_MB_S = 500
 SOAK_GROWTH_PCT = 5
 
-KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json"}
+KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json",
+         "kube_scheduler.json"}
+
+# kube-scheduler with gpusched as its extender must keep this share of
+# kube-scheduler's own throughput (pods bound per second).
+KUBE_SCHEDULER_RATIO = 0.9
 
 
 def load(path):
@@ -290,6 +295,108 @@ def queueing_scale(doc):
     return out
 
 
+def kube_scheduler(doc):
+    """BenchmarkKubeSchedulerThroughput: the real kube-scheduler without
+    (arm a) and with gpusched (arm b) on a loopback control plane."""
+    cond = doc.get("conditions") or {}
+    machine = cond.get("machine_before") or {}
+    versions = cond.get("versions") or {}
+    target = doc.get("target_ratio") or KUBE_SCHEDULER_RATIO
+    out = ["## kube-scheduler throughput with and without gpusched "
+           "(BenchmarkKubeSchedulerThroughput, kube_scheduler.json)", ""]
+    out.append(f"Conditions: {fmt(cond.get('pods'))} single-GPU pods created in "
+               f"bulk per arm; etcd, kube-apiserver "
+               f"{versions.get('kube_apiserver', '?')}, kube-scheduler and "
+               f"gpusched on one machine, {machine.get('cores', '?')} cores, "
+               f"load average {fmt(machine.get('loadavg_1m'), 2)} at start; "
+               f"apiserver {' '.join(cond.get('apiserver_args') or [])}; "
+               f"kube-scheduler and pod client qps "
+               f"{get(cond, 'kube_scheduler', 'qps')}, burst "
+               f"{get(cond, 'kube_scheduler', 'burst')}; gpusched threads "
+               f"{get(cond, 'gpusched', 'threads')}.")
+    if (cond.get("pods") or 0) < 1000:
+        out.append("")
+        out.append("**Small size: a smoke run, not the measurement** "
+                   "(bench/suites/kube_scheduler.sh runs 2,000 pods on "
+                   "1,000 and 5,000 nodes).")
+    out.append("")
+    out.append(f"Arm a: {cond.get('arm_a', '?')}. Arm b: {cond.get('arm_b', '?')}. "
+               f"Nodes: {cond.get('node_shape', '?')}. Kubelet: "
+               f"{cond.get('kubelet', '?')}.")
+    out.append("")
+    runs = doc.get("runs") or []
+    rows = []
+    for r in runs:
+        ratio = r.get("ratio_b_over_a")
+        rows.append([r.get("nodes"), get(r, "a", "pods_per_second"),
+                     get(r, "b", "pods_per_second"), fmt(ratio, 2), f"≥ {target}",
+                     verdict(None if ratio is None else ratio >= target)])
+    out += table(["nodes", "arm a pods/s", "arm b pods/s", "b/a", "target",
+                  "verdict"], rows)
+    out.append("")
+    out += kube_scheduler_arms(runs)
+    out += kube_scheduler_verbs(runs)
+    out.append("Pods/s = pods / (first create → last pod seen bound). CPU "
+               "is utime+stime over the same window (/proc/<pid>/stat); "
+               "\"client\" is the benchmark process (creates, watch). "
+               "Latencies are /metrics histograms differenced over the arm, "
+               "quantiles interpolated inside buckets. \"Kept up\": the "
+               "last bind came within 10 % of the arm after the last create, "
+               "so the arm measured pod creation more than scheduling.")
+    out.append("")
+    return out
+
+
+def kube_scheduler_arms(runs):
+    components = ["kube-scheduler", "kube-apiserver", "etcd", "gpusched",
+                  "bench_client"]
+    rows = []
+    for r in runs:
+        for arm in ("a", "b"):
+            a = r.get(arm) or {}
+            cpu = a.get("cpu_seconds_per_pod") or {}
+            per_pod = [None if c not in cpu else 1000 * cpu[c]
+                       for c in components]
+            total = sum(v for v in per_pod if v is not None)
+            seconds = a.get("seconds") or 0
+            kept_up = (seconds > 0 and
+                       (a.get("seconds_after_last_create") or 0) < 0.1 * seconds)
+            rows.append([r.get("nodes"), arm, a.get("bound"),
+                         fmt(a.get("create_seconds"), 2),
+                         fmt(a.get("seconds"), 2),
+                         "yes" if kept_up else "no"] + per_pod + [total] +
+                        [get(a, "scheduling_attempt_duration_ms", "p50"),
+                         get(a, "scheduling_attempt_duration_ms", "p99"),
+                         get(a, "scheduling_algorithm_duration_ms", "mean"),
+                         a.get("apiserver_terminated_watchers"),
+                         a.get("apiserver_flowcontrol_rejected_requests")])
+    out = table(["nodes", "arm", "bound", "creates s", "arm s", "kept up",
+                 "CPU ms/pod kube-scheduler", "kube-apiserver", "etcd",
+                 "gpusched", "client", "total", "attempt p50 ms",
+                 "attempt p99 ms", "algorithm mean ms",
+                 "watches closed as slow", "APF rejected"], rows)
+    out.append("")
+    return out
+
+
+def kube_scheduler_verbs(runs):
+    rows = []
+    for r in runs:
+        b = r.get("b") or {}
+        for verb, v in sorted((b.get("gpusched_verbs") or {}).items()):
+            rows.append([r.get("nodes"), verb, v.get("count"), v.get("errors"),
+                         v.get("mean_us"), v.get("p50_us"), v.get("p99_us"),
+                         b.get("gpusched_busy_server_threads")])
+    if not rows:
+        return []
+    out = ["gpusched's own server time in arm b "
+           "(gpusched_extender_request_duration_seconds):", ""]
+    out += table(["nodes", "verb", "calls", "errors", "mean µs", "p50 µs",
+                  "p99 µs", "busy server threads (avg)"], rows)
+    out.append("")
+    return out
+
+
 def main():
     results = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     if not os.path.isdir(results):
@@ -304,9 +411,10 @@ def main():
            "a shared 2-core machine, so the load average is given with each "
            "report.", ""]
     sections = {"extender_http.json": extender_http, "memory.json": memory,
-                "soak.json": soak, "queueing_scale.json": queueing_scale}
-    for name in ("extender_http.json", "soak.json", "memory.json",
-                 "queueing_scale.json"):
+                "soak.json": soak, "queueing_scale.json": queueing_scale,
+                "kube_scheduler.json": kube_scheduler}
+    for name in ("extender_http.json", "kube_scheduler.json", "soak.json",
+                 "memory.json", "queueing_scale.json"):
         if name in files:
             doc = load(os.path.join(results, name))
             out += sections[name](doc) if "_error" not in doc else generic(name, doc)
