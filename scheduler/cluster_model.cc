@@ -31,14 +31,42 @@ std::string ClusterModel::UpsertNode(Node node) {
 }
 
 bool ClusterModel::RemoveNode(std::string_view name) {
+  return RemoveNode(name, nullptr);
+}
+
+bool ClusterModel::RemoveNode(std::string_view name,
+                              std::vector<DetachedPod>* detached) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
   ++node_set_generation_;
   for (const auto& [key, allocation] : it->second->pods()) {
+    auto placed = pods_by_uid_.find(allocation.uid);
+    if (detached != nullptr && placed != pods_by_uid_.end()) {
+      detached->push_back({allocation, placed->second.bound});
+    }
+    guessed_.erase(allocation.uid);
     pods_by_uid_.erase(allocation.uid);
   }
   nodes_.erase(it);
   return true;
+}
+
+absl::Status ClusterModel::Attach(std::string_view node_name,
+                                  const DetachedPod& pod) {
+  NodeState* node = MutableNode(node_name);
+  if (node == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("node ", Sv(node_name), " not known to gpusched"));
+  }
+  if (pods_by_uid_.contains(pod.allocation.uid)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "pod ", pod.allocation.pod_key, " is already placed"));
+  }
+  if (absl::Status s = node->AddPod(pod.allocation); !s.ok()) return s;
+  pods_by_uid_.emplace(pod.allocation.uid,
+                       PlacedPod{pod.allocation.pod_key,
+                                 std::string(node_name), pod.bound});
+  return absl::OkStatus();
 }
 
 NodeState* ClusterModel::MutableNode(std::string_view name) {
@@ -128,6 +156,14 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
   if (recorded) {
     absl::Status placed = Place(pod, pod.node_name, *recorded);
     if (placed.ok() || !absl::IsFailedPrecondition(placed)) return placed;
+    // Devices the allocator only guessed for another pod yield to a
+    // record: the record is what that pod was given.
+    std::vector<Pod> moved;
+    if (MoveGuessedPodsOff(pod.node_name, recorded->gpu_ids, &moved)) {
+      placed = Place(pod, pod.node_name, *recorded);
+      for (const Pod& other : moved) (void)AddRunningPod(other, warning);
+      if (placed.ok()) return placed;
+    }
   }
   GpuPlan plan = PlanGpus(view.gpu, node->gpus());
   auto note = [&](std::string text) {
@@ -140,7 +176,13 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
                         "\" does not match free GPUs; using ",
                         FormatGpuIds(plan.assignment.gpu_ids)));
     }
-    return Place(pod, pod.node_name, std::move(plan.assignment));
+    const bool holds_gpus = !plan.assignment.gpu_ids.empty();
+    absl::Status placed =
+        Place(pod, pod.node_name, std::move(plan.assignment));
+    if (placed.ok() && holds_gpus) {
+      guessed_.insert_or_assign(PodUid(pod), pod);
+    }
+    return placed;
   }
   // The pod runs whatever the model thinks: record it and count its MIG
   // instances where the pools allow, so they are not handed out again.
@@ -159,7 +201,31 @@ bool ClusterModel::MarkBound(std::string_view uid) {
   return true;
 }
 
+// Takes off `node` every guessed pod holding one of `gpu_ids`; true if any
+// was moved (the caller places them again after its own pod).
+bool ClusterModel::MoveGuessedPodsOff(std::string_view node_name,
+                                      const std::vector<int>& gpu_ids,
+                                      std::vector<Pod>* moved) {
+  const NodeState* node = FindNode(node_name);
+  std::vector<std::string> uids;
+  for (const auto& [key, allocation] : node->pods()) {
+    if (!guessed_.contains(allocation.uid)) continue;
+    for (int id : allocation.gpus.gpu_ids) {
+      if (std::find(gpu_ids.begin(), gpu_ids.end(), id) != gpu_ids.end()) {
+        uids.push_back(allocation.uid);
+        break;
+      }
+    }
+  }
+  for (const std::string& uid : uids) {
+    moved->push_back(guessed_.find(uid)->second);
+    RemovePod(uid);
+  }
+  return !uids.empty();
+}
+
 bool ClusterModel::RemovePod(std::string_view uid) {
+  guessed_.erase(uid);
   auto it = pods_by_uid_.find(uid);
   if (it == pods_by_uid_.end()) return false;
   if (NodeState* node = MutableNode(it->second.node)) {

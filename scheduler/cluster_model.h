@@ -22,6 +22,12 @@ struct PlacedPod {
   bool bound = true;
 };
 
+// A pod taken off a removed node, with what it held.
+struct DetachedPod {
+  PodAllocation allocation;
+  bool bound = true;
+};
+
 // Nodes and the pods placed on them. Not synchronised: the owner (the
 // extender service, the simulator) holds the lock that guards it.
 //
@@ -33,6 +39,12 @@ class ClusterModel {
   // Returns a warning (empty if none) for pods whose devices vanished.
   std::string UpsertNode(Node node);
   bool RemoveNode(std::string_view name);
+  // RemoveNode that hands back what its pods held (and whether each was
+  // bound), so they can be put back with Attach when the node returns.
+  bool RemoveNode(std::string_view name, std::vector<DetachedPod>* detached);
+  // Puts a detached pod back on `node` with what it held; fails (changing
+  // nothing) for an unknown node, a duplicate UID or devices not free.
+  absl::Status Attach(std::string_view node, const DetachedPod& pod);
 
   // Records a pod that already runs on its spec.nodeName, on the GPUs its
   // gpusched.io/gpu-ids annotation names. When the annotation is absent or
@@ -63,6 +75,14 @@ class ClusterModel {
   StringKeyMap<std::unique_ptr<NodeState>> nodes_;
   uint64_t node_set_generation_ = 0;
   StringKeyMap<PlacedPod> pods_by_uid_;
+  // Running pods whose devices the allocator chose because they carry no
+  // usable gpusched.io/gpu-ids (another scheduler placed them): a pod whose
+  // recorded ids claim the same devices moves them elsewhere.
+  StringKeyMap<Pod> guessed_;
+
+  bool MoveGuessedPodsOff(std::string_view node,
+                          const std::vector<int>& gpu_ids,
+                          std::vector<Pod>* moved);
 };
 
 // The UID gpusched indexes a pod by: metadata.uid, or "namespace/name" for

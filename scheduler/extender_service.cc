@@ -53,6 +53,7 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
       warnings.push_back(
           absl::StrCat("node ", name, ": GPUs vanished under pods ", dropped));
     }
+    if (!detached_.empty()) ReattachDetached(name);
     const NodeState* state = model_.FindNode(name);
     if (!state->gpus().topology_error().empty()) {
       warnings.push_back(absl::StrCat("node ", name, ": topology ",
@@ -78,7 +79,33 @@ std::vector<std::string> ExtenderService::AddRunningPods(
 
 bool ExtenderService::RemoveNode(std::string_view name) {
   std::unique_lock lock(mu_);
-  return model_.RemoveNode(name);
+  std::vector<DetachedPod> pods;
+  if (!model_.RemoveNode(name, &pods)) return false;
+  if (!pods.empty()) detached_.insert_or_assign(std::string(name), pods);
+  return true;
+}
+
+std::vector<std::string> ExtenderService::DetachedPodUids() const {
+  std::vector<std::string> uids;
+  std::shared_lock lock(mu_);
+  for (const auto& [node, pods] : detached_) {
+    for (const DetachedPod& pod : pods) uids.push_back(pod.allocation.uid);
+  }
+  std::sort(uids.begin(), uids.end());
+  return uids;
+}
+
+// A node registered again gets back the pods it had, each once the node
+// offers its devices again (a kubelet creates the Node first and reports its
+// devices a moment later). One that a pod event placed meanwhile is done.
+void ExtenderService::ReattachDetached(std::string_view node) {
+  auto it = detached_.find(node);
+  if (it == detached_.end()) return;
+  std::erase_if(it->second, [&](DetachedPod& pod) {
+    absl::Status attached = model_.Attach(node, pod);
+    return attached.ok() || absl::IsAlreadyExists(attached);
+  });
+  if (it->second.empty()) detached_.erase(it);
 }
 
 bool ExtenderService::HasNodeVersion(std::string_view name,
@@ -91,7 +118,15 @@ bool ExtenderService::HasNodeVersion(std::string_view name,
 
 bool ExtenderService::RemovePod(std::string_view uid) {
   std::unique_lock lock(mu_);
-  return model_.RemovePod(uid);
+  if (model_.RemovePod(uid)) return true;
+  for (auto& [node, pods] : detached_) {
+    if (std::erase_if(pods, [&](const DetachedPod& pod) {
+          return pod.allocation.uid == uid;
+        }) > 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 int64_t ExtenderService::NowMs() const {

@@ -115,7 +115,13 @@ class ExtenderService {
   // Returns warnings worth logging.
   std::vector<std::string> UpsertNodes(std::vector<Node> nodes);
   std::vector<std::string> AddRunningPods(const std::vector<Pod>& pods);
+  // The node is gone; what its pods hold is kept aside and put back if a
+  // node of that name registers again (a kubelet re-registering), since no
+  // pod event would bring those pods back. Deleting a pod forgets it.
   bool RemoveNode(std::string_view name);
+  // UIDs of pods kept aside from removed nodes (a relist forgets those no
+  // longer listed).
+  std::vector<std::string> DetachedPodUids() const;
   // True when the model holds node `name` at `resource_version` (an upsert
   // of that object would change nothing).
   bool HasNodeVersion(std::string_view name,
@@ -188,6 +194,10 @@ class ExtenderService {
   // Binds whose outcome is unknown, by pod UID: the time their devices are
   // released unless the API server settles them first. Guarded by mu_.
   StringKeyMap<int64_t> binds_in_doubt_;
+  // Pods of removed nodes, by node name (see RemoveNode). Guarded by mu_.
+  StringKeyMap<std::vector<DetachedPod>> detached_;
+
+  void ReattachDetached(std::string_view node);
 };
 
 }  // namespace gpusched

@@ -74,6 +74,9 @@ void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
   for (const std::string& uid : ModelPodUids(service_)) {
     if (!listed.contains(uid)) service_.RemovePod(uid);
   }
+  for (const std::string& uid : service_.DetachedPodUids()) {
+    if (!listed.contains(uid)) service_.RemovePod(uid);
+  }
   std::lock_guard lock(mu_);
   std::erase_if(orphans_, [&](const auto& entry) {
     return !listed.contains(entry.first);

@@ -91,6 +91,46 @@ TEST(AddRunningPod, FallsBackWithAWarningWhenTheIdsAreTaken) {
   EXPECT_THAT(HoldersPerGpu(model, "n1"), ::testing::Each(::testing::Le(1u)));
 }
 
+// Another scheduler's pod without ids got GPUs 0,1 by guess; a pod whose
+// record says it holds 0-3 arrives next. The record is what it was given,
+// so the guess moves, and no GPU ends up with two holders.
+TEST(AddRunningPod, AGuessYieldsToARecordOfTheSameGpus) {
+  ClusterModel model = OneNode();
+  ASSERT_TRUE(model.AddRunningPod(MakePod("ml/guessed").Gpus(2).OnNode("n1")).ok());
+  ASSERT_THAT(GpusOf(model, "n1", "ml/guessed"), ElementsAre(0, 1));
+  std::string warning;
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/recorded").Gpus(4).OnNode("n1").Annotation(
+                             kGpuIdsAnnotation, "0,1,2,3"),
+                         &warning)
+          .ok());
+  EXPECT_EQ(warning, "");
+  EXPECT_THAT(GpusOf(model, "n1", "ml/recorded"), ElementsAre(0, 1, 2, 3));
+  const std::vector<int> moved = GpusOf(model, "n1", "ml/guessed");
+  EXPECT_EQ(moved.size(), 2u);
+  EXPECT_THAT(moved, ::testing::Each(::testing::Ge(4)));
+  EXPECT_THAT(HoldersPerGpu(model, "n1"), ::testing::Each(::testing::Le(1u)));
+}
+
+// Two records of the same GPU are a real conflict: the later one is moved
+// and says so, as before; a recorded pod never moves for another record.
+TEST(AddRunningPod, ARecordNeverYieldsToAnotherRecord) {
+  ClusterModel model = OneNode();
+  ASSERT_TRUE(model
+                  .AddRunningPod(MakePod("ml/a").Gpus(1).OnNode("n1").Annotation(
+                      kGpuIdsAnnotation, "0"))
+                  .ok());
+  std::string warning;
+  ASSERT_TRUE(model
+                  .AddRunningPod(MakePod("ml/b").Gpus(1).OnNode("n1").Annotation(
+                                     kGpuIdsAnnotation, "0"),
+                                 &warning)
+                  .ok());
+  EXPECT_THAT(GpusOf(model, "n1", "ml/a"), ElementsAre(0));
+  EXPECT_THAT(warning, HasSubstr("does not match free GPUs"));
+}
+
 TEST(AddRunningPod, FallsBackWhenTheIdsAreMalformedOrTheWrongCount) {
   for (std::string ids : {"x", "1", "1,2,3", "1,1"}) {
     SCOPED_TRACE(ids);

@@ -446,6 +446,46 @@ TEST(AddRunningPods, SkipsUnboundAndFinishedPodsAndWarnsAboutUnknownNodes) {
             1u);
 }
 
+// A Node deleted and created again (a kubelet re-registering) brings no
+// pod events: its running pods must come back with what they held.
+TEST(RemoveNode, ANodeRegisteredAgainGetsItsPodsBack) {
+  ExtenderService service;
+  service.UpsertNodes({MakeNode("n1").Gpus(8)});
+  AddRunning(service, {Running("ml/a", "n1", "0,1")});
+  ASSERT_TRUE(service.RemoveNode("n1"));
+  EXPECT_THAT(service.DetachedPodUids(), ElementsAre("uid-ml-a"));
+  EXPECT_THAT(service.UpsertNodes({MakeNode("n1").Gpus(8)}), IsEmpty());
+  EXPECT_EQ(FreeGpus(service, "n1"), 6);
+  EXPECT_THAT(service.DetachedPodUids(), IsEmpty());
+  const Pod six = MakePod("ml/six").Gpus(6);
+  EXPECT_THAT(service.Filter(six, Names({"n1"})).passed, ElementsAre("n1"));
+  EXPECT_EQ(service.Bind(BindOf(six, "n1")).assignment.gpu_ids,
+            (std::vector<int>{2, 3, 4, 5, 6, 7}));
+}
+
+// A kubelet creates its Node, then reports the devices in its status.
+TEST(RemoveNode, PodsComeBackOnceTheNodeOffersTheirDevicesAgain) {
+  ExtenderService service;
+  service.UpsertNodes({MakeNode("n1").Gpus(8)});
+  AddRunning(service, {Running("ml/a", "n1", "6,7")});
+  ASSERT_TRUE(service.RemoveNode("n1"));
+  service.UpsertNodes({MakeNode("n1").Gpus(0)});
+  EXPECT_THAT(service.DetachedPodUids(), ElementsAre("uid-ml-a"));
+  service.UpsertNodes({MakeNode("n1").Gpus(8).ResourceVersion("2")});
+  EXPECT_THAT(service.DetachedPodUids(), IsEmpty());
+  EXPECT_EQ(FreeGpus(service, "n1"), 6);
+}
+
+TEST(RemoveNode, APodDeletedWhileItsNodeIsGoneStaysGone) {
+  ExtenderService service;
+  service.UpsertNodes({MakeNode("n1").Gpus(8)});
+  AddRunning(service, {Running("ml/a", "n1", "0,1")});
+  ASSERT_TRUE(service.RemoveNode("n1"));
+  EXPECT_TRUE(service.RemovePod("uid-ml-a"));
+  service.UpsertNodes({MakeNode("n1").Gpus(8)});
+  EXPECT_EQ(FreeGpus(service, "n1"), 8);
+}
+
 TEST(CountGpus, ClassifiesEveryDeviceAndMigInstance) {
   ExtenderService service;
   service.UpsertNodes({MakeNode("whole").Gpus(4).UnhealthyGpus(1),
