@@ -334,6 +334,7 @@ BindOutcome ExtenderService::PlaceForBind(const Pod& pod,
 }
 
 bool BindMayHaveLanded(const absl::Status& status) {
+  if (status.GetPayload(kRequestNotSentPayload).has_value()) return false;
   switch (status.code()) {
     case absl::StatusCode::kDeadlineExceeded:
     case absl::StatusCode::kUnavailable:

@@ -75,6 +75,11 @@ class BindSink {
                             const GpuAssignment& assignment) = 0;
 };
 
+// A status payload (type URL) marking a call that failed before its request
+// could reach the server (resolve, connect, TLS handshake): whatever its
+// code, nothing was sent, so nothing can land.
+inline constexpr char kRequestNotSentPayload[] = "gpusched.io/request-not-sent";
+
 // True for a BindSink status after which the binding may still land.
 bool BindMayHaveLanded(const absl::Status& status);
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -68,7 +69,14 @@ class Server::Impl {
       : options_(std::move(options)),
         handler_(std::move(handler)),
         tls_(std::move(tls)),
-        config_{.options = options_, .handler = handler_, .tls = tls_.get()},
+        blocking_pool_(options_.blocking
+                           ? std::make_unique<asio::thread_pool>(
+                                 std::max(1, options_.blocking_threads))
+                           : nullptr),
+        config_{.options = options_,
+                .handler = handler_,
+                .tls = tls_.get(),
+                .blocking_pool = blocking_pool_.get()},
         io_(options_.threads),
         work_(asio::make_work_guard(io_)),
         acceptor_(asio::make_strand(io_)) {}
@@ -89,6 +97,7 @@ class Server::Impl {
   const ServerOptions options_;
   const Handler handler_;
   const std::unique_ptr<asio::ssl::context> tls_;
+  const std::unique_ptr<asio::thread_pool> blocking_pool_;
   const internal::SessionConfig config_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
@@ -168,6 +177,8 @@ void Server::Impl::Shutdown() {
   work_.reset();
   io_.stop();
   for (auto& thread : threads_) thread.join();
+  // Every session has ended, so no blocking handler is left to run.
+  if (blocking_pool_ != nullptr) blocking_pool_->join();
   spdlog::info("stopped url={}", url());
 }
 

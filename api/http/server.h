@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <future>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,12 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{90000};
   // I/O threads; handlers run on them.
   int threads = 2;
+  // Requests for which this returns true may wait on another service (live
+  // bind calls the API server): they run on a pool of `blocking_threads`
+  // instead, so that they never hold an I/O thread and a quick request
+  // never queues behind them. Unset: every handler runs on an I/O thread.
+  std::function<bool(const Request&)> blocking;
+  int blocking_threads = 16;
 };
 
 class Server {

@@ -7,6 +7,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -283,7 +285,7 @@ class HttpSession final
     const auto start = std::chrono::steady_clock::now();
     const auto cpu_start = ThreadCpuTime();
     Response response =
-        CallHandler(ToRequest(std::move(beast_request), remote_));
+        co_await Handle(ToRequest(std::move(beast_request), remote_));
     AddMicros(response, kServerCpuHeader, ThreadCpuTime() - cpu_start);
     AddMicros(response, kServerTimeHeader,
               std::chrono::steady_clock::now() - start);
@@ -295,6 +297,37 @@ class HttpSession final
     if (written) co_await GracefulClose();
     CloseSocket();
     co_return false;
+  }
+
+  // The handler's answer: on this I/O thread, or for a blocking request on
+  // the blocking pool while this coroutine waits without holding the thread.
+  asio::awaitable<Response> Handle(Request request) {
+    if (config_.blocking_pool == nullptr || !options().blocking(request)) {
+      co_return CallHandler(request);
+    }
+    // The pool wakes the session by cancelling a timer on the session's
+    // strand; `done` covers a wake-up that could come before the wait.
+    struct Pending {
+      explicit Pending(asio::any_io_executor executor)
+          : timer(executor, asio::steady_timer::time_point::max()) {}
+      asio::steady_timer timer;
+      Response response;
+      bool done = false;
+    };
+    auto pending = std::make_shared<Pending>(stream_.get_executor());
+    asio::post(*config_.blocking_pool,
+               [self = this->shared_from_this(), pending,
+                request = std::move(request)] {
+                 Response response = self->CallHandler(request);
+                 asio::post(pending->timer.get_executor(),
+                            [pending, response = std::move(response)]() mutable {
+                              pending->response = std::move(response);
+                              pending->done = true;
+                              pending->timer.cancel();
+                            });
+               });
+    while (!pending->done) co_await pending->timer.async_wait(kAwait);
+    co_return std::move(pending->response);
   }
 
   Response CallHandler(const Request& request) {

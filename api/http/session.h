@@ -6,6 +6,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "api/http/message.h"
 #include "api/http/server.h"
@@ -18,6 +19,8 @@ struct SessionConfig {
   const ServerOptions& options;
   const Handler& handler;
   boost::asio::ssl::context* tls;  // nullptr for plain HTTP.
+  // Where options.blocking requests run; nullptr when it is unset.
+  boost::asio::thread_pool* blocking_pool = nullptr;
 };
 
 // Serves `socket` on its own executor (which must be a strand, because the

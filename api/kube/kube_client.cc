@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "api/kube/connection.h"
 #include "api/kube/watch_stream.h"
+#include "scheduler/extender_service.h"
 #include "scheduler/string_util.h"
 
 namespace gpusched::kube {
@@ -138,7 +139,11 @@ absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
     if (!reused) {
       auto opened = Connection::Open(
           endpoint_, std::min(timeout, options_.request_timeout), stop);
-      if (!opened.ok()) return opened.status();
+      if (!opened.ok()) {
+        absl::Status not_sent = opened.status();
+        not_sent.SetPayload(kRequestNotSentPayload, absl::Cord("1"));
+        return not_sent;
+      }
       connection = *std::move(opened);
     }
     bool stale = false;
@@ -174,9 +179,14 @@ absl::StatusOr<std::string> KubeClient::Impl::Call(
                                .authorization = *authorization},
                timeout, call.stop);
   if (!response.ok()) {
-    return absl::Status(
+    absl::Status failed(
         response.status().code(),
         absl::StrFormat("%s: %s", what, Message(response.status())));
+    response.status().ForEachPayload(
+        [&](absl::string_view type, const absl::Cord& payload) {
+          failed.SetPayload(type, payload);
+        });
+    return failed;
   }
   if (response->status / 100 != 2) {
     return StatusFromHttp(response->status, response->body, what);

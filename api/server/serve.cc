@@ -180,6 +180,13 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
       .body_limit_bytes = static_cast<size_t>(config.body_limit_mib) << 20,
       .read_timeout = std::chrono::milliseconds(config.read_timeout_ms),
       .threads = config.threads};
+  if (live) {
+    // A live bind waits on the API server (up to --bind-deadline-ms); it
+    // must not hold an I/O thread that filter calls need meanwhile.
+    server_options.blocking = [](const http::Request& request) {
+      return request.target.ends_with("/bind");
+    };
+  }
   absl::StatusOr<std::unique_ptr<http::Server>> server = http::Server::Start(
       server_options,
       [router](const http::Request& request) { return router->Handle(request); });

@@ -108,7 +108,11 @@ class SilentServer {
     getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
     port_ = ntohs(address.sin_port);
   }
-  ~SilentServer() { close(fd_); }
+  ~SilentServer() { Close(); }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
   KubeConfig Config() const {
     return KubeConfig{.host = "127.0.0.1", .port = port_, .tls = false};
   }
@@ -132,6 +136,18 @@ TEST(KubeBindSinkDeadline, SilentServerEndsTheBindWithinItsBudget) {
   EXPECT_EQ(bound.code(), absl::StatusCode::kDeadlineExceeded) << bound;
   EXPECT_TRUE(BindMayHaveLanded(bound));
   EXPECT_LT(took, std::chrono::milliseconds(2500));  // not the 10 s default
+}
+
+TEST(KubeBindSinkDeadline, NoServerListeningMeansNotBound) {
+  SilentServer server;
+  const KubeConfig config = server.Config();
+  server.Close();  // nothing listens on the port any more
+  auto client = *KubeClient::Create(config);
+  KubeBindSink sink(*client, std::chrono::milliseconds(500));
+  absl::Status bound =
+      sink.Bind(DomainPod(GpuPod("a/cpu", 0)), "n1", GpuAssignment{});
+  EXPECT_EQ(bound.code(), absl::StatusCode::kUnavailable) << bound;
+  EXPECT_FALSE(BindMayHaveLanded(bound));  // never sent
 }
 
 TEST(BindingJsonTest, IsAV1BindingWithTheUidPreconditionAndTheGpuIds) {
