@@ -2,18 +2,13 @@ package suite_test
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
@@ -144,6 +139,21 @@ func TestApiServerRestartLosesNoUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	churn := faultRestartAPIServerUnderChurn(ctx, t, cp)
+	faultCheckFreedDevicesReused(ctx, t, cp, held[0])
+	faultCheckSettledAfterRestart(ctx, t, cp)
+	if now := cp.Pid(controlplane.Gpusched); now != pid {
+		t.Errorf("gpusched pid %d, was %d: it restarted", now, pid)
+	}
+	t.Logf("churn: %d pods created, %d deleted, %d API errors around the restart", churn.count(), churn.deletedCount(), churn.errorCount())
+}
+
+// faultRestartAPIServerUnderChurn restarts kube-apiserver while pods are
+// created and deleted, stops the churn once it went on after the restart,
+// and waits until kube-scheduler binds a pod again. It returns the stopped
+// churn.
+func faultRestartAPIServerUnderChurn(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) *faultChurn {
+	t.Helper()
 	churn := faultStartChurn(ctx, cp.Client)
 	churn.waitCreated(t, 3, 10*time.Second)
 	cp.RestartAPIServer()
@@ -160,13 +170,27 @@ func TestApiServerRestartLosesNoUpdate(t *testing.T) {
 	if _, err := cluster.WaitBound(ctx, cp.Client, faultNamespace, "probe-0", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	freed := faultGpuIDs(t, held[0])
-	faultDelete(ctx, t, cp.Client, "held-0")
-	reuse := faultRunPinned(ctx, t, cp, "dgx-h100-3", "reuse")[0]
+	return churn
+}
 
+// faultCheckFreedDevicesReused deletes held (held-0, one of two 4-GPU pods
+// filling dgx-h100-3) after the restart: a 4-GPU pod pinned there must get
+// exactly the GPUs it freed.
+func faultCheckFreedDevicesReused(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, held corev1.Pod) {
+	t.Helper()
+	freed := faultGpuIDs(t, held)
+	faultDelete(ctx, t, cp.Client, held.Name)
+	reuse := faultRunPinned(ctx, t, cp, "dgx-h100-3", "reuse")[0]
 	if got := faultGpuIDs(t, reuse); !slices.Equal(got, freed) {
 		t.Errorf("pod reuse got GPUs %v on dgx-h100-3, want %v: the ones held-0 freed after the restart", got, freed)
 	}
+}
+
+// faultCheckSettledAfterRestart: pods created after the restart bind
+// wherever there is room, no device is held twice, and gpusched's model
+// ends equal to the API server's pods.
+func faultCheckSettledAfterRestart(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
+	t.Helper()
 	faultCreatePods(ctx, t, cp.Client, "after", []int{1, 2, 4})
 	ledger := faultWaitSettled(ctx, t, cp, 30*time.Second)
 	if len(ledger.Pending) > 0 {
@@ -176,10 +200,6 @@ func TestApiServerRestartLosesNoUpdate(t *testing.T) {
 		t.Error(p)
 	}
 	faultCheckModel(ctx, t, cp, 15*time.Second)
-	if now := cp.Pid(controlplane.Gpusched); now != pid {
-		t.Errorf("gpusched pid %d, was %d: it restarted", now, pid)
-	}
-	t.Logf("churn: %d pods created, %d deleted, %d API errors around the restart", churn.count(), churn.deletedCount(), churn.errorCount())
 }
 
 // TestEveryAnswerComesInsideTheHttpTimeoutWhenTheApiServerIsSlow: the API
@@ -221,403 +241,4 @@ func TestEveryAnswerComesInsideTheHttpTimeoutWhenTheApiServerIsSlow(t *testing.T
 		t.Errorf("no Binding landed after gpusched answered %q: that case was not exercised", faultMayStillLand)
 	}
 	t.Logf("Bindings that landed after a %q Error: %v", faultMayStillLand, landed)
-}
-
-func faultGpuPod(name string, gpus int) *cluster.PodBuilder {
-	return cluster.NewPod(faultNamespace, name).SchedulerName(cluster.SchedulerName).Gpus(gpus)
-}
-
-// faultCreatePods creates <prefix>-<i> asking for sizes[i] GPUs and
-// returns their names.
-func faultCreatePods(ctx context.Context, t *testing.T, client kubernetes.Interface, prefix string, sizes []int) []string {
-	t.Helper()
-	var names []string
-	for i, gpus := range sizes {
-		name := fmt.Sprintf("%s-%d", prefix, i)
-		if _, err := faultGpuPod(name, gpus).Create(ctx, client); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
-	}
-	return names
-}
-
-// faultRunPinned creates 4-GPU pods pinned to a node and waits until they
-// run.
-func faultRunPinned(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, node string, names ...string) []corev1.Pod {
-	t.Helper()
-	for _, name := range names {
-		if _, err := faultGpuPod(name, 4).NodeSelector(faultHostnameLabel, node).Create(ctx, cp.Client); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var pods []corev1.Pod
-	for _, name := range names {
-		pod, err := cluster.WaitRunning(ctx, cp.Client, faultNamespace, name, 30*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pods = append(pods, *pod)
-	}
-	return pods
-}
-
-// faultDelete deletes a pod and waits until it is gone (the fake kubelet
-// ends it).
-func faultDelete(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
-	t.Helper()
-	pod, err := client.CoreV1().Pods(faultNamespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.CoreV1().Pods(faultNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	faultWaitGone(ctx, t, client, *pod)
-}
-
-func faultPodsByName(ctx context.Context, t *testing.T, client kubernetes.Interface, namespace string) map[string]corev1.Pod {
-	t.Helper()
-	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods := map[string]corev1.Pod{}
-	for _, p := range list.Items {
-		pods[p.Name] = p
-	}
-	return pods
-}
-
-// faultGpuIDs is the pod's gpu-ids, sorted.
-func faultGpuIDs(t *testing.T, pod corev1.Pod) []int {
-	t.Helper()
-	ids, err := cluster.GpuIDs(&pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// faultWaitGone waits until the pod (this UID) no longer exists.
-func faultWaitGone(ctx context.Context, t *testing.T, client kubernetes.Interface, pod corev1.Pod) {
-	t.Helper()
-	gone := func(pods []corev1.Pod) bool {
-		return !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.UID == pod.UID })
-	}
-	if _, err := cluster.WaitForPods(ctx, client, pod.Namespace, gone, 20*time.Second); err != nil {
-		t.Fatalf("pod %s was never deleted: %v", pod.Name, err)
-	}
-}
-
-// faultWaitMessage waits for a FailedScheduling event of the pod whose
-// message contains want.
-func faultWaitMessage(ctx context.Context, t *testing.T, client kubernetes.Interface, pod, want string, timeout time.Duration) {
-	t.Helper()
-	var messages []string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		messages, err = cluster.FailedSchedulingMessages(ctx, client, faultNamespace, pod)
-		if err != nil {
-			return false, nil // the API server may be slow or restarting
-		}
-		return slices.ContainsFunc(messages, func(m string) bool { return strings.Contains(m, want) }), nil
-	})
-	if err != nil {
-		t.Fatalf("no FailedScheduling of %s containing %q: %v; messages %q", pod, want, err, messages)
-	}
-}
-
-// faultWaitBoundAtLeast waits until at least n pods of the namespace are
-// bound and returns how many are.
-func faultWaitBoundAtLeast(ctx context.Context, t *testing.T, client kubernetes.Interface, n int, timeout time.Duration) int {
-	t.Helper()
-	bound := 0
-	atLeast := func(pods []corev1.Pod) bool {
-		bound = 0
-		for i := range pods {
-			if cluster.Bound(&pods[i]) {
-				bound++
-			}
-		}
-		return bound >= n
-	}
-	if _, err := cluster.WaitForPods(ctx, client, faultNamespace, atLeast, timeout); err != nil {
-		t.Fatal(err)
-	}
-	return bound
-}
-
-// faultLedger reads every node and pod into a GpuLedger.
-func faultLedger(ctx context.Context, client kubernetes.Interface) (*cluster.GpuLedger, error) {
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return cluster.NewGpuLedger(nodes.Items, pods.Items), nil
-}
-
-// faultCheckLedger: no device is held twice and every bound pod's gpu-ids
-// match its request.
-func faultCheckLedger(ctx context.Context, t *testing.T, client kubernetes.Interface) *cluster.GpuLedger {
-	t.Helper()
-	ledger, err := faultLedger(ctx, client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ledger.Problems {
-		t.Error(p)
-	}
-	return ledger
-}
-
-// faultWaitSettled waits until no pending pod fits on any node by the API
-// server's own account: everything that can bind has bound.
-func faultWaitSettled(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, timeout time.Duration) *cluster.GpuLedger {
-	t.Helper()
-	var ledger *cluster.GpuLedger
-	var fitting []string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		l, err := faultLedger(ctx, cp.Client)
-		if err != nil {
-			return false, nil
-		}
-		ledger, fitting = l, l.Fitting()
-		return len(fitting) == 0, nil
-	})
-	if err != nil {
-		t.Fatalf("pods still pending with room for them after %v: %v\n%s\ngpusched: %s", timeout, err,
-			strings.Join(fitting, "\n"), faultPendingReasons(ctx, cp.Client, ledger))
-	}
-	return ledger
-}
-
-// faultPendingReasons is each pending pod's last FailedScheduling message.
-func faultPendingReasons(ctx context.Context, client kubernetes.Interface, ledger *cluster.GpuLedger) string {
-	if ledger == nil {
-		return "(no ledger)"
-	}
-	// The test's context may have run out: this explains its failure.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	var b strings.Builder
-	for _, p := range ledger.Pending {
-		messages, _ := cluster.FailedSchedulingMessages(ctx, client, p.Namespace, p.Name)
-		last := ""
-		if len(messages) > 0 {
-			last = messages[len(messages)-1]
-		}
-		fmt.Fprintf(&b, "  %s/%s (%d GPUs): %q\n", p.Namespace, p.Name, cluster.PodGpus(p), last)
-	}
-	return b.String()
-}
-
-// faultCheckModel waits until gpusched's model (/v1/nodes) holds exactly
-// the pods the API server shows on nodes, with their gpu-ids. Its watch
-// lags a little, hence the wait.
-func faultCheckModel(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, timeout time.Duration) {
-	t.Helper()
-	var diffs []string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		model, err := cluster.GpuschedModel(ctx, cp.GpuschedURL)
-		if err != nil {
-			diffs = []string{err.Error()}
-			return false, nil
-		}
-		pods, err := cp.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			diffs = []string{err.Error()}
-			return false, nil
-		}
-		diffs = cluster.ModelDiff(model, pods.Items)
-		return len(diffs) == 0, nil
-	})
-	if err != nil {
-		t.Errorf("gpusched's model differs from the API server after %v:\n%s", timeout, strings.Join(diffs, "\n"))
-	}
-}
-
-// faultLandedInDoubt returns the pods that gpusched answered "may still
-// land" for and that are bound on the node of that binding: the binding
-// landed after gpusched gave up waiting for its answer.
-func faultLandedInDoubt(ctx context.Context, t *testing.T, client kubernetes.Interface, names []string) []string {
-	t.Helper()
-	pods := faultPodsByName(ctx, t, client, faultNamespace)
-	var landed []string
-	for _, name := range names {
-		messages, err := cluster.FailedSchedulingMessages(ctx, client, faultNamespace, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range messages {
-			if !strings.Contains(m, faultMayStillLand) {
-				continue
-			}
-			pod := pods[name]
-			if strings.Contains(m, " to "+pod.Spec.NodeName+" failed") {
-				landed = append(landed, name+" on "+pod.Spec.NodeName)
-				break
-			}
-		}
-	}
-	return landed
-}
-
-// faultCheckNoExtenderTimeout: kube-scheduler never gave up waiting for
-// gpusched. Its HTTP client's errors name the extender URL ("Post
-// \"http://127.0.0.1:port/bind\": context deadline exceeded
-// (Client.Timeout exceeded while awaiting headers)").
-func faultCheckNoExtenderTimeout(t *testing.T, cp *controlplane.ControlPlane) {
-	t.Helper()
-	lines, err := cluster.GrepLog(filepath.Join(cp.Dir, "kube-scheduler.log"), cp.GpuschedURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range lines {
-		// Not "timeout" alone: the extender's configuration line names
-		// HTTPTimeout.
-		for _, timeout := range []string{"Client.Timeout", "deadline exceeded", "i/o timeout"} {
-			if strings.Contains(line, timeout) {
-				t.Errorf("kube-scheduler timed out on gpusched: %.600s", line)
-				break
-			}
-		}
-	}
-}
-
-// faultCheckHoldsSettledByWatch: every binding gpusched answered "may
-// still land" for did land, so its pod watch must have settled it; had it
-// not, the hold would run out (a warning) and the devices of a running pod
-// would be released. Only the end of the hold can show that, so this polls
-// until then, failing at the first sign.
-func faultCheckHoldsSettledByWatch(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, holdsEnd time.Time) {
-	t.Helper()
-	log := filepath.Join(cp.Dir, "gpusched.log")
-	// Holds are released on gpusched's 1 s tick.
-	until := time.Until(holdsEnd) + 2*time.Second
-	var expired []string
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, until, true, func(context.Context) (bool, error) {
-		var err error
-		expired, err = cluster.GrepLog(log, faultHoldExpired)
-		return len(expired) > 0, err
-	})
-	if len(expired) > 0 {
-		t.Errorf("gpusched released in-doubt binds that had landed (its watch never settled them): %q", expired)
-	} else if !wait.Interrupted(err) {
-		t.Fatal(err)
-	}
-	faultCheckModel(ctx, t, cp, 5*time.Second)
-}
-
-// faultCheckAnswerDurations: gpusched's duration histogram of each verb
-// has observations and none above the bucket holding kube-scheduler's 5 s
-// httpTimeout.
-func faultCheckAnswerDurations(t *testing.T, cp *controlplane.ControlPlane, verbs ...string) {
-	t.Helper()
-	metrics, err := cp.GpuschedMetrics()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, verb := range verbs {
-		buckets := cluster.HistogramBuckets(metrics, "gpusched_extender_request_duration_seconds", `verb="`+verb+`"`)
-		within, all := buckets[fmt.Sprint(faultHTTPTimeout.Seconds())], buckets["+Inf"]
-		if all == 0 || within != all {
-			t.Errorf("gpusched %s durations: %v of %v within %v (buckets %v)", verb, within, all, faultHTTPTimeout, buckets)
-		}
-		t.Logf("%s: %v answers, %v within 1 s, %v within %v", verb, all, buckets["1"], within, faultHTTPTimeout)
-	}
-}
-
-// faultChurn creates a 1-GPU pod every 150 ms and deletes the one created
-// three steps before, through the admin client, until stopped; API errors
-// (the restart) are counted and the step is retried on the next tick.
-type faultChurn struct {
-	mu                       sync.Mutex
-	created, deleted, errors int
-	done                     chan struct{}
-	finished                 sync.WaitGroup
-}
-
-func faultStartChurn(ctx context.Context, client kubernetes.Interface) *faultChurn {
-	c := &faultChurn{done: make(chan struct{})}
-	c.finished.Add(1)
-	go func() {
-		defer c.finished.Done()
-		ticker := time.NewTicker(150 * time.Millisecond)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-c.done:
-				return
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-				c.step(ctx, client)
-			}
-		}
-	}()
-	return c
-}
-
-func (c *faultChurn) step(ctx context.Context, client kubernetes.Interface) {
-	c.mu.Lock()
-	created, deleted := c.created, c.deleted
-	c.mu.Unlock()
-	var err error
-	if created-deleted > 3 {
-		err = client.CoreV1().Pods(faultNamespace).Delete(ctx, fmt.Sprintf("churn-%d", deleted), metav1.DeleteOptions{})
-		if err == nil {
-			deleted++
-		}
-	} else {
-		_, err = faultGpuPod(fmt.Sprintf("churn-%d", created), 1).Create(ctx, client)
-		if err == nil {
-			created++
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.created, c.deleted = created, deleted
-	if err != nil {
-		c.errors++
-	}
-}
-
-func (c *faultChurn) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.created
-}
-
-func (c *faultChurn) deletedCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.deleted
-}
-
-func (c *faultChurn) errorCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.errors
-}
-
-// waitCreated waits until the churn has created n pods.
-func (c *faultChurn) waitCreated(t *testing.T, n int, timeout time.Duration) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return c.count() >= n, nil
-	})
-	if err != nil {
-		t.Fatalf("churn created %d pods, want %d: %v", c.count(), n, err)
-	}
-}
-
-func (c *faultChurn) stop() {
-	close(c.done)
-	c.finished.Wait()
 }

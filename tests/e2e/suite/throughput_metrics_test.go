@@ -1,0 +1,197 @@
+package suite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gpusched.io/e2e/suite/controlplane"
+)
+
+// What the benchmark measures around an arm: CPU times and /metrics
+// before and after, and the arm's figures from their differences.
+
+// tpBenchClient names this test process (creates and the watch) in the CPU
+// columns.
+const tpBenchClient = "bench_client"
+
+type throughputSnapshot struct {
+	at        time.Time
+	cpuTicks  map[string]float64
+	scheduler tpSamples
+	gpusched  tpSamples
+	apiserver tpSamples
+}
+
+// tpSnapshotBefore scrapes first and reads CPU times last, so that the
+// scrapes' own CPU falls outside the arm.
+func tpSnapshotBefore(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) throughputSnapshot {
+	b.Helper()
+	var s throughputSnapshot
+	s.scrape(ctx, b, cp, sched)
+	s.cpuTicks = tpComponentTicks(b, cp, sched)
+	s.at = time.Now()
+	return s
+}
+
+// tpSnapshotAfter reads CPU times first, then scrapes.
+func tpSnapshotAfter(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) throughputSnapshot {
+	b.Helper()
+	s := throughputSnapshot{at: time.Now(), cpuTicks: tpComponentTicks(b, cp, sched)}
+	s.scrape(ctx, b, cp, sched)
+	return s
+}
+
+func (s *throughputSnapshot) scrape(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) {
+	b.Helper()
+	ctx = context.WithoutCancel(ctx) // the arm's deadline may have passed
+	text, err := sched.Metrics()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.scheduler = tpParseProm(text)
+	if text, err = cp.GpuschedMetrics(); err != nil {
+		b.Fatal(err)
+	}
+	s.gpusched = tpParseProm(text)
+	raw, err := cp.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.apiserver = tpParseProm(string(raw))
+}
+
+func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) map[string]float64 {
+	b.Helper()
+	pids := cp.Pids()
+	pids[controlplane.KubeScheduler] = sched.Pid()
+	pids[tpBenchClient] = os.Getpid()
+	ticks := map[string]float64{}
+	for name, pid := range pids {
+		t, err := tpProcessTicks(pid)
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		ticks[name] = t
+	}
+	return ticks
+}
+
+// tpProcessTicks is utime+stime of /proc/<pid>/stat (fields 14 and 15, in
+// clock ticks). The command name, field 2, may hold spaces: count from
+// its closing parenthesis.
+func tpProcessTicks(pid int) (float64, error) {
+	if pid == 0 {
+		return 0, fmt.Errorf("not running")
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	text := string(data)
+	fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, fields[11], fields[12])
+	}
+	return utime + stime, nil
+}
+
+func tpArmFromSnapshots(before, after throughputSnapshot, pods int) throughputArm {
+	arm := throughputArm{CPUSeconds: map[string]float64{}, CPUSecondsPerPod: map[string]float64{}}
+	for name, t := range after.cpuTicks {
+		seconds := (t - before.cpuTicks[name]) / tpClockTicks
+		arm.CPUSeconds[name] = seconds
+		arm.CPUSecondsPerPod[name] = seconds / float64(pods)
+	}
+	attempts := after.scheduler.histogram("scheduler_scheduling_attempt_duration_seconds", nil).
+		minus(before.scheduler.histogram("scheduler_scheduling_attempt_duration_seconds", nil))
+	arm.AttemptDuration = attempts.summary(1000)
+	// The scheduling cycle proper (filter and score, extender calls
+	// included): the serial part, which caps throughput at 1/duration.
+	algorithm := after.scheduler.histogram("scheduler_scheduling_algorithm_duration_seconds", nil).
+		minus(before.scheduler.histogram("scheduler_scheduling_algorithm_duration_seconds", nil))
+	arm.AlgorithmDuration = algorithm.summary(1000)
+	arm.ScheduleAttempts = map[string]float64{}
+	for _, result := range after.scheduler.labelValues("scheduler_schedule_attempts_total", "result") {
+		match := map[string]string{"result": result}
+		arm.ScheduleAttempts[result] = after.scheduler.sum("scheduler_schedule_attempts_total", match) -
+			before.scheduler.sum("scheduler_schedule_attempts_total", match)
+	}
+	arm.SchedulerRateLimitWaitS = after.scheduler.sum("rest_client_rate_limiter_duration_seconds_sum", nil) -
+		before.scheduler.sum("rest_client_rate_limiter_duration_seconds_sum", nil)
+	arm.APIServerRejected = after.apiserver.sum("apiserver_flowcontrol_rejected_requests_total", nil) -
+		before.apiserver.sum("apiserver_flowcontrol_rejected_requests_total", nil)
+	arm.APIServerRequests = tpAPIServerRequests(before.apiserver, after.apiserver)
+	arm.APIServerWatchEvents = after.apiserver.sum("apiserver_watch_events_total", nil) -
+		before.apiserver.sum("apiserver_watch_events_total", nil)
+	arm.APIServerWatchBytes = after.apiserver.sum("apiserver_watch_events_sizes_sum", nil) -
+		before.apiserver.sum("apiserver_watch_events_sizes_sum", nil)
+	arm.APIServerTerminatedWatchers = after.apiserver.sum("apiserver_terminated_watchers_total", nil) -
+		before.apiserver.sum("apiserver_terminated_watchers_total", nil)
+	arm.GpuschedVerbs, arm.GpuschedBusyServerThreads = tpGpuschedVerbs(before.gpusched, after.gpusched, after.at.Sub(before.at))
+	return arm
+}
+
+// tpAPIServerRequests differences apiserver_request_total by verb, resource
+// and subresource, keeping codes other than 2xx apart.
+func tpAPIServerRequests(before, after tpSamples) map[string]float64 {
+	counts := map[string]float64{}
+	add := func(samples tpSamples, sign float64) {
+		for _, s := range samples {
+			if s.name != "apiserver_request_total" || s.labels["resource"] == "" {
+				continue
+			}
+			key := s.labels["verb"] + " " + s.labels["resource"]
+			if sub := s.labels["subresource"]; sub != "" {
+				key += "/" + sub
+			}
+			if code := s.labels["code"]; !strings.HasPrefix(code, "2") {
+				key += " code=" + code
+			}
+			counts[key] += sign * s.value
+		}
+	}
+	add(after, 1)
+	add(before, -1)
+	for key, n := range counts {
+		if n == 0 {
+			delete(counts, key)
+		}
+	}
+	return counts
+}
+
+// tpGpuschedVerbs summarizes gpusched's server time per verb over the arm,
+// and how many of its I/O threads were busy serving on average (server
+// time summed over requests / wall time).
+func tpGpuschedVerbs(before, after tpSamples, wall time.Duration) (map[string]tpVerbSummary, float64) {
+	const name = "gpusched_extender_request_duration_seconds"
+	verbs := map[string]tpVerbSummary{}
+	busy := 0.0
+	for _, verb := range after.labelValues(name+"_count", "verb") {
+		match := map[string]string{"verb": verb}
+		h := after.histogram(name, match).minus(before.histogram(name, match))
+		if h.count == 0 {
+			continue
+		}
+		s := h.summary(1e6)
+		requests := after.sum("gpusched_extender_requests_total", match) - before.sum("gpusched_extender_requests_total", match)
+		ok := map[string]string{"verb": verb, "code": "200"}
+		errors := requests - (after.sum("gpusched_extender_requests_total", ok) - before.sum("gpusched_extender_requests_total", ok))
+		verbs[verb] = tpVerbSummary{Count: s.Count, Errors: errors, MeanUs: s.Mean, P50Us: s.P50, P99Us: s.P99}
+		busy += h.sum
+	}
+	if wall <= 0 {
+		return verbs, 0
+	}
+	return verbs, busy / wall.Seconds()
+}
