@@ -35,13 +35,7 @@ func FailedSchedulingMessages(ctx context.Context, client kubernetes.Interface, 
 		return nil, fmt.Errorf("core/v1 events of %s/%s: %w", namespace, pod, err)
 	}
 	for _, e := range core.Items {
-		at := e.LastTimestamp.Time
-		if e.Series != nil {
-			at = e.Series.LastObservedTime.Time
-		} else if at.IsZero() {
-			at = e.EventTime.Time
-		}
-		seen[e.UID] = eventNote{e.UID, at, e.Message}
+		seen[e.UID] = eventNote{e.UID, coreEventTime(&e), e.Message}
 	}
 	// events.k8s.io field selectors are not documented as stable: filter
 	// here instead.
@@ -53,13 +47,7 @@ func FailedSchedulingMessages(ctx context.Context, client kubernetes.Interface, 
 		if e.Reason != FailedScheduling || e.Regarding.Kind != "Pod" || e.Regarding.Name != pod {
 			continue
 		}
-		at := e.EventTime.Time
-		if e.Series != nil {
-			at = e.Series.LastObservedTime.Time
-		} else if at.IsZero() {
-			at = e.DeprecatedLastTimestamp.Time
-		}
-		seen[e.UID] = eventNote{e.UID, at, e.Note}
+		seen[e.UID] = eventNote{e.UID, eventsV1Time(&e), e.Note}
 	}
 	notes := make([]eventNote, 0, len(seen))
 	for _, n := range seen {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -43,13 +44,7 @@ func FailedSchedulingByPod(ctx context.Context, client kubernetes.Interface, nam
 		if e.Reason != FailedScheduling || e.Regarding.Kind != "Pod" {
 			continue
 		}
-		at := e.EventTime.Time
-		if e.Series != nil {
-			at = e.Series.LastObservedTime.Time
-		} else if at.IsZero() {
-			at = e.DeprecatedLastTimestamp.Time
-		}
-		offer(e.Regarding.Name, at, e.Note)
+		offer(e.Regarding.Name, eventsV1Time(&e), e.Note)
 	}
 	messages := make(map[string]string, len(latest))
 	for pod, n := range latest {
@@ -58,6 +53,18 @@ func FailedSchedulingByPod(ctx context.Context, client kubernetes.Interface, nam
 	return messages, nil
 }
 
+// eventsV1Time is when an events.k8s.io/v1 Event last happened.
+func eventsV1Time(e *eventsv1.Event) time.Time {
+	switch {
+	case e.Series != nil:
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.DeprecatedLastTimestamp.Time
+}
+
+// coreEventTime is when a core/v1 Event last happened.
 func coreEventTime(e *corev1.Event) time.Time {
 	switch {
 	case e.Series != nil:
