@@ -83,12 +83,13 @@ func (c *ControlPlane) prepareBenchScheduler(opts BenchSchedulerOptions) (*Bench
 	}
 	// The fixture's flags (schedulerProcess) on another port; --v=2 as
 	// deploy/'s Deployment runs it, so per-pod logging costs what it costs
-	// in a cluster.
+	// in a cluster. /debug/pprof is open (loopback only) so that an arm can
+	// be profiled: curl -k https://127.0.0.1:PORT/debug/pprof/profile.
 	args := []string{
 		"--config=" + configFile,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ports[0]),
-		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
 		"--v=2",
 	}
 	return &BenchScheduler{
