@@ -152,6 +152,7 @@ void ExtenderService::GateFilter(const Pod& pod,
     if (!verdict.assigned_node.empty() && name == verdict.assigned_node) {
       visit(FitVerdict::Code::kFits, {});
     } else if (model_.FindNode(name) == nullptr) {
+      // Unresolvable like every other node here: the core decides.
       visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
     } else {
       visit(FitVerdict::Code::kInfeasible, reason);
@@ -207,7 +208,7 @@ void ExtenderService::FilterEach(const Pod& pod,
   }
   for (const NodeState* node : FindPrefetched(model_, nodes, shape)) {
     if (node == nullptr) {
-      visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
+      visit(FitVerdict::Code::kUnavailable, kUnknownNodeReason);
       continue;
     }
     const VerdictCache::Verdict verdict =
@@ -512,7 +513,7 @@ void ExtenderService::FilterInDoubt(const PlacedPod& placed,
     if (name == placed.node) {
       visit(FitVerdict::Code::kFits, {});
     } else if (model_.FindNode(name) == nullptr) {
-      visit(FitVerdict::Code::kInfeasible, kUnknownNodeReason);
+      visit(FitVerdict::Code::kUnavailable, kUnknownNodeReason);
     } else {
       visit(FitVerdict::Code::kUnavailable, reason);
     }

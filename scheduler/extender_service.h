@@ -21,6 +21,10 @@
 
 namespace gpusched {
 
+// A node kube-scheduler names that gpusched's watch has not delivered (yet):
+// a retryable verdict (FailedNodes), since the watch may be a moment behind
+// kube-scheduler's own; before the first complete list every verb answers
+// an Error instead.
 inline constexpr char kUnknownNodeReason[] = "node not known to gpusched";
 
 // Filter verdicts per node, in the order the nodes were asked about.

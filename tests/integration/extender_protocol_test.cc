@@ -38,8 +38,7 @@ TEST_F(ExtenderProtocolTest, ConstructedFilterFixtureFailsUnknownNodes) {
   EXPECT_EQ(result["NodeNames"], json::array());
   EXPECT_EQ(result["Error"], "");
   for (const char* node : {"gpu-node-a", "gpu-node-b", "gpu-node-c"}) {
-    EXPECT_EQ(result["FailedAndUnresolvableNodes"][node],
-              "node not known to gpusched");
+    EXPECT_EQ(result["FailedNodes"][node], "node not known to gpusched");
   }
 }
 

@@ -67,8 +67,9 @@ TEST_F(NotSyncedTest, OnceSyncedFilterJudgesNodes) {
   http::Response response = Post("/filter", kFilterBody);
   nlohmann::json body = nlohmann::json::parse(response.body);
   EXPECT_EQ(body["Error"], "");
-  // The model is empty, so both nodes are unknown: a verdict, not an error.
-  EXPECT_EQ(body["FailedAndUnresolvableNodes"].size(), 2u);
+  // The model is empty, so both nodes are unknown: a (retryable) verdict,
+  // not an error.
+  EXPECT_EQ(body["FailedNodes"].size(), 2u);
   EXPECT_EQ(api_.Ready(http::Request{}).status, 200);
 }
 

@@ -185,7 +185,7 @@ TEST_F(CachedFilterTest, ARemovedNodeIsUnknownAndItsReturnIsCheckedAfresh) {
   const Pod pod = MakePod("ml/p").Gpus(4);
   ASSERT_THAT(service_.Filter(pod, Names({"n1"})).passed, ElementsAre("n1"));
   ASSERT_TRUE(service_.RemoveNode("n1"));
-  EXPECT_THAT(service_.Filter(pod, Names({"n1"})).unresolvable,
+  EXPECT_THAT(service_.Filter(pod, Names({"n1"})).failed,
               ElementsAre(Pair("n1", kUnknownNodeReason)));
   service_.UpsertNodes({MakeNode("n1").Gpus(2)});
   EXPECT_THAT(service_.Filter(pod, Names({"n1"})).unresolvable,
