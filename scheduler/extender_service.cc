@@ -199,8 +199,10 @@ void ExtenderService::FilterEach(const Pod& pod,
   VerdictCache::Shape shape = cache.Lookup(FitSignature(view));
   GpuVerdictMemo memo;
   std::shared_lock lock(mu_);
-  if (!binds_in_doubt_.empty() && binds_in_doubt_.contains(PodUid(pod))) {
-    const PlacedPod* placed = model_.FindPodByUid(PodUid(pod));
+  if (!binds_in_doubt_.empty()) {
+    const std::string uid = PodUid(pod);
+    const PlacedPod* placed =
+        binds_in_doubt_.contains(uid) ? model_.FindPodByUid(uid) : nullptr;
     if (placed != nullptr && !placed->bound) {
       FilterInDoubt(*placed, nodes, visit);
       return;

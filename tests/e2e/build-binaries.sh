@@ -9,18 +9,13 @@
 # proxy (never straight from a VCS), checked against the committed go.sum.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-export PATH="$PATH:/usr/local/go/bin"
+source "$here/go-env.sh"
 command -v go >/dev/null || { echo "build-binaries: go not found" >&2; exit 3; }
-
-# Only the module proxy: drop a ",direct" fallback so nothing is cloned.
-proxy="$(go env GOPROXY)"
-proxy="${proxy%,direct}"; proxy="${proxy%|direct}"
-[[ -n "$proxy" && "$proxy" != direct && "$proxy" != off ]] || proxy=https://proxy.golang.org
-export GOPROXY="$proxy" GOFLAGS="-mod=readonly -trimpath -buildvcs=false"
+use_module_proxy
 
 k8s_release="$(cat "$here/k8s/RELEASE")"
 etcd_release="$(cat "$here/etcd/RELEASE")"
-key="$( (go version; cat "$0" "$here"/k8s/go.mod "$here"/k8s/go.sum \
+key="$( (go version; cat "$0" "$here/go-env.sh" "$here"/k8s/go.mod "$here"/k8s/go.sum \
           "$here"/etcd/go.mod "$here"/etcd/go.sum) | sha256sum | cut -c1-12)"
 root="${GPUSCHED_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpusched-e2e}"
 out="$root/k8s-$k8s_release-etcd-$etcd_release-$key"

@@ -14,7 +14,7 @@ build="$(cd "${1:?usage: prepare.sh BUILD_DIR}" && pwd)"
 out="$build/e2e"
 mkdir -p "$out"
 rm -f "$out/skip" "$out/env"
-export PATH="$PATH:/usr/local/go/bin"
+source "$here/go-env.sh"
 
 skip() {
   echo "e2e: skipped: $1" >&2
@@ -32,9 +32,7 @@ fi
 
 started=$SECONDS
 bin_dir="$("$here/build-binaries.sh" | tail -1)"
-proxy="$(go env GOPROXY)"; proxy="${proxy%,direct}"; proxy="${proxy%|direct}"
-[[ -n "$proxy" && "$proxy" != direct && "$proxy" != off ]] || proxy=https://proxy.golang.org
-export GOPROXY="$proxy" GOFLAGS="-mod=readonly -trimpath -buildvcs=false"
+use_module_proxy
 (cd "$here/suite" && go test -c -o "$out/e2e.test" . &&
   if [[ -d cmd/bench ]]; then go build -o "$out/e2e-bench" ./cmd/bench; fi)
 {

@@ -13,6 +13,7 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::BindOf;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
 using ::testing::ElementsAre;
@@ -29,13 +30,6 @@ class ScriptedSink : public BindSink {
   absl::Status result = absl::OkStatus();
   int calls = 0;
 };
-
-BindRequest BindOf(const Pod& pod, std::string node) {
-  return BindRequest{.pod_name = pod.meta.name,
-                     .pod_namespace = pod.meta.namespace_name,
-                     .pod_uid = pod.meta.uid,
-                     .node = std::move(node)};
-}
 
 class BindInDoubtTest : public ::testing::Test {
  protected:

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/extender_service.h"
 #include "scheduler/gpu_request.h"
 #include "scheduler/k8s_objects.h"
 #include "scheduler/resource_list.h"
@@ -245,6 +246,14 @@ inline NodeBuilder MakeNode(std::string name) {
 
 // A compact gpusched.io/gpu-topology annotation: two NVLink islands of four
 // GPUs (0-3 and 4-7, NV18 inside), joined only by SYS; island i on NUMA i.
+// The bind request kube-scheduler sends for `pod` on `node`.
+inline BindRequest BindOf(const Pod& pod, std::string node) {
+  return BindRequest{.pod_name = pod.meta.name,
+                     .pod_namespace = pod.meta.namespace_name,
+                     .pod_uid = pod.meta.uid,
+                     .node = std::move(node)};
+}
+
 inline std::string TwoIslandTopology() {
   std::string rows;
   for (int a = 0; a < 8; ++a) {

@@ -17,6 +17,7 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::BindOf;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
 using ::gpusched::testing::TwoIslandTopology;
@@ -29,13 +30,6 @@ constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
 
 std::vector<std::string> Names(std::initializer_list<const char*> names) {
   return {names.begin(), names.end()};
-}
-
-BindRequest BindOf(const Pod& pod, std::string node) {
-  return BindRequest{.pod_name = pod.meta.name,
-                     .pod_namespace = pod.meta.namespace_name,
-                     .pod_uid = pod.meta.uid,
-                     .node = std::move(node)};
 }
 
 // A running pod holding `ids` (whole GPUs) on `node`.

@@ -16,6 +16,7 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::BindOf;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
 using ::gpusched::testing::Req;
@@ -36,13 +37,6 @@ Pod Running(std::string key, std::string node, std::string ids) {
       .Gpus(count)
       .OnNode(std::move(node))
       .Annotation(kGpuIdsAnnotation, std::move(ids));
-}
-
-BindRequest BindOf(const Pod& pod, std::string node) {
-  return BindRequest{.pod_name = pod.meta.name,
-                     .pod_namespace = pod.meta.namespace_name,
-                     .pod_uid = pod.meta.uid,
-                     .node = std::move(node)};
 }
 
 TEST(NodeGeneration, ChangesWithEveryPodAndNodeUpdate) {

@@ -1,7 +1,6 @@
 package suite_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -14,7 +13,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"gpusched.io/e2e/suite/controlplane"
@@ -41,7 +41,10 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects := decodeAll(t, rendered)
+	objects, err := controlplane.DecodeObjects(bytes.NewReader(rendered))
+	if err != nil {
+		t.Fatal(err)
+	}
 	applied := strings.Fields(string(out))
 	if len(applied) != len(objects) {
 		t.Fatalf("dry run accepted %d objects, kustomize rendered %d:\n%s", len(applied), len(objects), out)
@@ -51,42 +54,13 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	checkSchedulerConfigMap(t, cp.Repo, objects)
 }
 
-type object struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-	raw []byte
-}
-
-func decodeAll(t *testing.T, docs []byte) []object {
-	t.Helper()
-	reader := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(docs)))
-	var objects []object
-	for {
-		doc, err := reader.Read()
-		if err != nil {
-			break
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		var o object
-		if err := sigsyaml.Unmarshal(doc, &o); err != nil {
-			t.Fatalf("rendered object: %v", err)
-		}
-		o.raw = doc
-		objects = append(objects, o)
-	}
-	return objects
-}
-
-func find(t *testing.T, objects []object, kind, namePrefix string, into any) {
+// find converts the first rendered object of `kind` whose name starts with
+// namePrefix (generated ConfigMaps carry a hash suffix) into `into`.
+func find(t *testing.T, objects []*unstructured.Unstructured, kind, namePrefix string, into any) {
 	t.Helper()
 	for _, o := range objects {
-		if o.Kind == kind && strings.HasPrefix(o.Metadata.Name, namePrefix) {
-			if err := sigsyaml.Unmarshal(o.raw, into); err != nil {
+		if o.GetKind() == kind && strings.HasPrefix(o.GetName(), namePrefix) {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -97,7 +71,7 @@ func find(t *testing.T, objects []object, kind, namePrefix string, into any) {
 
 // The gpusched container follows the cluster (live mode, in-cluster), and
 // kube-scheduler is the release the suite pins.
-func checkDeployment(t *testing.T, objects []object) {
+func checkDeployment(t *testing.T, objects []*unstructured.Unstructured) {
 	t.Helper()
 	var deployment appsv1.Deployment
 	find(t, objects, "Deployment", "gpusched", &deployment)
@@ -118,7 +92,7 @@ func checkDeployment(t *testing.T, objects []object) {
 
 // ClusterRole gpusched grants exactly what gpusched's code calls; the other
 // tests fail on a 403 when it grants too little.
-func checkExtenderRole(t *testing.T, objects []object) {
+func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 	t.Helper()
 	var role rbacv1.ClusterRole
 	find(t, objects, "ClusterRole", "gpusched", &role)
@@ -147,7 +121,7 @@ func checkExtenderRole(t *testing.T, objects []object) {
 
 // The ConfigMap is generated from deploy/kube-scheduler-config.yaml (one
 // copy), and no managedResources lets a CPU-only gang member skip gpusched.
-func checkSchedulerConfigMap(t *testing.T, repo string, objects []object) {
+func checkSchedulerConfigMap(t *testing.T, repo string, objects []*unstructured.Unstructured) {
 	t.Helper()
 	var cm corev1.ConfigMap
 	find(t, objects, "ConfigMap", "gpusched-scheduler-config", &cm)

@@ -3,13 +3,9 @@ package cluster
 import (
 	"fmt"
 	"sort"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 )
-
-// faultReplicasLabel says how many pods share each GPU of a time-sliced node.
-const faultReplicasLabel = "nvidia.com/gpu.replicas"
 
 // GpuLedger is the GPU assignment as the API server shows it, read from
 // the gpusched.io/gpu-ids annotation of every pod that holds a node. It is
@@ -42,7 +38,7 @@ func NewGpuLedger(nodes []corev1.Node, pods []corev1.Pod) *GpuLedger {
 	l := &GpuLedger{Nodes: map[string]*LedgerNode{}}
 	for i := range nodes {
 		n := &nodes[i]
-		replicas := faultReplicas(n)
+		replicas := GpuReplicas(n)
 		allocatable := n.Status.Allocatable[corev1.ResourceName(GpuResource)]
 		l.Nodes[n.Name] = &LedgerNode{Node: n, Replicas: replicas,
 			Gpus: int(allocatable.Value()) / replicas, Holders: map[int][]string{}}
@@ -61,22 +57,9 @@ func NewGpuLedger(nodes []corev1.Node, pods []corev1.Pod) *GpuLedger {
 	return l
 }
 
-func faultReplicas(node *corev1.Node) int {
-	r, err := strconv.Atoi(node.Labels[faultReplicasLabel])
-	if err != nil || r < 1 {
-		return 1
-	}
-	return r
-}
-
-// PodGpus is the pod's nvidia.com/gpu request (all containers).
+// PodGpus is the pod's effective nvidia.com/gpu request.
 func PodGpus(pod *corev1.Pod) int {
-	n := 0
-	for _, c := range pod.Spec.Containers {
-		q := c.Resources.Requests[corev1.ResourceName(GpuResource)]
-		n += int(q.Value())
-	}
-	return n
+	return int(Requested(pod, GpuResource))
 }
 
 func (l *GpuLedger) problemf(format string, args ...any) {
@@ -162,12 +145,12 @@ func (n *LedgerNode) FreeIDs() []int {
 }
 
 // FitsOn reports whether the pod could still be placed on the node: the
-// node faultAdmits it (not cordoned, taints faultTolerated, node selector met) and
+// node Admits it (not cordoned, taints tolerated, node selector met) and
 // has as many devices with room as the pod requests, whichever they are
 // (the pod asks for no topology).
 func (l *GpuLedger) FitsOn(pod *corev1.Pod, name string) bool {
 	node := l.Nodes[name]
-	if node == nil || !faultAdmits(node.Node, pod) {
+	if node == nil || !Admits(node.Node, pod) {
 		return false
 	}
 	return len(node.FreeIDs()) >= PodGpus(pod)
@@ -187,47 +170,4 @@ func (l *GpuLedger) Fitting() []string {
 		}
 	}
 	return out
-}
-
-// faultAdmits is what kube-scheduler's and gpusched's node checks say for a pod
-// asking for no affinity: schedulable, NoSchedule and NoExecute taints
-// faultTolerated, nodeSelector matched.
-func faultAdmits(node *corev1.Node, pod *corev1.Pod) bool {
-	if node.Spec.Unschedulable {
-		return false
-	}
-	for i := range node.Spec.Taints {
-		taint := &node.Spec.Taints[i]
-		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
-			continue
-		}
-		if !faultTolerated(pod, taint) {
-			return false
-		}
-	}
-	for key, value := range pod.Spec.NodeSelector {
-		if node.Labels[key] != value {
-			return false
-		}
-	}
-	return true
-}
-
-// faultTolerated matches tolerations as the Equal and Exists operators do.
-func faultTolerated(pod *corev1.Pod, taint *corev1.Taint) bool {
-	for _, t := range pod.Spec.Tolerations {
-		if t.Effect != "" && t.Effect != taint.Effect {
-			continue
-		}
-		if t.Key == "" && t.Operator == corev1.TolerationOpExists {
-			return true
-		}
-		if t.Key != taint.Key {
-			continue
-		}
-		if t.Operator == corev1.TolerationOpExists || t.Value == taint.Value {
-			return true
-		}
-	}
-	return false
 }

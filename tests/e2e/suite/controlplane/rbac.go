@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -21,38 +19,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// RenderDeploy returns the objects of deploy/: `kubectl kustomize deploy/`
-// when deploy/kustomization.yaml exists, else deploy/manifests/*.yaml.
+// RenderDeploy returns the objects of deploy/ as `kubectl kustomize
+// deploy/` renders them, which is what `kubectl apply -k deploy/` applies.
 func RenderDeploy(repo, kubectl string) ([]*unstructured.Unstructured, error) {
 	deploy := filepath.Join(repo, "deploy")
-	if _, err := os.Stat(filepath.Join(deploy, "kustomization.yaml")); err == nil {
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(kubectl, "kustomize", deploy)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("kubectl kustomize %s: %w\n%s", deploy, err, stderr.String())
-		}
-		return DecodeObjects(&stdout)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(kubectl, "kustomize", deploy)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("kubectl kustomize %s: %w\n%s", deploy, err, stderr.String())
 	}
-	files, err := filepath.Glob(filepath.Join(deploy, "manifests", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("deploy: neither %s/kustomization.yaml nor manifests/*.yaml", deploy)
-	}
-	sort.Strings(files)
-	var all []*unstructured.Unstructured
-	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("deploy: %w", err)
-		}
-		objs, err := DecodeObjects(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("deploy %s: %w", file, err)
-		}
-		all = append(all, objs...)
-	}
-	return all, nil
+	return DecodeObjects(&stdout)
 }
 
 // DecodeObjects reads multi-document YAML (or JSON), expanding `kind: List`
