@@ -44,8 +44,12 @@ struct KubeClientOptions {
   // Asked of the server as timeoutSeconds; it then ends the watch and the
   // caller re-watches. The client gives up on a silent stream 30 s later.
   std::chrono::seconds watch_timeout{300};
-  // Kept-alive connections held between calls.
-  size_t max_idle_connections = 4;
+  // Kept-alive connections held between calls. As many as the server's
+  // blocking pool (http::ServerOptions::blocking_threads) has binds in
+  // flight: with fewer, every bind past the pool's size opened a fresh TLS
+  // connection, and the handshakes cost the API server about 1 ms of CPU
+  // per pod in the kube-scheduler throughput benchmark.
+  size_t max_idle_connections = 16;
   // How long a token read from KubeConfig::token_file is used before the
   // file is read again (kubelet rotates projected tokens).
   std::chrono::seconds token_reload{60};
