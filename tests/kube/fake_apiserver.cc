@@ -2,45 +2,18 @@
 
 #include <sys/socket.h>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#include <condition_variable>
-#include <deque>
-#include <map>
-#include <mutex>
-#include <thread>
-#include <vector>
+
+#include "tests/kube/fake_apiserver_impl.h"
 
 namespace gpusched::kube::testing {
 namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
-using Request = bhttp::request<bhttp::string_body>;
-using Query = std::map<std::string, std::string, std::less<>>;
 using Clock = std::chrono::steady_clock;
-
-struct Event {
-  int64_t version;
-  std::string kind;  // "nodes" | "pods"
-  std::string type;
-  Json object;
-};
-
-struct Reply {
-  int status = 200;
-  Json body;
-};
-
-Json Status(int code, std::string_view reason, std::string_view message) {
-  return Json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
-              {"message", message}, {"reason", reason},   {"code", code}};
-}
 
 std::string PercentDecode(std::string_view text) {
   std::string out;
@@ -81,72 +54,51 @@ std::string Line(std::string_view type, const Json& object) {
 
 }  // namespace
 
-class FakeApiServer::Impl {
- public:
-  explicit Impl(FakeApiServerOptions options)
-      : options_(std::move(options)),
-        acceptor_(io_, tcp::endpoint(asio::ip::address_v4::loopback(), 0)) {
-    accept_thread_ = std::thread([this] { AcceptLoop(); });
-  }
-  ~Impl() { Shutdown(); }
+Json Status(int code, std::string_view reason, std::string_view message) {
+  return Json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+              {"message", message}, {"reason", reason},   {"code", code}};
+}
 
-  uint16_t port() const { return acceptor_.local_endpoint().port(); }
-  const FakeApiServerOptions& options() const { return options_; }
+Reply NotFound(std::string_view resource, std::string_view name) {
+  return {404, Status(404, "NotFound",
+                      std::string(resource) + " \"" + std::string(name) +
+                          "\" not found")};
+}
 
-  void Put(const std::string& kind, const std::string& key, Json object,
-           std::string_view type) {
-    std::lock_guard lock(mu_);
-    Store(kind)[key] = object;
-    Record(kind, type, Store(kind)[key]);
-  }
-  void Erase(const std::string& kind, std::string_view key, bool watched);
-  void Edit(std::string_view key, const std::function<void(Json&)>& edit);
-  Json Get(std::string_view key) const {
-    std::lock_guard lock(mu_);
-    auto it = pods_.find(key);
-    return it == pods_.end() ? Json() : it->second;
-  }
-  int Count(std::string_view what) const {
-    std::lock_guard lock(mu_);
-    auto it = counts_.find(what);
-    return it == counts_.end() ? 0 : it->second;
-  }
+FakeApiServer::Impl::Impl(FakeApiServerOptions options)
+    : options_(std::move(options)),
+      acceptor_(io_, tcp::endpoint(asio::ip::address_v4::loopback(), 0)) {
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
+}
 
- private:
-  std::map<std::string, Json, std::less<>>& Store(std::string_view kind) {
-    return kind == "nodes" ? nodes_ : pods_;
-  }
-  void Record(std::string_view kind, std::string_view type, Json& object);
-  void AcceptLoop();
-  void Serve(tcp::socket socket);
-  bool Handle(tcp::socket& socket, const Request& request);
-  Reply Route(const Request& request, std::string_view path,
-              const Query& query);
-  Reply List(std::string_view kind, const Query& query);
-  Reply PodCall(const Request& request, std::string_view key, bool binding);
-  Reply Patch(const Request& request, Json& pod);
-  Reply Bind(const Request& request, Json& pod);
-  void Watch(tcp::socket& socket, std::string_view kind, const Query& query);
-  std::vector<std::string> PendingLocked(std::string_view kind,
-                                         int64_t& sent) const;
-  void Shutdown();
+Store& FakeApiServer::Impl::StoreOf(std::string_view kind) {
+  return kind == "nodes" ? nodes_ : kind == "pods" ? pods_ : podgroups_;
+}
 
-  const FakeApiServerOptions options_;
-  asio::io_context io_;
-  tcp::acceptor acceptor_;
-  std::thread accept_thread_;
+const Store& FakeApiServer::Impl::StoreOf(std::string_view kind) const {
+  return kind == "nodes" ? nodes_ : kind == "pods" ? pods_ : podgroups_;
+}
 
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  std::map<std::string, Json, std::less<>> nodes_, pods_;
-  int64_t version_ = 1;
-  int64_t compacted_ = 0;  // watches from an older version get a 410
-  std::deque<Event> events_;
-  std::map<std::string, int, std::less<>> counts_;
-  bool stopping_ = false;
-  std::vector<int> open_fds_;
-  std::vector<std::thread> threads_;
-};
+void FakeApiServer::Impl::Put(const std::string& kind, const std::string& key,
+                              Json object, std::string_view type) {
+  std::lock_guard lock(mu_);
+  StoreOf(kind)[key] = object;
+  Record(kind, type, StoreOf(kind)[key]);
+}
+
+Json FakeApiServer::Impl::Get(std::string_view kind,
+                              std::string_view key) const {
+  std::lock_guard lock(mu_);
+  const Store& store = StoreOf(kind);
+  auto it = store.find(key);
+  return it == store.end() ? Json() : it->second;
+}
+
+int FakeApiServer::Impl::Count(std::string_view what) const {
+  std::lock_guard lock(mu_);
+  auto it = counts_.find(what);
+  return it == counts_.end() ? 0 : it->second;
+}
 
 void FakeApiServer::Impl::Record(std::string_view kind, std::string_view type,
                                  Json& object) {
@@ -160,7 +112,7 @@ void FakeApiServer::Impl::Record(std::string_view kind, std::string_view type,
 void FakeApiServer::Impl::Erase(const std::string& kind, std::string_view key,
                                 bool watched) {
   std::lock_guard lock(mu_);
-  auto& store = Store(kind);
+  auto& store = StoreOf(kind);
   auto it = store.find(key);
   if (it == store.end()) return;
   Json object = it->second;
@@ -247,26 +199,38 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
     return List(path.substr(8), query);
   }
   constexpr std::string_view kNamespaces = "/api/v1/namespaces/";
+  constexpr std::string_view kEvents = "/apis/events.k8s.io/v1/namespaces/";
   if (path.starts_with(kNamespaces)) {
     std::string_view rest = path.substr(kNamespaces.size());
-    size_t slash = rest.find("/pods/");
+    const size_t slash = rest.find("/pods/");
     if (slash != std::string_view::npos) {
+      std::string_view name = rest.substr(slash + 6);
+      const size_t sub = name.find('/');
       std::string key = std::string(rest.substr(0, slash)) + "/" +
-                        std::string(rest.substr(slash + 6));
-      bool binding = key.ends_with("/binding");
-      if (binding) key.resize(key.size() - 8);
-      // The status subresource patches the same object here.
-      if (key.ends_with("/status")) key.resize(key.size() - 7);
-      return PodCall(request, key, binding);
+                        std::string(name.substr(0, sub));
+      return PodCall(request, key,
+                     sub == std::string_view::npos ? "" : name.substr(sub + 1));
+    }
+  } else if (path.starts_with(kEvents) && path.ends_with("/events") &&
+             request.method() == bhttp::verb::post) {
+    std::string_view ns = path.substr(kEvents.size());
+    return CreateEvent(request, ns.substr(0, ns.find('/')));
+  } else if (path.starts_with("/apis/") && path.find("/podgroups/") !=
+                                                std::string_view::npos) {
+    const size_t at = path.find("/namespaces/");
+    if (at != std::string_view::npos) {
+      return PodGroupCall(request, path.substr(6, at - 6),
+                          path.substr(at + 12));
     }
   }
-  return {404, Status(404, "NotFound", "the server could not find it")};
+  return {404, Status(404, "NotFound",
+                      "the server could not find the requested resource")};
 }
 
 Reply FakeApiServer::Impl::List(std::string_view kind, const Query& query) {
   std::lock_guard lock(mu_);
   ++counts_["LIST " + std::string(kind)];
-  const auto& store = Store(kind);
+  const auto& store = StoreOf(kind);
   size_t limit = query.contains("limit") ? std::stoul(query.at("limit")) : 0;
   auto it = query.contains("continue") ? store.upper_bound(query.at("continue"))
                                        : store.begin();
@@ -282,77 +246,6 @@ Reply FakeApiServer::Impl::List(std::string_view kind, const Query& query) {
                     {"apiVersion", "v1"},
                     {"metadata", metadata},
                     {"items", items}}};
-}
-
-Reply FakeApiServer::Impl::PodCall(const Request& request, std::string_view key,
-                                   bool binding) {
-  std::lock_guard lock(mu_);
-  auto it = pods_.find(key);
-  const bool get = request.method() == bhttp::verb::get && !binding;
-  const bool patch = request.method() == bhttp::verb::patch && !binding;
-  const bool post = request.method() == bhttp::verb::post && binding;
-  ++counts_[get     ? "GET pod"
-            : patch ? "PATCH pod"
-            : post  ? "POST binding"
-                    : "OTHER"];
-  if (!get && !patch && !post) {
-    return {405, Status(405, "MethodNotAllowed", "method not allowed")};
-  }
-  if (it == pods_.end()) {
-    std::string name(key.substr(key.find('/') + 1));
-    return {404, Status(404, "NotFound", "pods \"" + name + "\" not found")};
-  }
-  if (get) return {200, it->second};
-  return patch ? Patch(request, it->second) : Bind(request, it->second);
-}
-
-Reply FakeApiServer::Impl::Patch(const Request& request, Json& pod) {
-  if (request[bhttp::field::content_type] != "application/merge-patch+json") {
-    return {415, Status(415, "UnsupportedMediaType",
-                        "the body of the request was in an unknown format")};
-  }
-  Json patch = Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-  if (patch.is_discarded()) {
-    return {400, Status(400, "BadRequest", "invalid JSON in patch")};
-  }
-  pod.merge_patch(patch);
-  Record("pods", "MODIFIED", pod);
-  return {200, pod};
-}
-
-// As the registry's pod binding storage: UID precondition, then "already
-// assigned" whatever the node, then spec.nodeName, with the Binding's own
-// annotations merged into the pod's in the same write.
-Reply FakeApiServer::Impl::Bind(const Request& request, Json& pod) {
-  Json binding =
-      Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-  if (binding.is_discarded() || binding.value("kind", "") != "Binding") {
-    return {400, Status(400, "BadRequest", "not a Binding")};
-  }
-  const std::string name = pod["metadata"]["name"];
-  const std::string uid = binding["metadata"].value("uid", "");
-  const std::string node = binding["target"].value("name", "");
-  if (!uid.empty() && uid != pod["metadata"]["uid"]) {
-    return {409, Status(409, "Conflict",
-                        "Precondition failed: UID in precondition: " + uid +
-                            ", UID in object meta: " +
-                            pod["metadata"]["uid"].get<std::string>())};
-  }
-  const std::string bound = pod["spec"].value("nodeName", "");
-  if (!bound.empty()) {
-    return {409, Status(409, "Conflict",
-                        "Operation cannot be fulfilled on pods/binding \"" +
-                            name + "\": pod " + name +
-                            " is already assigned to node \"" + bound + "\"")};
-  }
-  pod["spec"]["nodeName"] = node;
-  if (binding["metadata"].contains("annotations")) {
-    for (const auto& [key, value] : binding["metadata"]["annotations"].items()) {
-      pod["metadata"]["annotations"][key] = value;
-    }
-  }
-  Record("pods", "MODIFIED", pod);
-  return {201, Json{{"kind", "Status"}, {"status", "Success"}, {"code", 201}}};
 }
 
 // Events of `kind` newer than `sent` as lines; advances `sent`.
@@ -468,7 +361,38 @@ void FakeApiServer::DeletePod(std::string_view key) {
   impl_->Erase("pods", key, /*watched=*/true);
 }
 
-Json FakeApiServer::Pod(std::string_view key) const { return impl_->Get(key); }
+Json FakeApiServer::Pod(std::string_view key) const {
+  return impl_->Get("pods", key);
+}
+
+void FakeApiServer::AddPodGroup(Json group) {
+  const std::string api = group["apiVersion"];
+  const std::string key = api.substr(0, api.find('/')) + "/" +
+                          group["metadata"]["namespace"].get<std::string>() +
+                          "/" + group["metadata"]["name"].get<std::string>();
+  impl_->Put("podgroups", key, std::move(group), "ADDED");
+}
+
+Json FakeApiServer::PodGroup(std::string_view api_group,
+                             std::string_view key) const {
+  return impl_->Get("podgroups",
+                    std::string(api_group) + "/" + std::string(key));
+}
+
+void FakeApiServer::BlockEvictions(std::string_view key,
+                                   std::string_view budget) {
+  impl_->BlockEvictions(key, budget);
+}
+
+void FakeApiServer::RaceNextGets(std::string_view key, int gets) {
+  impl_->RaceNextGets(key, gets);
+}
+
+std::vector<Json> FakeApiServer::Events() const { return impl_->Events(); }
+
+void FakeApiServer::SetEventDelay(std::chrono::milliseconds delay) {
+  impl_->SetEventDelay(delay);
+}
 
 int FakeApiServer::Count(std::string_view what) const {
   return impl_->Count(what);

@@ -7,11 +7,25 @@
 // check, and watch bodies that stream (chunked) while the connection stays
 // open, which a whole-response server cannot produce.
 //
+// Also: pods/status, pods/eviction (policy/v1), events.k8s.io/v1 Events and
+// the two PodGroup CRDs (Volcano's and coscheduling's).
+//
 // Faithful details: every change bumps a global resourceVersion; a watch
 // from a compacted version answers 200 with an ERROR event carrying a 410
 // Status (as the real server does); a watch stays open for `watch_hold` and
 // then ends with a BOOKMARK (real servers end watches on timeoutSeconds);
-// binding an already bound pod is a 409 whatever the node.
+// binding an already bound pod is a 409 whatever the node. A merge patch
+// that carries metadata.resourceVersion is refused with 409 unless it is
+// the stored one; a pod's main resource ignores status and its status
+// subresource changes only status; pod updates follow the API server's
+// validation: scheduling gates may only be removed, and spec.affinity may
+// change only while the pod is gated, its required node affinity only by
+// appending requirements to each existing term (422 otherwise). Eviction
+// honours the UID precondition (409) and deletes the pod at once (no grace
+// period). Events are validated as events.k8s.io/v1 requires and named
+// from generateName. Volcano's PodGroup CRD has no status subresource
+// (.../status is a 404, the main resource takes status); coscheduling's
+// has one.
 #ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_H_
 #define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_H_
 
@@ -21,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/kube/kube_config.h"
 #include "nlohmann/json.hpp"
@@ -58,8 +73,28 @@ class FakeApiServer {
   // The stored pod ("namespace/name"), or null.
   Json Pod(std::string_view key) const;
   // Requests seen, by "METHOD kind": "LIST nodes", "WATCH pods", "GET pod",
-  // "PATCH pod", "POST binding", "DENIED" (bad token).
+  // "PATCH pod", "PATCH pod/status", "POST binding", "POST eviction",
+  // "POST event", "GET podgroup", "PATCH podgroup", "PATCH podgroup/status",
+  // "DENIED" (bad token).
   int Count(std::string_view what) const;
+
+  // Evictions of pod `key` answer 429 as the API server does for a pod
+  // whose PodDisruptionBudget `budget` allows no disruption.
+  void BlockEvictions(std::string_view key, std::string_view budget);
+  // Each of the next `gets` GETs of pod `key` is followed by another
+  // writer's update (its resourceVersion moves on), so a write that carries
+  // the version read loses the race with a 409.
+  void RaceNextGets(std::string_view key, int gets);
+  // Events created, oldest first.
+  std::vector<Json> Events() const;
+  // Each Event create waits this long before it answers: a slow server.
+  void SetEventDelay(std::chrono::milliseconds delay);
+  // Stores a PodGroup; its apiVersion (scheduling.volcano.sh/v1beta1 or
+  // scheduling.x-k8s.io/v1alpha1) says which CRD.
+  void AddPodGroup(Json group);
+  // The stored PodGroup of API group `api_group` ("scheduling.volcano.sh")
+  // and `key` ("namespace/name"), or null.
+  Json PodGroup(std::string_view api_group, std::string_view key) const;
 
  private:
   class Impl;
@@ -71,6 +106,12 @@ Json GpuNode(std::string_view name, int gpus);
 // A pod asking for `gpus` GPUs; bound to `node` when not empty; phase
 // Running when bound, else Pending.
 Json GpuPod(std::string_view key, int gpus, std::string_view node = "");
+// `pod` held by the scheduling gates `gates` (as gpusched's webhook holds it).
+Json Gated(Json pod, const std::vector<std::string>& gates);
+// PodGroups ("namespace/name") of Volcano (scheduling.volcano.sh/v1beta1)
+// and of coscheduling (scheduling.x-k8s.io/v1alpha1).
+Json VolcanoPodGroup(std::string_view key, int min_member);
+Json CoschedulingPodGroup(std::string_view key, int min_member);
 
 }  // namespace gpusched::kube::testing
 

@@ -1,5 +1,6 @@
 // JSON builders for the fake API server's nodes and pods.
 #include <string>
+#include <vector>
 
 #include "tests/kube/fake_apiserver.h"
 
@@ -44,6 +45,36 @@ Json GpuPod(std::string_view key, int gpus, std::string_view node) {
        {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}}},
       {"spec", spec},
       {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+}
+
+Json Gated(Json pod, const std::vector<std::string>& gates) {
+  Json list = Json::array();
+  for (const std::string& gate : gates) list.push_back({{"name", gate}});
+  pod["spec"]["schedulingGates"] = list;
+  return pod;
+}
+
+namespace {
+
+Json PodGroupOf(std::string_view api, std::string_view key, int min_member) {
+  const size_t slash = key.find('/');
+  return Json{{"apiVersion", api},
+              {"kind", "PodGroup"},
+              {"metadata",
+               {{"name", key.substr(slash + 1)},
+                {"namespace", key.substr(0, slash)},
+                {"uid", "pg-uid-" + std::string(key.substr(slash + 1))}}},
+              {"spec", {{"minMember", min_member}}}};
+}
+
+}  // namespace
+
+Json VolcanoPodGroup(std::string_view key, int min_member) {
+  return PodGroupOf("scheduling.volcano.sh/v1beta1", key, min_member);
+}
+
+Json CoschedulingPodGroup(std::string_view key, int min_member) {
+  return PodGroupOf("scheduling.x-k8s.io/v1alpha1", key, min_member);
 }
 
 }  // namespace gpusched::kube::testing

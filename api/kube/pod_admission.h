@@ -1,0 +1,94 @@
+// Carries two of the queueing core's decisions out to the API server:
+// "admit this member pod on node N" and "clear a rolled-back admission".
+//
+// A pod that carries the scheduling gate gpusched.io/admission (added by
+// gpusched's mutating webhook) is admitted by pinning it to the node and
+// lifting the gate in one write; kube-scheduler then places it there at
+// once. A pod without the gate falls back to the label + nominatedNodeName
+// path, which only steers kube-scheduler.
+//
+// Outcomes are values (AdmitResult, ClearResult); an absl::Status is a fault:
+// a transport error, an answer the API server should not give, or a write
+// that still conflicted after kMaxAdmitAttempts tries.
+#ifndef GPUSCHED_API_KUBE_POD_ADMISSION_H_
+#define GPUSCHED_API_KUBE_POD_ADMISSION_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "api/kube/kube_client.h"
+
+namespace gpusched::kube {
+
+// The scheduling gate gpusched's webhook puts on the pods it queues.
+inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
+
+// How often Admit re-reads the pod after a 409 (another writer changed it
+// between our GET and our PATCH: kubelet, a controller, kube-scheduler).
+inline constexpr int kMaxAdmitAttempts = 4;
+
+// One pod. An empty uid matches any pod of that name; a set uid makes a pod
+// recreated under the same name count as gone.
+struct PodTarget {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+};
+
+enum class AdmitOutcome {
+  kUngated,          // gate lifted, required node affinity pins the node
+  kNominated,        // no gate: label, annotation and nominatedNodeName set
+  kAlreadyAdmitted,  // the pod already says so: nothing was written
+  kPodGone,          // 404, or another pod (uid) under that name
+  kNodeConflict,     // bound to, or pinned by an earlier admission to,
+                     // another node: this admission cannot take effect
+};
+
+struct AdmitResult {
+  AdmitOutcome outcome;
+  std::string message;  // for logs and explanations
+};
+
+// Admits `pod` on `node`. Reads the pod first, then writes with its
+// resourceVersion as a precondition (a 409 re-reads and retries).
+//
+// Gated pod, one merge patch: the required node affinity gains a
+// matchFields requirement metadata.name In [node] in every existing
+// nodeSelectorTerm (the API server only lets a gated pod's required
+// affinity narrow; every other requirement is kept verbatim) or in a new
+// term; our gate leaves spec.schedulingGates (other gates stay); label
+// gpusched.io/admitted=true and annotation gpusched.io/assigned-node=node.
+//
+// Pod without the gate: the label and annotation, then status
+// nominatedNodeName (the label change makes kube-scheduler requeue the pod
+// at once; the nominated node is evaluated first, so the node is found
+// even when kube-scheduler samples only a share of the nodes).
+absl::StatusOr<AdmitResult> AdmitPod(KubeClient& client, const PodTarget& pod,
+                                     std::string_view node,
+                                     const CallOptions& call = {});
+
+enum class ClearOutcome {
+  kCleared,
+  kPodGone,  // nothing to clear: 404 or another pod under that name
+};
+
+struct ClearResult {
+  ClearOutcome outcome;
+  std::string message;
+};
+
+// Removes the admitted label, the assigned-node annotation and
+// status.nominatedNodeName, with the pod's uid (when set) as precondition.
+// An ungated pod keeps its node affinity and stays ungated: Kubernetes
+// allows neither to be undone, so a later admission of it must name the
+// same node (else AdmitPod answers kNodeConflict).
+absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
+                                           const PodTarget& pod,
+                                           const CallOptions& call = {});
+
+std::string_view AdmitOutcomeName(AdmitOutcome outcome);
+
+}  // namespace gpusched::kube
+
+#endif  // GPUSCHED_API_KUBE_POD_ADMISSION_H_

@@ -1,0 +1,133 @@
+// The fake API server's insides, shared by its source files:
+// fake_apiserver.cc (connections, routing, list and watch), fake_pods.cc
+// (pod GET/PATCH, binding, eviction) and fake_resources.cc (Events and
+// PodGroups). Internal to the tests.
+#ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
+#define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "tests/kube/fake_apiserver.h"
+
+namespace gpusched::kube::testing {
+
+namespace bhttp = boost::beast::http;
+using Request = bhttp::request<bhttp::string_body>;
+using Query = std::map<std::string, std::string, std::less<>>;
+using Store = std::map<std::string, Json, std::less<>>;
+
+struct Reply {
+  int status = 200;
+  Json body;
+};
+
+// A Kubernetes Status object for an error answer.
+Json Status(int code, std::string_view reason, std::string_view message);
+// 404 for a named object: `resource "name" not found`.
+Reply NotFound(std::string_view resource, std::string_view name);
+
+// Which part of an object a merge patch may change: the main resource of
+// a kind with a status subresource ignores status, the subresource
+// changes only status, a kind without one takes everything.
+enum class PatchScope { kAllButStatus, kStatusOnly, kAll };
+
+class FakeApiServer::Impl {
+ public:
+  explicit Impl(FakeApiServerOptions options);
+  ~Impl() { Shutdown(); }
+
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  const FakeApiServerOptions& options() const { return options_; }
+
+  void Put(const std::string& kind, const std::string& key, Json object,
+           std::string_view type);
+  void Erase(const std::string& kind, std::string_view key, bool watched);
+  void Edit(std::string_view key, const std::function<void(Json&)>& edit);
+  Json Get(std::string_view kind, std::string_view key) const;
+  int Count(std::string_view what) const;
+
+  // Test hooks (fake_pods.cc, fake_resources.cc).
+  void BlockEvictions(std::string_view key, std::string_view budget);
+  void RaceNextGets(std::string_view key, int gets);
+  std::vector<Json> Events() const;
+  void SetEventDelay(std::chrono::milliseconds delay);
+
+ private:
+  Store& StoreOf(std::string_view kind);
+  const Store& StoreOf(std::string_view kind) const;
+  void Record(std::string_view kind, std::string_view type, Json& object);
+  void AcceptLoop();
+  void Serve(boost::asio::ip::tcp::socket socket);
+  bool Handle(boost::asio::ip::tcp::socket& socket, const Request& request);
+  Reply Route(const Request& request, std::string_view path,
+              const Query& query);
+  Reply List(std::string_view kind, const Query& query);
+  void Watch(boost::asio::ip::tcp::socket& socket, std::string_view kind,
+             const Query& query);
+  std::vector<std::string> PendingLocked(std::string_view kind,
+                                         int64_t& sent) const;
+  void Shutdown();
+
+  // fake_pods.cc
+  Reply PodCall(const Request& request, std::string_view key,
+                std::string_view subresource);
+  Reply PatchPod(const Request& request, Json& pod, bool status);
+  Reply Bind(const Request& request, Json& pod);
+  Reply Evict(const Request& request, std::string_view key);
+  // The patched object, or the error answer; checks the content type and
+  // the resourceVersion precondition.
+  std::optional<Reply> Merge(const Request& request, const Json& stored,
+                             std::string_view resource, PatchScope scope,
+                             Json& next) const;
+
+  // fake_resources.cc
+  Reply CreateEvent(const Request& request, std::string_view ns);
+  Reply PodGroupCall(const Request& request, std::string_view api,
+                     std::string_view rest);
+
+  const FakeApiServerOptions options_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread accept_thread_;
+
+  struct Event {
+    int64_t version;
+    std::string kind;  // "nodes" | "pods" | "podgroups"
+    std::string type;
+    Json object;
+  };
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  Store nodes_, pods_;
+  Store podgroups_;  // "group/namespace/name"
+  std::vector<Json> created_events_;
+  Store eviction_blocks_;                         // pod key -> budget name
+  std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left
+  std::chrono::milliseconds event_delay_{0};
+  int64_t version_ = 1;
+  int64_t compacted_ = 0;  // watches from an older version get a 410
+  std::deque<Event> events_;
+  std::map<std::string, int, std::less<>> counts_;
+  bool stopping_ = false;
+  std::vector<int> open_fds_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gpusched::kube::testing
+
+#endif  // GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
