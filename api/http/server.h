@@ -26,6 +26,10 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:8888";
   // Both set: serve HTTPS (PEM files), TLS 1.2 or newer.
   std::string tls_cert_file, tls_key_file;
+  // Or the same as PEM text, for a certificate the process made or fetched
+  // itself (the admission webhook's, kept in a Secret), so that no key is
+  // written to disk. Excludes the two file options.
+  std::string tls_cert_pem, tls_key_pem;
   // Set: clients must present a certificate signed by this CA (PEM).
   std::string client_ca_file;
   // A larger body gets a 413 JSON error and the connection is closed.

@@ -82,14 +82,44 @@ absl::Status RequireClientCertificates(ssl::context& context,
   return absl::OkStatus();
 }
 
-}  // namespace
+// Loads a PEM certificate chain and its key held in memory.
+absl::Status LoadIdentityPem(ssl::context& context, const std::string& cert,
+                             const std::string& key) {
+  boost::system::error_code ec;
+  context.use_certificate_chain(boost::asio::buffer(cert), ec);
+  if (ec) return absl::InvalidArgumentError("tls_cert_pem: " + ec.message());
+  context.use_private_key(boost::asio::buffer(key), ssl::context::pem, ec);
+  if (ec) return absl::InvalidArgumentError("tls_key_pem: " + ec.message());
+  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
+    return absl::InvalidArgumentError(
+        "tls_key_pem does not match tls_cert_pem");
+  }
+  return absl::OkStatus();
+}
 
-absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
+// The identity options name either two files or two PEM texts, or nothing.
+absl::Status CheckIdentityOptions(const ServerOptions& options) {
+  const bool pem =
+      !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
+  if (pem && (options.tls_cert_pem.empty() || options.tls_key_pem.empty() ||
+              !options.tls_cert_file.empty() ||
+              !options.tls_key_file.empty())) {
+    return absl::InvalidArgumentError(
+        "tls_cert_pem and tls_key_pem go together, without the file options");
+  }
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
         "tls_cert_file and tls_key_file must be set together");
   }
-  if (options.tls_cert_file.empty()) {
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
+  if (auto status = CheckIdentityOptions(options); !status.ok()) return status;
+  const bool pem = !options.tls_cert_pem.empty();
+  if (!pem && options.tls_cert_file.empty()) {
     if (!options.client_ca_file.empty()) {
       return absl::InvalidArgumentError(
           "client_ca_file requires tls_cert_file and tls_key_file");
@@ -97,8 +127,10 @@ absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
     return Context();
   }
   Context context = NewContext(ssl::context::tls_server);
-  auto status = LoadIdentity(*context, options.tls_cert_file,
-                             options.tls_key_file, "tls_");
+  auto status = pem ? LoadIdentityPem(*context, options.tls_cert_pem,
+                                      options.tls_key_pem)
+                    : LoadIdentity(*context, options.tls_cert_file,
+                                   options.tls_key_file, "tls_");
   if (status.ok() && !options.client_ca_file.empty()) {
     status = RequireClientCertificates(*context, options.client_ca_file);
   }

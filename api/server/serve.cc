@@ -132,6 +132,7 @@ void ServeApp::Shutdown() {
   }
   tick_cv_.notify_all();
   if (ticker_.joinable()) ticker_.join();
+  if (webhook_ != nullptr) webhook_->Shutdown();
   if (server_ != nullptr) server_->Shutdown();
   if (live_ != nullptr) live_->Stop();
 }
@@ -160,6 +161,15 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     if (!cluster.ok()) return cluster.status();
     app->live_ = *std::move(cluster);
     options.bind_sink = app->live_->bind_sink();
+  }
+  if (live && !config.webhook.listen.empty()) {
+    absl::StatusOr<WebhookServerOptions> webhook =
+        WebhookServerOptionsFrom(config.webhook);
+    if (!webhook.ok()) return webhook.status();
+    webhook->threads = config.threads;
+    webhook->read_timeout = std::chrono::milliseconds(config.read_timeout_ms);
+    app->webhook_ =
+        WebhookServer::Start(app->live_->client(), *std::move(webhook));
   }
   app->service_ = std::make_unique<ExtenderService>(std::move(options));
   if (live) {
@@ -252,6 +262,7 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
             "live mode: a bind's API server calls end within this many ms, "
             "then it answers Error; keep it below the extender httpTimeout "
             "(3000)");
+  AddWebhookFlags(flags, config.webhook);
   flags.String("log-format", &config.log_format, "json or text (text)");
   flags.Int("v", &config.verbosity, "verbosity: 0 info, 1 debug, 2 trace");
   std::vector<std::string> positional;
@@ -264,6 +275,12 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
       (!config.kubeconfig.empty() || config.in_cluster)) {
     return absl::InvalidArgumentError(
         "serve: --cluster and --kubeconfig/--in-cluster exclude each other");
+  }
+  if (!config.webhook.listen.empty() && config.kubeconfig.empty() &&
+      !config.in_cluster) {
+    return absl::InvalidArgumentError(
+        "serve: --webhook-listen needs --kubeconfig or --in-cluster (its "
+        "certificate is kept in a Secret)");
   }
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
     return absl::InvalidArgumentError(

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "api/http/server.h"
 #include "api/kube/live_mode.h"
+#include "api/server/admission_webhook.h"
 #include "api/server/extender_api.h"
 #include "api/server/metrics.h"
 #include "queueing/queue_gate.h"
@@ -40,6 +41,8 @@ struct ServeConfig {
   int bind_deadline_ms = 3000;
   std::string log_format = "text";
   int verbosity = 0;
+  // The mutating webhook that gates new pods (live mode only).
+  WebhookFlags webhook;
 };
 
 // A running extender: the model loaded, the HTTP server listening. Used by
@@ -80,6 +83,8 @@ class ServeApp {
   std::condition_variable tick_cv_;
   bool stopping_ = false;
   std::thread ticker_;
+  // After live_: uses its client, so it is stopped and destroyed first.
+  std::unique_ptr<WebhookServer> webhook_;
 };
 
 // `gpusched serve [flags]`: returns the process exit code.

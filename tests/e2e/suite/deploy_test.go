@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -52,6 +53,7 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	checkDeployment(t, objects)
 	checkExtenderRole(t, objects)
 	checkSchedulerConfigMap(t, cp.Repo, objects)
+	checkWebhook(t, objects)
 }
 
 // find converts the first rendered object of `kind` whose name starts with
@@ -82,6 +84,9 @@ func checkDeployment(t *testing.T, objects []*unstructured.Unstructured) {
 			if !slices.Contains(c.Args, "--in-cluster") {
 				t.Errorf("gpusched container args %v: not in live mode (--in-cluster)", c.Args)
 			}
+			if !slices.Contains(c.Args, "--webhook-listen=0.0.0.0:9443") {
+				t.Errorf("gpusched container args %v: no admission webhook on 9443", c.Args)
+			}
 		case "kube-scheduler":
 			if !strings.HasSuffix(c.Image, ":"+release) {
 				t.Errorf("kube-scheduler image %s: want the pinned %s", c.Image, release)
@@ -90,32 +95,65 @@ func checkDeployment(t *testing.T, objects []*unstructured.Unstructured) {
 	}
 }
 
-// ClusterRole gpusched grants exactly what gpusched's code calls; the other
-// tests fail on a 403 when it grants too little.
+// ClusterRole gpusched and Role gpusched grant exactly what gpusched's code
+// calls; the other tests fail on a 403 when they grant too little. Keys are
+// "group/resource"; a verb limited to some names reads "verb[name,...]".
 func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 	t.Helper()
-	var role rbacv1.ClusterRole
-	find(t, objects, "ClusterRole", "gpusched", &role)
-	want := map[string][]string{
-		"nodes":        {"list", "watch"},
-		"pods":         {"get", "list", "patch", "watch"},
-		"pods/binding": {"create"},
-		"pods/status":  {"patch"},
+	var clusterRole rbacv1.ClusterRole
+	find(t, objects, "ClusterRole", "gpusched", &clusterRole)
+	checkRules(t, "ClusterRole gpusched", clusterRole.Rules, map[string][]string{
+		"/nodes":                                 {"list", "watch"},
+		"/pods":                                  {"get", "list", "patch", "watch"},
+		"/pods/binding":                          {"create"},
+		"/pods/status":                           {"patch"},
+		"/pods/eviction":                         {"create"},
+		"events.k8s.io/events":                   {"create"},
+		"scheduling.volcano.sh/podgroups":        {"get", "list", "watch"},
+		"scheduling.x-k8s.io/podgroups":          {"get", "list", "watch"},
+		"scheduling.volcano.sh/podgroups/status": {"patch"},
+		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
+		"coordination.k8s.io/leases":             {"get", "list", "watch"},
+		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
+	})
+	var role rbacv1.Role
+	for _, o := range objects {
+		if o.GetKind() == "Role" && o.GetName() == "gpusched" && o.GetNamespace() == controlplane.DeployNamespace {
+			find(t, []*unstructured.Unstructured{o}, "Role", "gpusched", &role)
+		}
 	}
+	if role.Name == "" {
+		t.Fatalf("kustomize rendered no Role %s/gpusched", controlplane.DeployNamespace)
+	}
+	checkRules(t, "Role gpusched", role.Rules, map[string][]string{
+		"/secrets": {"create", "get[gpusched-webhook-tls]"},
+	})
+}
+
+func checkRules(t *testing.T, what string, rules []rbacv1.PolicyRule, want map[string][]string) {
+	t.Helper()
 	got := map[string][]string{}
-	for _, rule := range role.Rules {
-		for _, resource := range rule.Resources {
-			got[resource] = append(got[resource], rule.Verbs...)
+	for _, rule := range rules {
+		for _, group := range rule.APIGroups {
+			for _, resource := range rule.Resources {
+				key := group + "/" + resource
+				for _, verb := range rule.Verbs {
+					if len(rule.ResourceNames) > 0 {
+						verb += "[" + strings.Join(rule.ResourceNames, ",") + "]"
+					}
+					got[key] = append(got[key], verb)
+				}
+			}
 		}
 	}
 	for resource, verbs := range got {
 		slices.Sort(verbs)
 		if !slices.Equal(verbs, want[resource]) {
-			t.Errorf("ClusterRole gpusched: %s: verbs %v, want %v", resource, verbs, want[resource])
+			t.Errorf("%s: %s: verbs %v, want %v", what, resource, verbs, want[resource])
 		}
 	}
 	if len(got) != len(want) {
-		t.Errorf("ClusterRole gpusched covers %v, want exactly %v", keys(got), keys(want))
+		t.Errorf("%s covers %v, want exactly %v", what, keys(got), keys(want))
 	}
 }
 
@@ -159,4 +197,36 @@ func keys(m map[string][]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// The webhook is deploy/'s, as the e2e fixture registers it, and may never
+// block a pod: failurePolicy Ignore, only gpusched's pods, never the
+// namespaces gpusched and the system run in.
+func checkWebhook(t *testing.T, objects []*unstructured.Unstructured) {
+	t.Helper()
+	var config admissionv1.MutatingWebhookConfiguration
+	find(t, objects, "MutatingWebhookConfiguration", controlplane.WebhookConfigName, &config)
+	if len(config.Webhooks) != 1 {
+		t.Fatalf("MutatingWebhookConfiguration %s: %d webhooks, want 1", config.Name, len(config.Webhooks))
+	}
+	w := config.Webhooks[0]
+	if w.FailurePolicy == nil || *w.FailurePolicy != admissionv1.Ignore {
+		t.Errorf("webhook %s: failurePolicy %v, want Ignore", w.Name, w.FailurePolicy)
+	}
+	if s := w.ClientConfig.Service; s == nil || s.Name != "gpusched-webhook" || s.Namespace != controlplane.DeployNamespace ||
+		s.Path == nil || *s.Path != "/mutate-pods" || s.Port == nil || *s.Port != 443 {
+		t.Errorf("webhook %s: clientConfig.service %+v, want gpusched-webhook.gpusched-system:443/mutate-pods", w.Name, s)
+	}
+	if len(w.MatchConditions) != 1 || !strings.Contains(w.MatchConditions[0].Expression, "object.spec.schedulerName == 'gpusched'") {
+		t.Errorf("webhook %s: matchConditions %+v, want the schedulerName check", w.Name, w.MatchConditions)
+	}
+	if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchExpressions) != 1 ||
+		!slices.Equal(w.NamespaceSelector.MatchExpressions[0].Values, []string{controlplane.DeployNamespace, "kube-system"}) {
+		t.Errorf("webhook %s: namespaceSelector %+v, want gpusched-system and kube-system excluded", w.Name, w.NamespaceSelector)
+	}
+	var service corev1.Service
+	find(t, objects, "Service", "gpusched-webhook", &service)
+	if len(service.Spec.Ports) != 1 || service.Spec.Ports[0].Port != 443 || service.Spec.Ports[0].TargetPort.String() != "webhook" {
+		t.Errorf("Service gpusched-webhook ports %+v, want 443 -> webhook (9443)", service.Spec.Ports)
+	}
 }

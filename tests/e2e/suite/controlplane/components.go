@@ -107,6 +107,9 @@ func (c *ControlPlane) gpuschedProcess(kubeconfig string) *process {
 	if c.opts.Policy != "" {
 		args = append(args, "--policy="+c.opts.Policy)
 	}
+	if c.opts.Webhook {
+		args = append(args, c.webhookArgs()...)
+	}
 	return c.newProcess(Gpusched, c.Bins.Gpusched, append(args, c.opts.GpuschedArgs...))
 }
 

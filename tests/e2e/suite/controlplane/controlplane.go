@@ -49,6 +49,12 @@ type Options struct {
 	APIServerArgs []string
 	// NoKubelet skips the fake kubelet: bound pods stay Pending.
 	NoKubelet bool
+	// Webhook makes gpusched serve its admission webhook on a free loopback
+	// port (certificate for 127.0.0.1 and localhost, kept in its Secret),
+	// and registers deploy/'s MutatingWebhookConfiguration with
+	// clientConfig.url pointing there instead of the Service. gpusched
+	// fills in its caBundle, as in a cluster.
+	Webhook bool
 	// ReadyTimeout bounds each component's start (default 60 s).
 	ReadyTimeout time.Duration
 }
@@ -71,6 +77,9 @@ type ControlPlane struct {
 	// SchedulerURL is kube-scheduler's HTTPS serving address ("" if not
 	// started).
 	SchedulerURL string
+	// WebhookURL is gpusched's admission webhook (https://127.0.0.1:PORT
+	// /mutate-pods) with Options.Webhook; "" otherwise.
+	WebhookURL string
 	// Proxy sits between gpusched and the apiserver when
 	// Options.GpuschedViaProxy is set; nil otherwise.
 	Proxy *DelayProxy
@@ -79,7 +88,7 @@ type ControlPlane struct {
 	opts  Options
 	pki   *pki
 	ids   struct{ admin, scheduler, gpusched identity }
-	ports struct{ etcdClient, etcdPeer, apiserver, scheduler, gpusched int }
+	ports struct{ etcdClient, etcdPeer, apiserver, scheduler, gpusched, webhook int }
 
 	etcd, apiserver, scheduler, gpusched *process
 	// stoppedByTest marks processes the test stopped on purpose; any other
@@ -112,6 +121,7 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		{Etcd, c.startEtcd},
 		{KubeAPIServer, c.startAPIServer},
 		{"deploy RBAC", c.applyRBAC},
+		{"admission webhook", c.registerWebhook},
 		{"gpusched + kube-scheduler", c.startSchedulers},
 		{"fake kubelet", c.startKubelet},
 	}
@@ -145,12 +155,12 @@ func (c *ControlPlane) prepare() error {
 	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, err = newIdentities(); err != nil {
 		return err
 	}
-	ports, err := freePorts(5)
+	ports, err := freePorts(6)
 	if err != nil {
 		return err
 	}
 	c.ports.etcdClient, c.ports.etcdPeer, c.ports.apiserver = ports[0], ports[1], ports[2]
-	c.ports.scheduler, c.ports.gpusched = ports[3], ports[4]
+	c.ports.scheduler, c.ports.gpusched, c.ports.webhook = ports[3], ports[4], ports[5]
 	c.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiserver)
 	c.GpuschedURL = fmt.Sprintf("http://127.0.0.1:%d", c.ports.gpusched)
 	if err := c.httpClients(); err != nil {

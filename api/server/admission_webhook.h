@@ -1,0 +1,147 @@
+// gpusched's mutating admission webhook (DESIGN.md §2 step 4): a pod created
+// with spec.schedulerName gpusched gets the scheduling gate
+// gpusched.io/admission, so kube-scheduler does not retry it and cluster
+// autoscalers do not add nodes for it while it waits for quota; the queueing
+// core removes the gate when it admits the pod.
+//
+// The webhook never denies a pod. It is registered with failurePolicy
+// Ignore, and a pod that arrives without the gate (gpusched was down, or the
+// certificate was not in place yet) is still served by the extender's filter
+// path. So every review it understands is answered allowed; only a request
+// that is not an AdmissionReview gets a 400 (which the API server, with
+// failurePolicy Ignore, also lets pass).
+#ifndef GPUSCHED_API_SERVER_ADMISSION_WEBHOOK_H_
+#define GPUSCHED_API_SERVER_ADMISSION_WEBHOOK_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/http/message.h"
+#include "api/http/router.h"
+#include "api/http/server.h"
+#include "api/kube/kube_client.h"
+#include "api/kube/webhook_certs.h"
+#include "api/server/flags.h"
+
+namespace gpusched {
+
+inline constexpr std::string_view kAdmissionGateName = "gpusched.io/admission";
+inline constexpr std::string_view kMutatePodsPath = "/mutate-pods";
+
+struct AdmissionWebhookOptions {
+  // Pods of this scheduler are gated; all others pass untouched.
+  std::string scheduler_name = "gpusched";
+  // A larger review gets a 400. A pod is at most 1.5 MiB in etcd, and the API
+  // server takes request bodies of at most 3 MiB, so a review of a pod
+  // CREATE (object, no oldObject) stays well below this.
+  size_t body_limit_bytes = 4 << 20;
+};
+
+// What the webhook does with one review: a value, not an error.
+enum class PodGating {
+  kNotOurs,       // not a Pod CREATE of our scheduler: allowed as is
+  kAlreadyGated,  // ours, and the gate is there already
+  kGate,          // ours: allowed with a patch that adds the gate
+};
+
+struct AdmissionDecision {
+  std::string uid;  // request.uid, echoed in the response
+  PodGating gating = PodGating::kNotOurs;
+  std::string patch;  // JSONPatch (not yet base64) when gating == kGate
+  std::string pod;    // "namespace/name" (or generateName), for logs
+};
+
+// Decodes an admission.k8s.io/v1 AdmissionReview and decides. Errors
+// (InvalidArgument) name the field: not JSON, wrong apiVersion/kind, no
+// request, no request.uid, a body over the limit, malformed schedulingGates.
+absl::StatusOr<AdmissionDecision> DecidePodGating(
+    std::string_view body, const AdmissionWebhookOptions& options);
+
+// The AdmissionReview response for `decision`: always allowed.
+std::string AdmissionResponseJson(const AdmissionDecision& decision);
+
+// POST /mutate-pods: DecidePodGating and AdmissionResponseJson over HTTP.
+// Stateless and thread-safe.
+class AdmissionWebhook {
+ public:
+  explicit AdmissionWebhook(AdmissionWebhookOptions options)
+      : options_(std::move(options)) {}
+  void Register(http::Router& router) const;
+  http::Response Handle(const http::Request& request) const;
+
+ private:
+  const AdmissionWebhookOptions options_;
+};
+
+// `gpusched serve --webhook-*` flags.
+struct WebhookFlags {
+  std::string listen;  // empty: no webhook
+  std::string dns_names =
+      "gpusched-webhook.gpusched-system.svc,"
+      "gpusched-webhook.gpusched-system.svc.cluster.local";
+  std::string secret = "gpusched-system/gpusched-webhook-tls";
+  std::string config_name = "gpusched";
+  std::string scheduler_name = "gpusched";
+};
+void AddWebhookFlags(FlagSet& flags, WebhookFlags& out);
+
+struct WebhookServerOptions {
+  std::string listen;
+  AdmissionWebhookOptions review;
+  kube::WebhookCertOptions certs;
+  int threads = 1;
+  std::chrono::milliseconds read_timeout{10000};
+  // How often the caBundle is checked once it was right (a re-apply of the
+  // manifest may clear it), and the longest pause between failed attempts.
+  std::chrono::seconds recheck{60};
+};
+
+// The options `flags` ask for; an error names a malformed flag.
+absl::StatusOr<WebhookServerOptions> WebhookServerOptionsFrom(
+    const WebhookFlags& flags);
+
+// Serves the webhook over HTTPS with gpusched's own certificate
+// (kube/webhook_certs.h). Start returns at once: a thread gets or creates the
+// Secret, then listens, then keeps the caBundle, retrying each step with
+// backoff and logging why it waits. The extender never waits for any of
+// this: without the webhook, pods are only ungated.
+class WebhookServer {
+ public:
+  // `client` must outlive the server (or its Shutdown call).
+  static std::unique_ptr<WebhookServer> Start(kube::KubeClient& client,
+                                              WebhookServerOptions options);
+  ~WebhookServer();  // Shutdown()
+  // Stops the thread (cancelling its API calls) and the listener.
+  // Idempotent.
+  void Shutdown();
+
+ private:
+  WebhookServer(kube::KubeClient& client, WebhookServerOptions options);
+  void Run(std::stop_token stop);
+  std::optional<kube::WebhookCerts> AcquireCerts(std::stop_token stop);
+  bool Listen(const kube::WebhookCerts& certs, std::stop_token stop);
+  void KeepCaBundle(const std::string& ca_pem, std::stop_token stop);
+  // Waits `pause` or until stop; false on stop.
+  bool Pause(std::chrono::milliseconds pause, std::stop_token stop);
+
+  kube::KubeClient& client_;
+  const WebhookServerOptions options_;
+  std::unique_ptr<http::Server> server_;  // set by the thread
+  std::mutex pause_mu_;
+  std::condition_variable_any pause_cv_;
+  std::jthread thread_;  // last: stopped first
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_SERVER_ADMISSION_WEBHOOK_H_
