@@ -4,6 +4,7 @@
 #include "queueing/engine.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "queueing/engine_internal.h"
@@ -289,7 +290,6 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
 
 void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
   const NodeState* state = model_->FindNode(node);
-  if (state == nullptr) return;
   // Admitted workloads lose the members that ran there.
   for (auto& [key, admitted] : admitted_) {
     Workload& w = *admitted;
@@ -307,6 +307,7 @@ void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
       below_min_since_.try_emplace(w.key, now);
     }
   }
+  if (state == nullptr) return;
   down_nodes_[node] = state->node();
   model_->RemoveNode(node);
 }
@@ -316,6 +317,28 @@ void QueueingEngine::NodeUp(const std::string& node, int64_t now) {
   if (it == down_nodes_.end()) return;
   model_->UpsertNode(it->second);
   down_nodes_.erase(it);
+}
+
+std::vector<EngineEvent> QueueingEngine::TakeEvents() {
+  placement_failures_events_ = 0;
+  return std::exchange(events_, {});
+}
+
+size_t QueueingEngine::ForgetFinished() {
+  size_t forgotten = 0;
+  for (auto it = workloads_.begin(); it != workloads_.end();) {
+    const Workload& w = it->second;
+    // Finished workloads are in no index (SetState, Reindex), so erasing
+    // one leaves no dangling pointer.
+    if (w.state == Workload::State::kFinished && w.pods.empty()) {
+      below_min_since_.erase(w.key);
+      it = workloads_.erase(it);
+      ++forgotten;
+    } else {
+      ++it;
+    }
+  }
+  return forgotten;
 }
 
 void QueueingEngine::Emit(int64_t now, std::string type, const Workload& w,

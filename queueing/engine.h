@@ -52,6 +52,9 @@ class QueueingEngine {
   bool Finish(const std::string& key, int64_t now);
   // The pod (or every pod of the workload) is deleted.
   bool Delete(const std::string& key, int64_t now);
+  // Members placed on the node lose their placement. When the node is still
+  // in the model (the simulator) it is taken out and remembered for NodeUp;
+  // a server's watch has removed it already.
   void NodeDown(const std::string& node, int64_t now);
   void NodeUp(const std::string& node, int64_t now);
   // kube-scheduler bound an admitted member to its assigned node.
@@ -72,6 +75,13 @@ class QueueingEngine {
     return workloads_;
   }
   const std::vector<EngineEvent>& events() const { return events_; }
+  // Hands over the events so far and forgets them, so a long-running
+  // server's event list stays bounded (the simulator keeps them all for
+  // its report). Call between passes, never inside Schedule.
+  std::vector<EngineEvent> TakeEvents();
+  // Forgets finished workloads whose pods are all gone (a server's history
+  // would grow without bound); returns how many.
+  size_t ForgetFinished();
   const QuotaTree& quota() const { return quota_; }
   const Policy& policy() const { return policy_; }
   // Pending workloads of a ClusterQueue in admission order (for "position

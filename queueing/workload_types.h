@@ -24,6 +24,9 @@ inline constexpr char kTopologyRequiredAnnotation[] =
 inline constexpr char kTopologyPreferredAnnotation[] =
     "gpusched.io/topology-preferred";
 inline constexpr char kAdmittedLabel[] = "gpusched.io/admitted";
+// The scheduling gate gpusched's webhook puts on its pods; admission
+// removes it (kube-scheduler leaves gated pods alone).
+inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
 inline constexpr char kAssignedNodeAnnotation[] = "gpusched.io/assigned-node";
 
 // A PodGroup of Volcano (scheduling.volcano.sh/v1beta1) or of the

@@ -30,10 +30,10 @@ class AdmissionGate {
   // label or a gang key). Other pods are the GPU engine's alone.
   virtual bool Manages(const Pod& pod) const = 0;
 
-  // Called with the model under the exclusive lock: records the pod if
-  // new, runs admission, and answers for the pod.
-  virtual GateVerdict Check(const Pod& pod, ClusterModel& model,
-                            int64_t now_ms) = 0;
+  // Thread-safe and never waits for an admission pass: the core's latest
+  // decision for the pod. A pod the core has not seen yet is handed to it
+  // and answered as waiting.
+  virtual GateVerdict Check(const Pod& pod) = 0;
 
   // Called with the model under the exclusive lock when bind confirmed a
   // managed pod on its assigned node.

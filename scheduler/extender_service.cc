@@ -142,8 +142,8 @@ int64_t ExtenderService::NowMs() const {
 void ExtenderService::GateFilter(const Pod& pod,
                                  std::span<const std::string> nodes,
                                  FilterVisitor visit) {
-  std::unique_lock lock(mu_);
-  GateVerdict verdict = options_.gate->Check(pod, model_, NowMs());
+  GateVerdict verdict = options_.gate->Check(pod);
+  std::shared_lock lock(mu_);
   std::string reason = verdict.waiting_reason;
   if (!verdict.assigned_node.empty()) {
     reason = absl::StrCat("admitted; assigned to node ", verdict.assigned_node);

@@ -82,6 +82,8 @@ struct Pod {
   std::string priority_class_name;
   std::string phase;  // status.phase
   std::string nominated_node_name;
+  // spec.schedulingGates' names: kube-scheduler leaves a gated pod alone.
+  std::vector<std::string> scheduling_gates;
 
   // "namespace/name", the key used everywhere a pod is named.
   std::string Key() const;

@@ -418,6 +418,16 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
                       });
   }
   if (key == "priority") return DecodeInt32(child, here, &pod->priority);
+  if (key == "schedulingGates") {
+    return DecodeList(child, here, &pod->scheduling_gates,
+                      [](const V& e, const PathSegment& p, std::string* name) {
+                        return DecodeFields(e, p, [&](std::string_view k,
+                                                      const V& c) {
+                          return k == "name" ? DecodeString(c, p.Field(k), name)
+                                             : absl::OkStatus();
+                        });
+                      });
+  }
   if (key == "priorityClassName") {
     return DecodeString(child, here, &pod->priority_class_name);
   }

@@ -29,11 +29,15 @@ struct Kind<Node> {
   static absl::StatusOr<Node> Decode(simdjson::dom::element object) {
     return DecodeNode(object, "Node");
   }
-  static void Replace(ModelUpdater& updater, std::vector<Node> all) {
+  static void Replace(ModelUpdater& updater, SyncListener*,
+                      std::vector<Node> all) {
     updater.ReplaceNodes(std::move(all));
   }
-  static void Apply(ModelUpdater& updater, std::string_view type, Node node) {
-    updater.ApplyNode(type, std::move(node));
+  static void Apply(ModelUpdater& updater, SyncListener* listener,
+                    std::string_view type, Node node) {
+    if (listener == nullptr) return updater.ApplyNode(type, std::move(node));
+    updater.ApplyNode(type, node);
+    listener->OnNode(type, node);
   }
 };
 
@@ -44,11 +48,15 @@ struct Kind<Pod> {
   static absl::StatusOr<Pod> Decode(simdjson::dom::element object) {
     return DecodePod(object, "Pod");
   }
-  static void Replace(ModelUpdater& updater, std::vector<Pod> all) {
+  static void Replace(ModelUpdater& updater, SyncListener* listener,
+                      std::vector<Pod> all) {
     updater.ReplacePods(all);
+    if (listener != nullptr) listener->OnPodsListed(all);
   }
-  static void Apply(ModelUpdater& updater, std::string_view type, Pod pod) {
+  static void Apply(ModelUpdater& updater, SyncListener* listener,
+                    std::string_view type, Pod pod) {
     updater.ApplyPod(type, pod);
+    if (listener != nullptr) listener->OnPod(type, pod);
   }
 };
 
@@ -211,7 +219,7 @@ absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
     continue_token = std::move(page->continue_token);
   } while (!continue_token.empty());
   const size_t count = all.size();
-  Kind<T>::Replace(*updater_, std::move(all));
+  Kind<T>::Replace(*updater_, options_.listener, std::move(all));
   spdlog::info("kube sync: listed {} {} at resourceVersion {}", count,
                Kind<T>::kName, version);
   return version;
@@ -235,7 +243,8 @@ absl::Status ClusterSync::WatchFrom(std::string& resource_version,
                        NameOf(event.object), Message(object.status()));
           return absl::OkStatus();
         }
-        Kind<T>::Apply(*updater_, event.type, *std::move(object));
+        Kind<T>::Apply(*updater_, options_.listener, event.type,
+                        *std::move(object));
         return absl::OkStatus();
       },
       stop);

@@ -20,7 +20,9 @@
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "api/kube/kube_client.h"
 #include "scheduler/extender_service.h"
@@ -31,6 +33,20 @@ namespace internal {
 class ModelUpdater;
 }
 
+// Hears what the sync applied to the model, after it did (the queueing
+// core's way in). Called from the sync threads; must return quickly.
+class SyncListener {
+ public:
+  virtual ~SyncListener() = default;
+  // A complete pod list (first sync or a relist after 410 Gone): every pod
+  // that exists, pending ones included.
+  virtual void OnPodsListed(const std::vector<Pod>& pods) = 0;
+  // A pod watch event: ADDED, MODIFIED or DELETED.
+  virtual void OnPod(std::string_view type, const Pod& pod) = 0;
+  // A node watch event: ADDED, MODIFIED or DELETED.
+  virtual void OnNode(std::string_view type, const Node& node) = 0;
+};
+
 struct ClusterSyncOptions {
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
@@ -40,6 +56,8 @@ struct ClusterSyncOptions {
   // Called once, from a sync thread, when synced() first becomes true (e.g.
   // to mark the server ready). Must not call Stop().
   std::function<void()> on_synced;
+  // Optional; must outlive the ClusterSync.
+  SyncListener* listener = nullptr;
 };
 
 // Thread-safe. The client and service must outlive the ClusterSync.

@@ -18,11 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "api/kube/kube_client.h"
+#include "queueing/workload_types.h"  // kAdmissionGate
 
 namespace gpusched::kube {
-
-// The scheduling gate gpusched's webhook puts on the pods it queues.
-inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
 
 // How often Admit re-reads the pod after a 409 (another writer changed it
 // between our GET and our PATCH: kubelet, a controller, kube-scheduler).

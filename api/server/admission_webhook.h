@@ -32,10 +32,11 @@
 #include "api/kube/kube_client.h"
 #include "api/kube/webhook_certs.h"
 #include "api/server/flags.h"
+#include "queueing/workload_types.h"  // kAdmissionGate
 
 namespace gpusched {
 
-inline constexpr std::string_view kAdmissionGateName = "gpusched.io/admission";
+inline constexpr std::string_view kAdmissionGateName = kAdmissionGate;
 inline constexpr std::string_view kMutatePodsPath = "/mutate-pods";
 
 struct AdmissionWebhookOptions {

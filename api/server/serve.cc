@@ -9,9 +9,11 @@
 #include "api/http/router.h"
 #include "api/server/demo_cluster.h"
 #include "api/server/flags.h"
-#include "api/kube/admission_patch.h"
 #include "api/server/logging.h"
+#include "api/server/decision_writer.h"
+#include "api/server/loop_feed.h"
 #include "policies/policy_loader.h"
+#include "queueing/quota_tree.h"
 #include "scheduler/string_util.h"
 #include "spdlog/spdlog.h"
 
@@ -56,7 +58,10 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat(
         "policy ", config.policy_file, " is invalid:", JoinErrors(result.errors)));
   }
-  gate_ = std::make_unique<QueueGate>(*std::move(result.policy));
+  absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop =
+      AdmissionLoop::Create(*std::move(result.policy));
+  if (!loop.ok()) return loop.status();
+  gate_ = *std::move(loop);
   policy_file_ = config.policy_file;
   std::error_code ignored;
   policy_mtime_ = std::filesystem::last_write_time(policy_file_, ignored);
@@ -79,14 +84,12 @@ void ServeApp::ReloadPolicyIfChanged() {
     }
     return;
   }
-  absl::Status applied = service_->Write([&](ClusterModel&) {
-    return gate_->UpdatePolicy(*std::move(result.policy));
-  });
-  if (!applied.ok()) {
+  if (absl::Status s = QuotaTree::Build(*result.policy).status(); !s.ok()) {
     metrics_.CountPolicyReloadError();
-    spdlog::error("policy reload rejected: {}", Message(applied));
+    spdlog::error("policy reload rejected: {}", Message(s));
     return;
   }
+  gate_->PolicyChanged(*std::move(result.policy));
   spdlog::info("policy reloaded file={}", policy_file_);
 }
 
@@ -97,19 +100,6 @@ void ServeApp::Tick() {
         "bind of pod uid={} stayed in doubt past its hold; its devices are "
         "released",
         uid);
-  }
-  if (gate_ == nullptr) return;
-  std::vector<AdmissionPatch> patches = service_->Write([&](ClusterModel& model) {
-    gate_->Tick(model, service_->NowMs());
-    return gate_->TakePatches();
-  });
-  for (const AdmissionPatch& p : patches) {
-    spdlog::info("admitted pod={}/{} node={}", p.pod_namespace, p.pod_name, p.node);
-    if (live_ == nullptr) continue;
-    if (absl::Status s = kube::ApplyAdmissionPatch(live_->client(), p); !s.ok()) {
-      spdlog::warn("admission patch pod={}/{} failed: {}", p.pod_namespace,
-                   p.pod_name, Message(s));
-    }
   }
 }
 
@@ -135,6 +125,8 @@ void ServeApp::Shutdown() {
   if (webhook_ != nullptr) webhook_->Shutdown();
   if (server_ != nullptr) server_->Shutdown();
   if (live_ != nullptr) live_->Stop();
+  if (gate_ != nullptr) gate_->Stop();
+  if (writer_ != nullptr) writer_->Stop();
 }
 
 ServeApp::~ServeApp() { Shutdown(); }
@@ -152,12 +144,16 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     options.weights = *std::move(weights);
   }
   const bool live = !config.kubeconfig.empty() || config.in_cluster;
+  if (app->gate_ != nullptr) {
+    app->feed_ = std::make_unique<LoopFeed>(*app->gate_);
+  }
   if (live) {
     auto cluster = kube::CreateLiveBinder(
         {.kubeconfig = config.kubeconfig,
          .in_cluster = config.in_cluster,
          .bind_budget = std::chrono::milliseconds(config.bind_deadline_ms),
-         .sync = {.on_synced = [raw = app.get()] { raw->api_->SetReady(true); }}});
+         .sync = {.on_synced = [raw = app.get()] { raw->api_->SetReady(true); },
+                  .listener = app->feed_.get()}});
     if (!cluster.ok()) return cluster.status();
     app->live_ = *std::move(cluster);
     options.bind_sink = app->live_->bind_sink();
@@ -172,6 +168,12 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
         WebhookServer::Start(app->live_->client(), *std::move(webhook));
   }
   app->service_ = std::make_unique<ExtenderService>(std::move(options));
+  if (app->gate_ != nullptr) {
+    if (live) {
+      app->writer_ = std::make_unique<DecisionWriter>(app->live_->client());
+    }
+    app->gate_->Start(*app->service_, app->writer_.get());
+  }
   if (live) {
     app->cluster_source_ = app->live_->source();
   } else if (absl::Status s = app->LoadCluster(config); !s.ok()) {

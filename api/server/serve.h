@@ -14,9 +14,10 @@
 #include "api/http/server.h"
 #include "api/kube/live_mode.h"
 #include "api/server/admission_webhook.h"
+#include "api/server/decision_writer.h"
 #include "api/server/extender_api.h"
 #include "api/server/metrics.h"
-#include "queueing/queue_gate.h"
+#include "queueing/admission_loop.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {
@@ -58,7 +59,8 @@ class ServeApp {
   const std::string& cluster_source() const { return cluster_source_; }
   void Shutdown();
   ~ServeApp();
-  const QueueGate* gate() const { return gate_.get(); }
+  // The admission loop; null without --policy.
+  AdmissionLoop* gate() { return gate_.get(); }
   const Metrics& metrics() const { return metrics_; }
 
  private:
@@ -76,7 +78,12 @@ class ServeApp {
   std::unique_ptr<ExtenderApi> api_;
   std::unique_ptr<http::Server> server_;
   std::string cluster_source_;
-  std::unique_ptr<QueueGate> gate_;
+  // Declared after service_ and live_: stops before the service goes and
+  // after the watches that feed it (Shutdown).
+  std::unique_ptr<AdmissionLoop> gate_;
+  // The loop's decisions to the API server (live mode).
+  std::unique_ptr<DecisionWriter> writer_;
+  std::unique_ptr<kube::SyncListener> feed_;  // gate_ -> the watches
   std::string policy_file_;
   std::filesystem::file_time_type policy_mtime_;
   std::mutex tick_mu_;

@@ -1,6 +1,9 @@
 // With --policy, filter and bind defer to the queueing core for queued pods
 // and gangs: waiting pods fail every node with the core's reason, admitted
-// members pass only on their assigned node, and bind confirms it.
+// members pass only on their assigned node, and bind confirms it. Filter
+// never runs admission itself: a pod the loop has not seen is handed to it,
+// so these tests let the loop settle between calls (as kube-scheduler's
+// retry would).
 #include "tests/integration/harness.h"
 
 namespace gpusched::testing {
@@ -28,6 +31,8 @@ class QueuedFilterTest : public ::testing::Test {
     client_ = Connect(*app_);
   }
   json Filter(const json& pod) {
+    PostJson(*client_, "/filter", FilterArgs(pod, {"dgx-race"}).dump());
+    app_->gate()->WaitIdle();
     return PostJson(*client_, "/filter", FilterArgs(pod, {"dgx-race"}).dump());
   }
   std::unique_ptr<ServeApp> app_;
