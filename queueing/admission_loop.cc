@@ -19,6 +19,36 @@ bool HasOurGate(const Pod& pod) {
                    kAdmissionGate) != pod.scheduling_gates.end();
 }
 
+// The node gpusched admitted the pod on (its label and annotation, as
+// api/kube/pod_admission writes them), or "".
+std::string AssignedNode(const Pod& pod) {
+  auto label = pod.meta.labels.find(kAdmittedLabel);
+  auto node = pod.meta.annotations.find(kAssignedNodeAnnotation);
+  if (label == pod.meta.labels.end() || label->second != "true" ||
+      node == pod.meta.annotations.end()) {
+    return "";
+  }
+  return node->second;
+}
+
+// The node every required affinity term pins the pod to (matchFields
+// metadata.name In [node], what admission writes when it lifts the gate),
+// or "".
+std::string PinnedNode(const Pod& pod) {
+  std::string pinned;
+  for (const NodeSelectorTerm& term : pod.required_affinity_terms) {
+    std::string node;
+    for (const NodeSelectorRequirement& r : term.match_fields) {
+      if (r.key == "metadata.name" && r.op == "In" && r.values.size() == 1) {
+        node = r.values[0];
+      }
+    }
+    if (node.empty() || (!pinned.empty() && node != pinned)) return "";
+    pinned = node;
+  }
+  return pinned;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AdmissionLoop>> AdmissionLoop::Create(
@@ -134,6 +164,7 @@ void AdmissionLoop::Pass(std::vector<Input> inputs) {
   service_->Write([&](ClusterModel&) {
     const int64_t now = Now();
     for (Input& input : inputs) Apply(input, now);
+    if (!orphans_.empty()) RetryOrphans(now);
     engine_->Schedule(now);
     decisions = Diff(now);
     (void)engine_->TakeEvents();
@@ -160,7 +191,7 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
   if (Pod* pod = std::get_if<Pod>(&input)) {
     ApplyPod(*pod, now);
   } else if (Deleted* gone = std::get_if<Deleted>(&input)) {
-    gated_.erase(gone->pod.Key());
+    Forget(gone->pod.Key());
     if (Manages(gone->pod)) engine_->Delete(gone->pod.Key(), now);
   } else if (Listed* listed = std::get_if<Listed>(&input)) {
     ApplyList(listed->pods, now);
@@ -178,30 +209,61 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
 }
 
 // A pod update: terminal pods give back their quota and devices at once;
-// bound ones confirm their admission; pending ones (re)enter their
-// workload, which keeps its admission when it has one.
+// pods that run or were admitted on a node keep it (adopted when the
+// engine does not hold them there, as after a restart); pending ones
+// (re)enter their workload, which keeps its admission when it has one.
 void AdmissionLoop::ApplyPod(const Pod& pod, int64_t now) {
   if (!Manages(pod)) return;
-  const std::string key = pod.Key();
   if (IsTerminal(pod)) {
-    gated_.erase(key);
-    if (engine_->FindWorkloadOfPod(key) != nullptr) engine_->Finish(key, now);
-    return;
+    ApplyTerminal(pod, now);
+  } else if (!AdoptIfAdmitted(pod, now)) {
+    AddPending(pod, now);
   }
-  if (!pod.node_name.empty()) {
-    engine_->MarkBound(key);
-    if (engine_->FindWorkloadOfPod(key) != nullptr) return;
-  }
-  if (HasOurGate(pod)) gated_[key] = true;
+}
+
+void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
+  const std::string key = pod.Key();
+  Forget(key);
+  if (engine_->FindWorkloadOfPod(key) != nullptr) engine_->Finish(key, now);
+}
+
+void AdmissionLoop::AddPending(const Pod& pod, int64_t now) {
+  if (HasOurGate(pod)) gated_[pod.Key()] = true;
   engine_->AddPod(pod, now);
 }
 
+void AdmissionLoop::Forget(const std::string& pod_key) {
+  gated_.erase(pod_key);
+  orphans_.erase(pod_key);
+  stale_revoked_.erase(pod_key);
+}
+
+// Every pod that runs or was admitted is adopted before any pending pod is
+// queued: a pending pod met first could otherwise look at quota that
+// adopted pods will take (and a restart admit past a queue's quota).
 void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
   std::set<std::string> listed;
+  std::vector<const Pod*> rest;
+  orphans_.clear();  // the list names every bound pod again
   for (const Pod& pod : pods) {
     listed.insert(pod.Key());
-    ApplyPod(pod, now);
+    if (!Manages(pod)) continue;
+    if (IsTerminal(pod) || !AdoptIfAdmitted(pod, now)) rest.push_back(&pod);
   }
+  for (const Pod* pod : rest) {
+    if (IsTerminal(*pod)) {
+      ApplyTerminal(*pod, now);
+    } else {
+      AddPending(*pod, now);
+    }
+  }
+  ForgetUnlisted(listed, now);
+}
+
+// Pods the core knows that the list does not have were deleted while no
+// watch was open.
+void AdmissionLoop::ForgetUnlisted(const std::set<std::string>& listed,
+                                   int64_t now) {
   std::vector<std::string> gone;
   for (const auto& [key, w] : engine_->workloads()) {
     for (const auto& [pod, unused] : w.pods) {
@@ -209,9 +271,108 @@ void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
     }
   }
   for (const std::string& pod : gone) {
-    gated_.erase(pod);
+    Forget(pod);
     engine_->Delete(pod, now);
   }
+  std::erase_if(stale_revoked_,
+                [&](const std::string& key) { return !listed.contains(key); });
+}
+
+bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
+  if (!pod.node_name.empty()) {
+    AdoptBound(pod, now);
+    return true;
+  }
+  // Labels count only on a pod the engine does not know: one it holds
+  // pending had its admission taken back (the label's removal not yet
+  // written), and where an unbound pod may go is the engine's word. A pod
+  // with our gate was never admitted (admission lifts the gate).
+  const std::string node = AssignedNode(pod);
+  if (node.empty() || HasOurGate(pod) ||
+      engine_->FindWorkloadOfPod(pod.Key()) != nullptr) {
+    return false;
+  }
+  Adoption adoption = engine_->Adopt(pod, node, /*bound=*/false, now);
+  if (adoption.outcome == Adoption::Outcome::kAdopted) {
+    NoteAdopted(pod, node);
+    return true;
+  }
+  // Its node is gone or cannot hold it now: the admission is taken back.
+  // One pinned there by affinity can run nowhere else, so it is evicted
+  // (its controller makes a new pod) and not queued; any other is queued
+  // afresh once its label is cleared.
+  const bool pinned = PinnedNode(pod) == node;
+  RevokeStale(pod, node, pinned, adoption.reason);
+  return pinned;
+}
+
+void AdmissionLoop::AdoptBound(const Pod& pod, int64_t now) {
+  const std::string key = pod.Key();
+  Adoption adoption = engine_->Adopt(pod, pod.node_name, /*bound=*/true, now);
+  switch (adoption.outcome) {
+    case Adoption::Outcome::kAdopted:
+      orphans_.erase(key);
+      NoteAdopted(pod, pod.node_name);
+      break;
+    case Adoption::Outcome::kAlreadyPlaced:
+      break;
+    case Adoption::Outcome::kPlacedElsewhere:
+      // Bound elsewhere than admitted: the model follows the cluster
+      // (ObserveBound); the engine keeps its placement, as it always did.
+      engine_->MarkBound(key);
+      break;
+    case Adoption::Outcome::kNodeUnknown:
+    case Adoption::Outcome::kDoesNotFit:
+      // Not queued: it runs; it is adopted once its node is in the model.
+      orphans_.insert_or_assign(key, pod);
+      break;
+  }
+}
+
+// Bound pods whose node was not in the model: the node list comes on its
+// own watch, so their node may be there by the next pass.
+void AdmissionLoop::RetryOrphans(int64_t now) {
+  for (auto it = orphans_.begin(); it != orphans_.end();) {
+    const Pod& pod = it->second;
+    const Adoption adoption = engine_->Adopt(pod, pod.node_name, true, now);
+    switch (adoption.outcome) {
+      case Adoption::Outcome::kNodeUnknown:
+      case Adoption::Outcome::kDoesNotFit:
+        ++it;
+        continue;
+      case Adoption::Outcome::kAdopted:
+        NoteAdopted(pod, pod.node_name);
+        break;
+      default:
+        break;
+    }
+    it = orphans_.erase(it);
+  }
+}
+
+// Diff compares against members_: an adopted member is an admission
+// already carried out, not one to carry out again. One pinned to its node
+// by affinity lost our gate when it was admitted; only eviction takes it
+// back, as for a gated one.
+void AdmissionLoop::NoteAdopted(const Pod& pod, const std::string& node) {
+  const std::string key = pod.Key();
+  if (PinnedNode(pod) == node) gated_[key] = true;
+  members_[key] = {.node = node,
+                   .uid = PodUid(pod),
+                   .bound = !pod.node_name.empty(),
+                   .gated = gated_.contains(key)};
+}
+
+void AdmissionLoop::RevokeStale(const Pod& pod, const std::string& node,
+                                bool pinned, const std::string& why) {
+  if (!stale_revoked_.insert(pod.Key()).second) return;  // once per pod
+  stale_revokes_.push_back(RevokeMember{
+      .pod = {pod.meta.namespace_name, pod.meta.name, PodUid(pod)},
+      .node = node,
+      .workload = WorkloadOf(pod).key,
+      .evict = pinned,
+      .reason = absl::StrCat("admitted on node ", node,
+                             " before gpusched restarted, but ", why)});
 }
 
 // Compares the admitted members after the pass with those before it: new
@@ -219,7 +380,7 @@ void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
 // admissions taken back.
 std::vector<QueueDecision> AdmissionLoop::Diff(int64_t now) {
   std::map<std::string, MemberState> current;
-  std::vector<QueueDecision> out;
+  std::vector<QueueDecision> out = std::exchange(stale_revokes_, {});
   for (const auto& [key, w] : engine_->workloads()) {
     for (const auto& [pod_key, placement] : w.placements) {
       auto pod = w.pods.find(pod_key);

@@ -8,6 +8,10 @@
 //   NodeRemoved / NodeAdded        service's exclusive model       verdicts to
 //   PolicyChanged, time passed     lock; then publish              Check()
 //
+// After a restart the engine starts empty: pods the list shows bound, or
+// labelled admitted on a node, are adopted on that node (their queues
+// charged) before any pending pod is queued, and are not admitted again.
+//
 // Filter reads the published verdicts (Check) without waiting for a pass,
 // so its latency does not grow with the backlog; a pod the loop has not seen
 // yet is handed to it and answered "waiting for admission".
@@ -17,8 +21,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <variant>
@@ -122,7 +128,20 @@ class AdmissionLoop : public AdmissionGate {
   void Pass(std::vector<Input> inputs);
   void Apply(Input& input, int64_t now);
   void ApplyPod(const Pod& pod, int64_t now);
+  void ApplyTerminal(const Pod& pod, int64_t now);
+  void AddPending(const Pod& pod, int64_t now);
   void ApplyList(const std::vector<Pod>& pods, int64_t now);
+  void ForgetUnlisted(const std::set<std::string>& listed, int64_t now);
+  void Forget(const std::string& pod_key);
+  // Pods that run, or that were admitted on a node before a restart, keep
+  // their node (QueueingEngine::Adopt). True when the pod is settled so,
+  // false when it is to be queued as pending.
+  bool AdoptIfAdmitted(const Pod& pod, int64_t now);
+  void AdoptBound(const Pod& pod, int64_t now);
+  void RetryOrphans(int64_t now);
+  void NoteAdopted(const Pod& pod, const std::string& node);
+  void RevokeStale(const Pod& pod, const std::string& node, bool pinned,
+                   const std::string& why);
   std::vector<QueueDecision> Diff(int64_t now);
   void AppendEventDecisions(int64_t now, std::vector<QueueDecision>& out);
   std::shared_ptr<const Published> Publish() const;
@@ -148,7 +167,16 @@ class AdmissionLoop : public AdmissionGate {
 
   // Loop thread only.
   std::map<std::string, MemberState> members_;  // admitted members by key
-  absl::flat_hash_map<std::string, bool> gated_;  // arrived with our gate
+  // Arrived with our gate, or adopted pinned to its node by the affinity
+  // that replaced the gate: either way only eviction takes it back.
+  absl::flat_hash_map<std::string, bool> gated_;
+  // Bound pods whose node the model does not have yet, by key: adopted once
+  // it has (the node watch fills the model on its own thread).
+  std::map<std::string, Pod> orphans_;
+  // Admissions from before a restart that could not be kept (node gone or
+  // full), taken back in the next pass's decisions; each pod once.
+  std::vector<QueueDecision> stale_revokes_;
+  std::set<std::string> stale_revoked_;
 
   std::jthread thread_;
 };

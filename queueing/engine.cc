@@ -173,7 +173,14 @@ void QueueingEngine::AddPod(const Pod& pod, int64_t now) {
 void QueueingEngine::AddPodGroup(const PodGroup& group, int64_t now) {
   groups_[group.Key()] = group;
   if (auto it = workloads_.find(group.Key()); it != workloads_.end()) {
-    Resolve(it->second);
+    Workload& w = it->second;
+    Resolve(w);
+    // A gang adopted after a restart before its PodGroup arrived learns its
+    // minMember only now; short of it, it gets a running gang's grace.
+    if (w.admitted() && w.is_gang &&
+        static_cast<int>(w.placements.size()) < w.min_member) {
+      below_min_since_.try_emplace(w.key, now);
+    }
   }
 }
 

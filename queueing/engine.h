@@ -23,7 +23,8 @@ namespace gpusched {
 
 struct EngineEvent {
   int64_t at_ms = 0;
-  std::string type;  // Admitted | Preempted | Finished | TimedOut | Evicted
+  // Admitted | Adopted | Preempted | Finished | TimedOut | Evicted
+  std::string type;
   std::string workload;
   std::string by;
   std::string reason;
@@ -34,6 +35,19 @@ struct EngineOptions {
   // The simulator binds admitted members at once; the extender waits for
   // kube-scheduler's bind, and rolls back gangs not bound in time.
   bool bind_on_admission = false;
+};
+
+// What Adopt made of a pod found already running or admitted.
+struct Adoption {
+  enum class Outcome {
+    kAdopted,          // placed on its node, its queue charged
+    kAlreadyPlaced,    // the engine holds it there already: nothing changed
+    kPlacedElsewhere,  // the engine holds it on another node: left as it is
+    kNodeUnknown,      // its node is not in the model: not adopted
+    kDoesNotFit,       // not bound, and its node cannot hold it now
+  };
+  Outcome outcome = Outcome::kAdopted;
+  std::string reason;  // why not adopted
 };
 
 // The queueing core: groups pods into workloads, admits them one
@@ -48,6 +62,19 @@ class QueueingEngine {
 
   void AddPod(const Pod& pod, int64_t now);
   void AddPodGroup(const PodGroup& group, int64_t now);
+  // Rebuilds an admission that happened before a restart: `pod` runs on
+  // `node` (bound) or was admitted there (gpusched.io/admitted). It joins
+  // its workload as AddPod would, keeps `node` with its devices (a bound
+  // pod's as the model already holds them, else the devices are taken
+  // now), and its queue is charged for the flavor of that node even past
+  // the quota: the pod exists, so nothing new is admitted in that queue
+  // until usage falls below. Its workload is admitted from its first
+  // adopted member on; a gang adopted short of minMember stays admitted and
+  // takes the stale-gang grace (and unbound members the bind timeout) as a
+  // running gang that lost members would. A pod the engine holds on `node`
+  // already is only marked bound, so a relist charges nothing twice.
+  Adoption Adopt(const Pod& pod, const std::string& node, bool bound,
+                 int64_t now);
   // The pod (or every pod of the workload) succeeded and leaves.
   bool Finish(const std::string& key, int64_t now);
   // The pod (or every pod of the workload) is deleted.
@@ -145,6 +172,15 @@ class QueueingEngine {
   const std::vector<const std::string*>& BorrowingQueuesOf(
       const std::string& root);
   void Commit(Workload& workload, Attempt attempt, int64_t now);
+  // Adopt's steps: the pod's devices on `node` in the model, held once;
+  // the quota the pod takes on that node's flavor; the bookkeeping.
+  std::optional<GpuAssignment> HoldOnNode(const Pod& pod,
+                                          const std::string& node, bool bound,
+                                          std::string* reason);
+  FrAmounts ChargeOnNode(const Workload& workload, const Pod& pod,
+                         const NodeState& node) const;
+  void RecordAdoption(Workload& workload, const std::string& pod_key,
+                      Placement placement, bool bound, int64_t now);
   void Release(Workload& workload);
   // Takes an admitted workload's pods off their nodes and its quota back,
   // keeping what it held so Restore can put it back exactly (trial

@@ -2,9 +2,13 @@
 #ifndef GPUSCHED_TESTS_QUEUEING_BUILDERS_H_
 #define GPUSCHED_TESTS_QUEUEING_BUILDERS_H_
 
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "queueing/policy.h"
+#include "queueing/queue_decision.h"
 #include "queueing/workload_types.h"
 #include "scheduler/k8s_objects.h"
 
@@ -60,6 +64,60 @@ inline Pod GangPod(const std::string& ns, const std::string& group, int index, i
   pod.containers.push_back(Container{.name = "main",
                                      .requests = {{"nvidia.com/gpu", gpus}}});
   return pod;
+}
+
+// Keeps every decision the admission loop publishes, for the test thread.
+class RecordingSink : public DecisionSink {
+ public:
+  void Publish(std::vector<QueueDecision> decisions) override {
+    std::lock_guard lock(mu_);
+    for (QueueDecision& d : decisions) all_.push_back(std::move(d));
+  }
+  std::vector<QueueDecision> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(all_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<QueueDecision> all_;
+};
+
+// A pod of its own (no gang) in LocalQueue "q" of `ns`.
+inline Pod QueuedPod(const std::string& ns, const std::string& name,
+                     int gpus) {
+  Pod pod;
+  pod.meta.name = name;
+  pod.meta.namespace_name = ns;
+  pod.meta.uid = ns + "-" + name;
+  pod.meta.labels = {{kQueueNameLabel, "q"}};
+  pod.containers.push_back(
+      Container{.name = "main", .requests = {{"nvidia.com/gpu", gpus}}});
+  return pod;
+}
+
+// The pod as gpusched's admission left it: labelled admitted on `node`.
+inline Pod AdmittedOn(Pod pod, const std::string& node) {
+  pod.meta.labels[kAdmittedLabel] = "true";
+  pod.meta.annotations[kAssignedNodeAnnotation] = node;
+  return pod;
+}
+
+// ... pinned there by the affinity that replaced the admission gate.
+inline Pod PinnedTo(Pod pod, const std::string& node) {
+  pod.required_affinity_terms.push_back(NodeSelectorTerm{
+      .match_fields = {NodeSelectorRequirement{
+          .key = "metadata.name", .op = "In", .values = {node}}}});
+  return AdmittedOn(std::move(pod), node);
+}
+
+// ... and bound there, running on the GPUs `gpu_ids` names ("0,1").
+inline Pod BoundTo(Pod pod, const std::string& node,
+                   const std::string& gpu_ids) {
+  pod.node_name = node;
+  pod.phase = "Running";
+  pod.meta.annotations[kGpuIdsAnnotation] = gpu_ids;
+  return AdmittedOn(std::move(pod), node);
 }
 
 }  // namespace gpusched

@@ -1,0 +1,144 @@
+// Adoption: admissions made before a restart, rebuilt from the pods as the
+// cluster has them (bound, or labelled admitted on a node), so that the
+// first pass after a restart sees every queue charged for what already
+// runs and admits nothing twice.
+//
+// Steps (Adopt): 1. a pod the engine already holds on the node changes
+// nothing (a bound one is marked bound); 2. its devices on the node, held
+// once in the model; 3. it joins its workload as AddPod would; 4. its
+// placement, its queue's charge and the workload's admission are recorded.
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "queueing/engine_internal.h"
+#include "scheduler/gpu_fit.h"
+#include "scheduler/node_predicates.h"
+#include "scheduler/pod_view.h"
+
+namespace gpusched {
+
+Adoption QueueingEngine::Adopt(const Pod& pod, const std::string& node,
+                               bool bound, int64_t now) {
+  const std::string key = pod.Key();
+  if (auto of = workload_of_pod_.find(key); of != workload_of_pod_.end()) {
+    Workload& known = workloads_[of->second];
+    if (auto placed = known.placements.find(key);
+        placed != known.placements.end()) {
+      if (placed->second.node != node) {
+        return {Adoption::Outcome::kPlacedElsewhere,
+                absl::StrCat("held on node ", placed->second.node)};
+      }
+      if (bound) known.bound.insert(key);
+      return {Adoption::Outcome::kAlreadyPlaced, ""};
+    }
+  }
+  if (model_->FindNode(node) == nullptr) {
+    return {Adoption::Outcome::kNodeUnknown,
+            absl::StrCat("node ", node, " is not known to gpusched")};
+  }
+  std::string reason;
+  std::optional<GpuAssignment> gpus = HoldOnNode(pod, node, bound, &reason);
+  if (!gpus) return {Adoption::Outcome::kDoesNotFit, std::move(reason)};
+  AddPod(pod, now);
+  RecordAdoption(workloads_[workload_of_pod_[key]], key,
+                 Placement{node, *std::move(gpus)}, bound, now);
+  return {};
+}
+
+// A bound pod's devices are the ones the cluster sync recorded from its
+// gpusched.io/gpu-ids before the loop heard of the pod: they are read, not
+// placed a second time (Place refuses a UID twice anyway). A pod the model
+// holds on another node moves: the node it runs on, or was admitted to,
+// wins, as in ExtenderService::ObserveBound.
+std::optional<GpuAssignment> QueueingEngine::HoldOnNode(
+    const Pod& pod, const std::string& node, bool bound, std::string* reason) {
+  const std::string uid = PodUid(pod);
+  if (const PlacedPod* placed = model_->FindPodByUid(uid);
+      placed != nullptr && placed->node != node) {
+    model_->RemovePod(uid);
+  }
+  Pod on = pod;
+  on.node_name = node;
+  absl::Status held = absl::OkStatus();
+  if (model_->FindPodByUid(uid) != nullptr) {
+    if (bound) model_->MarkBound(uid);
+  } else if (bound) {
+    held = model_->AddRunningPod(on);
+  } else {
+    GpuPlan plan =
+        PlanGpus(PodView::Of(on).gpu, model_->FindNode(node)->gpus());
+    if (!plan.verdict.fits()) {
+      *reason = absl::StrCat("node ", node, ": ", plan.verdict.reason());
+      return std::nullopt;
+    }
+    held = model_->Place(on, node, std::move(plan.assignment), false);
+  }
+  if (!held.ok()) {
+    *reason = std::string(held.message());
+    return std::nullopt;
+  }
+  const PodAllocation* allocation = model_->FindNode(node)->FindPod(pod.Key());
+  return allocation == nullptr ? GpuAssignment{} : allocation->gpus;
+}
+
+// Per resource group, the node's flavor is the first of the queue's whose
+// node labels the node carries. A node that matches none (the policy
+// changed since the admission) is charged to the group's first flavor:
+// the pod takes its queue's quota wherever it runs.
+FrAmounts QueueingEngine::ChargeOnNode(const Workload& w, const Pod& pod,
+                                       const NodeState& node) const {
+  FrAmounts charge;
+  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
+  if (cq == nullptr) return charge;  // outside queues: nothing to charge
+  const ResourceList requests = EffectiveRequests(pod);
+  for (const ResourceGroup& g : cq->resource_groups) {
+    if (g.flavors.empty()) continue;
+    const FlavorQuotas* chosen = &g.flavors.front();
+    for (const FlavorQuotas& f : g.flavors) {
+      const ResourceFlavor* flavor = FindFlavor(policy_, f.flavor);
+      if (flavor == nullptr ||
+          HasLabels(node.node().meta.labels, flavor->node_labels)) {
+        chosen = &f;
+        break;
+      }
+    }
+    for (const std::string& r : g.covered_resources) {
+      if (requests.Get(r) > 0) charge[{chosen->flavor, r}] += requests.Get(r);
+    }
+  }
+  return charge;
+}
+
+// The charge goes in even past the queue's quota (Fit then finds nothing
+// available there). A workload's charge is held exactly while it is
+// admitted, as Finish and Release expect.
+void QueueingEngine::RecordAdoption(Workload& w, const std::string& pod_key,
+                                    Placement placement, bool bound,
+                                    int64_t now) {
+  const FrAmounts charge = ChargeOnNode(w, w.pods.at(pod_key),
+                                        *model_->FindNode(placement.node));
+  const std::string node = placement.node;
+  w.placements[pod_key] = std::move(placement);
+  if (bound || options_.bind_on_admission) w.bound.insert(pod_key);
+  quota_.AddUsage(w.cluster_queue, charge);
+  for (const auto& [fr, amount] : charge) w.charged[fr] += amount;
+  if (!w.admitted()) {
+    SetState(w, Workload::State::kAdmitted);
+    // The bind timeout and the minimum runtime count from the restart:
+    // when the first admission happened is not known.
+    w.admitted_at_ms = now;
+    w.failed_attempts = 0;
+    w.backoff_until_ms = 0;
+    w.reason.clear();
+    Emit(now, "Adopted", w, "",
+         absl::StrCat("admitted before a restart; ", pod_key, " on node ",
+                      node));
+  }
+  // Members still missing get the grace of a running gang that lost some.
+  if (w.is_gang && static_cast<int>(w.placements.size()) < w.min_member) {
+    below_min_since_.try_emplace(w.key, now);
+  }
+}
+
+}  // namespace gpusched
