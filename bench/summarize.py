@@ -320,7 +320,8 @@ def kube_scheduler(doc):
                    "(bench/suites/kube_scheduler.sh runs 2,000 pods on "
                    "1,000 and 5,000 nodes).")
     out.append("")
-    out.append(f"Arm a: {cond.get('arm_a', '?')}. Arm b: {cond.get('arm_b', '?')}. "
+    out.append(f"Arm a: {cond.get('arm_a', '?')}. Arm a_unbatched: "
+               f"{cond.get('arm_a_unbatched', '?')}. Arm b: {cond.get('arm_b', '?')}. "
                f"Nodes: {cond.get('node_shape', '?')}. Kubelet: "
                f"{cond.get('kubelet', '?')}.")
     out.append("")
@@ -329,10 +330,13 @@ def kube_scheduler(doc):
     for r in runs:
         ratio = r.get("ratio_b_over_a")
         rows.append([r.get("nodes"), get(r, "a", "pods_per_second"),
+                     get(r, "a_unbatched", "pods_per_second"),
                      get(r, "b", "pods_per_second"), fmt(ratio, 2), f"≥ {target}",
-                     verdict(None if ratio is None else ratio >= target)])
-    out += table(["nodes", "arm a pods/s", "arm b pods/s", "b/a", "target",
-                  "verdict"], rows)
+                     verdict(None if ratio is None else ratio >= target),
+                     fmt(r.get("ratio_b_over_a_unbatched"), 2)])
+    out += table(["nodes", "arm a pods/s", "arm a_unbatched pods/s",
+                  "arm b pods/s", "b/a", "target", "verdict",
+                  "b/a_unbatched"], rows)
     out.append("")
     out += kube_scheduler_arms(runs)
     out += kube_scheduler_verbs(runs)
@@ -352,8 +356,10 @@ def kube_scheduler_arms(runs):
                   "bench_client"]
     rows = []
     for r in runs:
-        for arm in ("a", "b"):
-            a = r.get(arm) or {}
+        for arm in ("a", "a_unbatched", "b"):
+            a = r.get(arm)
+            if not a:
+                continue
             cpu = a.get("cpu_seconds_per_pod") or {}
             per_pod = [None if c not in cpu else 1000 * cpu[c]
                        for c in components]
@@ -369,12 +375,14 @@ def kube_scheduler_arms(runs):
                          get(a, "scheduling_attempt_duration_ms", "p99"),
                          get(a, "scheduling_algorithm_duration_ms", "mean"),
                          a.get("apiserver_terminated_watchers"),
-                         a.get("apiserver_flowcontrol_rejected_requests")])
+                         a.get("apiserver_flowcontrol_rejected_requests"),
+                         get(a, "batch_attempts", "hint_used")])
     out = table(["nodes", "arm", "bound", "creates s", "arm s", "kept up",
                  "CPU ms/pod kube-scheduler", "kube-apiserver", "etcd",
                  "gpusched", "client", "total", "attempt p50 ms",
                  "attempt p99 ms", "algorithm mean ms",
-                 "watches closed as slow", "APF rejected"], rows)
+                 "watches closed as slow", "APF rejected",
+                 "batching hints used"], rows)
     out.append("")
     return out
 

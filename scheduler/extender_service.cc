@@ -176,6 +176,9 @@ FilterOutcome ExtenderService::Filter(const Pod& pod,
       case FitVerdict::Code::kInfeasible:
         outcome.unresolvable.emplace_back(name, reason);
         break;
+      case FitVerdict::Code::kNotChosen:
+        outcome.not_chosen.push_back(name);
+        break;
     }
   });
   return outcome;
@@ -208,15 +211,69 @@ void ExtenderService::FilterEach(const Pod& pod,
       return;
     }
   }
-  for (const NodeState* node : FindPrefetched(model_, nodes, shape)) {
-    if (node == nullptr) {
+  const std::vector<const NodeState*>& found =
+      FindPrefetched(model_, nodes, shape);
+  const std::vector<bool>* chosen =
+      options_.filter_keep_best > 0 ? &ChooseBest(view, found, shape, memo)
+                                    : nullptr;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (found[i] == nullptr) {
       visit(FitVerdict::Code::kUnavailable, kUnknownNodeReason);
       continue;
     }
-    const VerdictCache::Verdict verdict =
-        shape.Get(*node, [&] { return CheckPodOnNode(view, *node, memo); });
+    const VerdictCache::Verdict verdict = shape.Get(
+        *found[i], [&] { return CheckPodOnNode(view, *found[i], memo); });
+    if (verdict.code == FitVerdict::Code::kFits && chosen != nullptr &&
+        !(*chosen)[i]) {
+      visit(FitVerdict::Code::kNotChosen, {});
+      continue;
+    }
     visit(verdict.code, verdict.reason);
   }
+}
+
+// Scores only the fitting nodes, and only when there are more of them than
+// filter keeps: a pod with few candidates costs what it did.
+const std::vector<bool>& ExtenderService::ChooseBest(
+    const PodView& view, const std::vector<const NodeState*>& found,
+    VerdictCache::Shape& shape, GpuVerdictMemo& memo) const {
+  thread_local std::vector<bool> chosen;
+  thread_local std::vector<std::pair<int, size_t>> ranked;  // -score, index
+  chosen.assign(found.size(), true);
+  ranked.clear();
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (found[i] == nullptr) continue;
+    const VerdictCache::Verdict verdict = shape.Get(
+        *found[i], [&] { return CheckPodOnNode(view, *found[i], memo); });
+    if (verdict.code == FitVerdict::Code::kFits) ranked.push_back({0, i});
+  }
+  const size_t keep = options_.filter_keep_best;
+  if (ranked.size() <= keep) return chosen;
+  NodeMemo<int>::Table& known = ScoreMemo(view);
+  for (auto& [score, index] : ranked) {
+    const NodeState& node = *found[index];
+    score = -known.Get(node, [&] { return CombinedScore(view, node); });
+  }
+  std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end());
+  for (size_t r = keep; r < ranked.size(); ++r) chosen[ranked[r].second] = false;
+  return chosen;
+}
+
+// A score reads the node, the pod's fit fields (the devices it would get)
+// and the workload shapes the fragmentation scorer learned; the weights are
+// the service's own and never change. One memo per I/O thread, as for
+// filter verdicts, forgotten when the shapes change (scores for older
+// shapes are never asked for again). It holds combined scores (0..100, -1
+// where the pod does not fit), which prioritize and filter_keep_best share.
+NodeMemo<int>::Table& ExtenderService::ScoreMemo(const PodView& view) const {
+  thread_local NodeMemo<int> memo(200000);
+  thread_local uint64_t memo_version = 0;
+  if (const uint64_t version = options_.weights.workload().version();
+      version != memo_version) {
+    memo.Clear();
+    memo_version = version;
+  }
+  return memo.Lookup(FitSignature(view));
 }
 
 std::vector<HostScore> ExtenderService::Prioritize(
@@ -224,39 +281,26 @@ std::vector<HostScore> ExtenderService::Prioritize(
   const PodView view = PodView::Of(pod);
   std::vector<HostScore> scores;
   scores.reserve(nodes.size());
-  // A score reads the node, the pod's fit fields (the devices it would
-  // get) and the workload shapes the fragmentation scorer learned; the
-  // weights are the service's own and never change. One memo per I/O
-  // thread, as for filter verdicts, forgotten when the shapes change
-  // (scores for older shapes are never asked for again).
-  thread_local NodeMemo<int64_t> memo(200000);
-  thread_local uint64_t memo_version = 0;
-  if (const uint64_t version = options_.weights.workload().version();
-      version != memo_version) {
-    memo.Clear();
-    memo_version = version;
-  }
-  NodeMemo<int64_t>::Table& known = memo.Lookup(FitSignature(view));
+  NodeMemo<int>::Table& known = ScoreMemo(view);
   std::shared_lock lock(mu_);
   size_t index = 0;
   for (const NodeState* node : FindPrefetched(model_, nodes, known)) {
     int64_t score = 0;
     if (node != nullptr) {
-      score = known.Get(*node, [&] { return ScoreOnNode(view, *node); });
+      const int combined =
+          known.Get(*node, [&] { return CombinedScore(view, *node); });
+      score = combined < 0 ? 0 : (combined + 5) / 10;  // 0..100 -> 0..10
     }
     scores.push_back(HostScore{nodes[index++], score});
   }
   return scores;
 }
 
-// 0..10, the extender protocol's range; 0 where the pod does not fit.
-int64_t ExtenderService::ScoreOnNode(const PodView& view,
-                                     const NodeState& node) const {
+int ExtenderService::CombinedScore(const PodView& view,
+                                   const NodeState& node) const {
   NodeFit fit = FitPodOnNode(view, node);
-  if (!fit.verdict.fits()) return 0;
-  int combined =
-      options_.weights.Combined(ScoreInput{view, node, fit.assignment});
-  return (combined + 5) / 10;  // 0..100 -> 0..10
+  if (!fit.verdict.fits()) return -1;
+  return options_.weights.Combined(ScoreInput{view, node, fit.assignment});
 }
 
 std::optional<PreemptionCandidate> ExtenderService::CheckCandidate(

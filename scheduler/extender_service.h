@@ -16,8 +16,11 @@
 #include "scheduler/fit_verdict.h"
 #include "scheduler/gpu_inventory.h"
 #include "scheduler/k8s_objects.h"
+#include "scheduler/node_fit.h"
+#include "scheduler/node_memo.h"
 #include "scheduler/pending_pods.h"
 #include "scheduler/scoring.h"
+#include "scheduler/verdict_cache.h"
 
 namespace gpusched {
 
@@ -32,6 +35,7 @@ struct FilterOutcome {
   std::vector<std::string> passed;
   std::vector<std::pair<std::string, std::string>> failed;  // may fit later
   std::vector<std::pair<std::string, std::string>> unresolvable;  // never fits
+  std::vector<std::string> not_chosen;  // fit, left out (filter_keep_best)
 };
 
 // Receives Filter's verdicts one candidate at a time, in the order asked;
@@ -99,6 +103,14 @@ struct ServiceOptions {
   // nothing (a watch event, a deletion, a retried bind) settles it first.
   // Longer than the API server takes to finish or drop a request.
   int64_t bind_in_doubt_hold_ms = 30000;
+  // Filter answers with at most this many fitting nodes, the best by the
+  // prioritize scorers (ties: the order asked); the other fitting nodes are
+  // left out of the reply. 0: every fitting node. With 1, kube-scheduler
+  // skips its scoring and the prioritize call for the pod: the node is
+  // gpusched's choice, and kube-scheduler's own soft preferences (preferred
+  // affinity, ScheduleAnyway spread) no longer weigh in. Pods the queueing
+  // core manages pass on their assigned node only, whatever this says.
+  size_t filter_keep_best = 0;
 };
 
 struct GpuCounts {
@@ -182,7 +194,15 @@ class ExtenderService {
   const ScoringWeights& weights() const { return options_.weights; }
 
  private:
-  int64_t ScoreOnNode(const PodView& view, const NodeState& node) const;
+  NodeMemo<int>::Table& ScoreMemo(const PodView& view) const;
+  // The scorers' combined 0..100 (-1 where the pod does not fit).
+  int CombinedScore(const PodView& view, const NodeState& node) const;
+  // Which of `found` filter keeps (filter_keep_best), by index; the
+  // verdicts come from `shape`, filled as filter fills it.
+  const std::vector<bool>& ChooseBest(const PodView& view,
+                                      const std::vector<const NodeState*>& found,
+                                      VerdictCache::Shape& shape,
+                                      GpuVerdictMemo& memo) const;
   std::optional<PreemptionCandidate> CheckCandidate(
       const PodView& view, PreemptionCandidate candidate) const;
   BindOutcome PlaceForBind(const Pod& pod, const BindRequest& request);

@@ -8,10 +8,12 @@ namespace gpusched {
 
 // Whether a pod fits a node, as a value. "Unavailable" means it could fit
 // once something leaves (FailedNodes on the wire); "Infeasible" means it
-// never can there (FailedAndUnresolvableNodes).
+// never can there (FailedAndUnresolvableNodes). "NotChosen" is filter's,
+// never a fit check's: the pod fits, but filter answers with only its best
+// candidates (ServiceOptions::filter_keep_best) and leaves this one out.
 class FitVerdict {
  public:
-  enum class Code { kFits, kUnavailable, kInfeasible };
+  enum class Code { kFits, kUnavailable, kInfeasible, kNotChosen };
 
   static FitVerdict Fits() { return FitVerdict(Code::kFits, {}); }
   static FitVerdict Unavailable(std::string reason) {

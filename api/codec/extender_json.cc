@@ -180,6 +180,7 @@ struct FilterParts {
       passed_candidates.push_back(index);
       return;
     }
+    if (code == FitVerdict::Code::kNotChosen) return;  // left out
     std::string& map =
         code == FitVerdict::Code::kUnavailable ? failed : unresolvable;
     AppendQuoted(map, name);

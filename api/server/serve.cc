@@ -11,7 +11,6 @@
 #include "api/server/flags.h"
 #include "api/server/logging.h"
 #include "api/server/decision_writer.h"
-#include "api/server/loop_feed.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
 #include "scheduler/string_util.h"
@@ -125,6 +124,7 @@ void ServeApp::Shutdown() {
   if (webhook_ != nullptr) webhook_->Shutdown();
   if (server_ != nullptr) server_->Shutdown();
   if (live_ != nullptr) live_->Stop();
+  if (podgroups_ != nullptr) podgroups_->Stop();
   if (gate_ != nullptr) gate_->Stop();
   if (writer_ != nullptr) writer_->Stop();
 }
@@ -143,6 +143,7 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     if (!weights.ok()) return weights.status();
     options.weights = *std::move(weights);
   }
+  options.filter_keep_best = static_cast<size_t>(config.filter_keep_best);
   const bool live = !config.kubeconfig.empty() || config.in_cluster;
   if (app->gate_ != nullptr) {
     app->feed_ = std::make_unique<LoopFeed>(*app->gate_);
@@ -206,6 +207,13 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
   app->server_ = *std::move(server);
   if (live) {
     app->live_->StartSync(*app->service_);  // api_ exists: on_synced may fire
+    if (app->feed_ != nullptr) {
+      app->podgroups_ = std::make_unique<kube::PodGroupSync>(
+          app->live_->client(), *app->feed_,
+          kube::PodGroupSyncOptions{.absent_poll = std::chrono::milliseconds(
+                                        config.podgroup_api_poll_ms)});
+      app->podgroups_->Start();
+    }
   }
   app->StartTicker(config.tick_ms);
   return app;
@@ -264,6 +272,13 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
             "live mode: a bind's API server calls end within this many ms, "
             "then it answers Error; keep it below the extender httpTimeout "
             "(3000)");
+  flags.Int("filter-keep-best", &config.filter_keep_best,
+            "filter answers with at most this many fitting nodes, the best "
+            "by gpusched's scorers; 1 makes the node gpusched's choice and "
+            "spares kube-scheduler its scoring (0: all fitting nodes)");
+  flags.Int("podgroup-api-poll-ms", &config.podgroup_api_poll_ms,
+            "live mode: ask again this often for a PodGroup API (Volcano, "
+            "coscheduling) whose CRD is not installed (30000)");
   AddWebhookFlags(flags, config.webhook);
   flags.String("log-format", &config.log_format, "json or text (text)");
   flags.Int("v", &config.verbosity, "verbosity: 0 info, 1 debug, 2 trace");
@@ -293,10 +308,12 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
         "serve: --client-ca needs --tls-cert and --tls-key");
   }
   if (config.body_limit_mib <= 0 || config.threads <= 0 ||
-      config.read_timeout_ms <= 0 || config.bind_deadline_ms <= 0) {
+      config.read_timeout_ms <= 0 || config.bind_deadline_ms <= 0 ||
+      config.podgroup_api_poll_ms <= 0 || config.filter_keep_best < 0) {
     return absl::InvalidArgumentError(
-        "serve: --body-limit-mib, --threads, --read-timeout-ms and "
-        "--bind-deadline-ms must be positive");
+        "serve: --body-limit-mib, --threads, --read-timeout-ms, "
+        "--bind-deadline-ms and --podgroup-api-poll-ms must be positive, "
+        "--filter-keep-best at least 0");
   }
   return absl::OkStatus();
 }

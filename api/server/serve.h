@@ -13,9 +13,11 @@
 #include "absl/status/statusor.h"
 #include "api/http/server.h"
 #include "api/kube/live_mode.h"
+#include "api/kube/podgroup_sync.h"
 #include "api/server/admission_webhook.h"
 #include "api/server/decision_writer.h"
 #include "api/server/extender_api.h"
+#include "api/server/loop_feed.h"
 #include "api/server/metrics.h"
 #include "queueing/admission_loop.h"
 #include "scheduler/extender_service.h"
@@ -40,6 +42,11 @@ struct ServeConfig {
   // Live mode: the whole API server time a bind may take (see
   // KubeBindSink); below kube-scheduler's extender httpTimeout.
   int bind_deadline_ms = 3000;
+  // Live mode: how often a PodGroup API whose CRD is not installed is
+  // asked for again.
+  int podgroup_api_poll_ms = 30000;
+  // ServiceOptions::filter_keep_best: 0 answers every fitting node.
+  int filter_keep_best = 0;
   std::string log_format = "text";
   int verbosity = 0;
   // The mutating webhook that gates new pods (live mode only).
@@ -83,7 +90,8 @@ class ServeApp {
   std::unique_ptr<AdmissionLoop> gate_;
   // The loop's decisions to the API server (live mode).
   std::unique_ptr<DecisionWriter> writer_;
-  std::unique_ptr<kube::SyncListener> feed_;  // gate_ -> the watches
+  std::unique_ptr<LoopFeed> feed_;  // the watches -> gate_
+  std::unique_ptr<kube::PodGroupSync> podgroups_;  // live, with a gate
   std::string policy_file_;
   std::filesystem::file_time_type policy_mtime_;
   std::mutex tick_mu_;

@@ -93,6 +93,22 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
   EXPECT_EQ(got->find(R"("name":"b")"), std::string::npos);
 }
 
+// A fitting node filter leaves out (filter_keep_best) is in neither list,
+// and its Nodes item is not echoed: kube-scheduler drops it.
+TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeLeavesOutNotChosenNodes) {
+  absl::StatusOr<std::string> got = DecodeFilterEncode(
+      Body(), DecodeOptions{}, [&](const ExtenderArgs&, FilterVisitor visit) {
+        visit(FitVerdict::Code::kNotChosen, {});
+        visit(FitVerdict::Code::kUnavailable, "busy");
+        visit(FitVerdict::Code::kFits, {});
+      });
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->find(R"("name":"a")"), std::string::npos) << *got;
+  EXPECT_NE(got->find(R"("name":"c")"), std::string::npos) << *got;
+  EXPECT_NE(got->find(R"("b":"busy")"), std::string::npos) << *got;
+  EXPECT_EQ(got->find(R"("a":)"), std::string::npos) << *got;
+}
+
 // Both lists (kube-scheduler sends one): the names are the candidates, and
 // Nodes items are matched to the passing names in item order, as
 // EncodeFilterResult matches them.

@@ -126,6 +126,12 @@ func tpArmFromSnapshots(before, after throughputSnapshot, pods int) throughputAr
 		arm.ScheduleAttempts[result] = after.scheduler.sum("scheduler_schedule_attempts_total", match) -
 			before.scheduler.sum("scheduler_schedule_attempts_total", match)
 	}
+	arm.BatchAttempts = map[string]float64{}
+	for _, result := range after.scheduler.labelValues("scheduler_batch_attempts_total", "result") {
+		match := map[string]string{"result": result}
+		arm.BatchAttempts[result] = after.scheduler.sum("scheduler_batch_attempts_total", match) -
+			before.scheduler.sum("scheduler_batch_attempts_total", match)
+	}
 	arm.SchedulerRateLimitWaitS = after.scheduler.sum("rest_client_rate_limiter_duration_seconds_sum", nil) -
 		before.scheduler.sum("rest_client_rate_limiter_duration_seconds_sum", nil)
 	arm.APIServerRejected = after.apiserver.sum("apiserver_flowcontrol_rejected_requests_total", nil) -

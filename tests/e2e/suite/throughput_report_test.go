@@ -30,6 +30,7 @@ type throughputCondition struct {
 	PodShape         string            `json:"pod_shape"`
 	Kubelet          string            `json:"kubelet"`
 	ArmA             string            `json:"arm_a"`
+	ArmAUnbatched    string            `json:"arm_a_unbatched"`
 	ArmB             string            `json:"arm_b"`
 	KubeScheduler    map[string]any    `json:"kube_scheduler"`
 	APIServerArgs    []string          `json:"apiserver_args"`
@@ -44,9 +45,13 @@ type throughputRun struct {
 	Pods             int           `json:"pods"`
 	NodeSetupSeconds float64       `json:"node_setup_seconds"`
 	A                throughputArm `json:"a"`
+	AUnbatched       throughputArm `json:"a_unbatched"`
 	B                throughputArm `json:"b"`
-	// Ratio is B.PodsPerSecond / A.PodsPerSecond.
+	// Ratio is B.PodsPerSecond / A.PodsPerSecond: the target's ratio.
 	Ratio float64 `json:"ratio_b_over_a"`
+	// RatioUnbatched is B.PodsPerSecond / AUnbatched.PodsPerSecond: the
+	// extender's cost against the algorithm kube-scheduler runs with it.
+	RatioUnbatched float64 `json:"ratio_b_over_a_unbatched"`
 }
 
 type throughputArm struct {
@@ -69,6 +74,10 @@ type throughputArm struct {
 	AttemptDuration         tpHistogramSummary `json:"scheduling_attempt_duration_ms"`
 	AlgorithmDuration       tpHistogramSummary `json:"scheduling_algorithm_duration_ms"`
 	ScheduleAttempts        map[string]float64 `json:"schedule_attempts"`
+	// BatchAttempts is scheduler_batch_attempts_total by result
+	// (hint_used, hint_not_used, no_hint): how often OpportunisticBatching
+	// spared kube-scheduler a full filter and score.
+	BatchAttempts           map[string]float64 `json:"batch_attempts"`
 	SchedulerRateLimitWaitS float64            `json:"scheduler_client_rate_limiter_wait_seconds"`
 	APIServerRejected       float64            `json:"apiserver_flowcontrol_rejected_requests"`
 	// APIServerRequests counts requests by "VERB resource[/subresource]"
@@ -122,7 +131,9 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 			PodShape: "1 nvidia.com/gpu (request = limit) + 100m cpu, pause image, schedulerName gpusched",
 			Kubelet:  "none (controlplane.Options.NoKubelet): bound pods stay Pending with spec.nodeName set",
 			ArmA:     "deploy/kube-scheduler-config.yaml without extenders: in-tree plugins only (NodeResourcesFit counts nvidia.com/gpu)",
-			ArmB:     "deploy/kube-scheduler-config.yaml as shipped: gpusched filter, prioritize, preempt, bind (nodeCacheCapable)",
+			ArmAUnbatched: "arm a with " + tpNoBatching + ": the in-tree algorithm kube-scheduler runs " +
+				"whenever a profile has an extender (it then turns batching off itself)",
+			ArmB: "deploy/kube-scheduler-config.yaml as shipped: gpusched filter, prioritize, preempt, bind (nodeCacheCapable)",
 			KubeScheduler: map[string]any{
 				"qps": throughputQPS, "burst": throughputBurst, "v": 2,
 				"percentage_of_nodes_to_score": "unset (adaptive), as in deploy/",
@@ -144,9 +155,10 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 }
 
 func throughputGpuschedArgs(s throughputSettings) []string {
-	// deploy/'s Deployment runs gpusched at verbosity 0 with JSON logs; the
-	// fixture's -v 1 would add a debug line per filter call.
-	args := []string{"-v", "0", "--log-format", "json", "--bind-deadline-ms", "3000"}
+	// deploy/'s Deployment runs gpusched at verbosity 0 with JSON logs and
+	// --filter-keep-best=1; the fixture's -v 1 would add a debug line per
+	// filter call.
+	args := []string{"-v", "0", "--log-format", "json", "--bind-deadline-ms", "3000", "--filter-keep-best", "1"}
 	if s.gpuschedThreads > 0 {
 		args = append(args, "--threads", strconv.Itoa(s.gpuschedThreads))
 	}

@@ -23,6 +23,8 @@ type BenchSchedulerOptions struct {
 	Burst int
 	// Config may change the configuration further, after the above.
 	Config func(map[string]any)
+	// Args are extra command-line flags (for example --feature-gates).
+	Args []string
 }
 
 // BenchScheduler is a kube-scheduler that a benchmark starts and stops
@@ -92,6 +94,7 @@ func (c *ControlPlane) prepareBenchScheduler(opts BenchSchedulerOptions) (*Bench
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
 		"--v=2",
 	}
+	args = append(args, opts.Args...)
 	return &BenchScheduler{
 		URL: fmt.Sprintf("https://127.0.0.1:%d", ports[0]),
 		c:   c,

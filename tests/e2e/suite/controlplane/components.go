@@ -103,6 +103,8 @@ func (c *ControlPlane) gpuschedProcess(kubeconfig string) *process {
 		fmt.Sprintf("--listen=127.0.0.1:%d", c.ports.gpusched),
 		"--kubeconfig=" + kubeconfig,
 		"-v", "1",
+		// As deploy/'s Deployment runs it.
+		"--filter-keep-best=1",
 	}
 	if c.opts.Policy != "" {
 		args = append(args, "--policy="+c.opts.Policy)
