@@ -1,15 +1,13 @@
 #include "api/kube/cluster_sync.h"
 
 #include <algorithm>
-#include <cctype>
-#include <condition_variable>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "api/codec/k8s_json.h"
 #include "api/kube/model_updater.h"
+#include "api/kube/sync_util.h"
 #include "scheduler/string_util.h"
 #include "spdlog/spdlog.h"
 
@@ -59,46 +57,6 @@ struct Kind<Pod> {
     if (listener != nullptr) listener->OnPod(type, pod);
   }
 };
-
-class Backoff {
- public:
-  explicit Backoff(const ClusterSyncOptions& options)
-      : initial_(options.initial_backoff),
-        max_(options.max_backoff),
-        next_(initial_) {}
-  std::chrono::milliseconds Next() {
-    std::chrono::milliseconds now = next_;
-    next_ = std::min(next_ * 2, max_);
-    return now;
-  }
-  void Reset() { next_ = initial_; }
-
- private:
-  const std::chrono::milliseconds initial_, max_;
-  std::chrono::milliseconds next_;
-};
-
-// False when `stop` was requested (at once, not after the full wait).
-bool SleepFor(std::chrono::milliseconds duration, std::stop_token stop) {
-  std::mutex mu;
-  std::condition_variable_any cv;
-  std::unique_lock lock(mu);
-  cv.wait_for(lock, stop, duration, [] { return false; });
-  return !stop.stop_requested();
-}
-
-// A continue token is opaque base64; it must be escaped in a query.
-std::string PercentEncode(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += absl::StrFormat("%%%02X", c);
-    }
-  }
-  return out;
-}
 
 std::string_view NameOf(simdjson::dom::element object) {
   std::string_view name;
@@ -165,7 +123,7 @@ void ClusterSync::NotifyIfSynced() {
 // List, then watch until the history is gone, then list again.
 template <class T>
 void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
-  Backoff backoff(options_);
+  Backoff backoff(options_.initial_backoff, options_.max_backoff);
   while (!stop.stop_requested()) {
     absl::StatusOr<std::string> version = ListAll<T>(stop);
     if (!version.ok()) {

@@ -4,16 +4,20 @@
 #ifndef GPUSCHED_API_SERVER_LOOP_FEED_H_
 #define GPUSCHED_API_SERVER_LOOP_FEED_H_
 
+#include <array>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/kube/cluster_sync.h"
+#include "api/kube/podgroup_sync.h"
 #include "queueing/admission_loop.h"
 
 namespace gpusched {
 
-class LoopFeed : public kube::SyncListener {
+class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
  public:
   explicit LoopFeed(AdmissionLoop& loop) : loop_(loop) {}
 
@@ -33,8 +37,40 @@ class LoopFeed : public kube::SyncListener {
     if (type == "DELETED") loop_.NodeRemoved(node.meta.name);
   }
 
+  // A PodGroup list names every group of its API: the ones this feed
+  // passed on before and that are missing now were deleted unseen.
+  void OnPodGroupsListed(PodGroup::Flavor flavor,
+                         std::vector<PodGroup> groups) override {
+    std::set<std::string> listed;
+    for (const PodGroup& group : groups) listed.insert(group.Key());
+    std::lock_guard lock(mu_);
+    std::set<std::string>& known = groups_[Index(flavor)];
+    for (const std::string& key : known) {
+      if (!listed.contains(key)) loop_.PodGroupDeleted(key);
+    }
+    known = std::move(listed);
+    for (PodGroup& group : groups) loop_.PodGroupUpserted(std::move(group));
+  }
+  void OnPodGroup(std::string_view type, PodGroup group) override {
+    std::lock_guard lock(mu_);
+    std::set<std::string>& known = groups_[Index(group.flavor)];
+    if (type == "DELETED") {
+      known.erase(group.Key());
+      loop_.PodGroupDeleted(group.Key());
+      return;
+    }
+    known.insert(group.Key());
+    loop_.PodGroupUpserted(std::move(group));
+  }
+
  private:
+  static size_t Index(PodGroup::Flavor flavor) {
+    return flavor == PodGroup::Flavor::kVolcano ? 0 : 1;
+  }
+
   AdmissionLoop& loop_;
+  std::mutex mu_;
+  std::array<std::set<std::string>, 2> groups_;  // keys passed on, per API
 };
 
 }  // namespace gpusched

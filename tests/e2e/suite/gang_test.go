@@ -85,21 +85,22 @@ func TestGangIsHeldByTheGateAndBoundWhole(t *testing.T) {
 			checkNoneBound(ctx, t, cp)
 		}
 	}
+	checkGangPlacement(t, waitAllBound(ctx, t, cp, members))
+}
+
+// waitAllBound waits until `members` pods of the test namespace are bound
+// and logs how long that took from the call.
+func waitAllBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, members int) []corev1.Pod {
+	t.Helper()
 	lastCreated := time.Now()
 	pods, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, func(pods []corev1.Pod) bool {
-		bound := 0
-		for i := range pods {
-			if pods[i].Spec.NodeName != "" {
-				bound++
-			}
-		}
-		return bound == members
+		return countBound(pods) == members
 	}, 60*time.Second)
 	if err != nil {
 		t.Fatalf("gang not bound whole: %v", err)
 	}
 	t.Logf("all %d members bound %v after the last was created", members, time.Since(lastCreated).Round(time.Millisecond))
-	checkGangPlacement(t, pods)
+	return pods
 }
 
 func checkNoneBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
@@ -119,7 +120,6 @@ func checkNoneBound(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 // assigned it, carries its GPU ids, and no GPU of a node is given twice.
 func checkGangPlacement(t *testing.T, pods []corev1.Pod) {
 	t.Helper()
-	used := map[string]map[int]string{}
 	for i := range pods {
 		p := &pods[i]
 		if len(p.Spec.SchedulingGates) != 0 {
@@ -128,19 +128,6 @@ func checkGangPlacement(t *testing.T, pods []corev1.Pod) {
 		if assigned := p.Annotations["gpusched.io/assigned-node"]; assigned != p.Spec.NodeName {
 			t.Errorf("%s: bound to %s, assigned %q", p.Name, p.Spec.NodeName, assigned)
 		}
-		ids, err := cluster.GpuIDs(p)
-		if err != nil || len(ids) != 4 {
-			t.Errorf("%s: gpu ids %v (%v), want 4", p.Name, ids, err)
-			continue
-		}
-		if used[p.Spec.NodeName] == nil {
-			used[p.Spec.NodeName] = map[int]string{}
-		}
-		for _, id := range ids {
-			if other, taken := used[p.Spec.NodeName][id]; taken {
-				t.Errorf("GPU %d of %s given to %s and %s", id, p.Spec.NodeName, other, p.Name)
-			}
-			used[p.Spec.NodeName][id] = p.Name
-		}
 	}
+	checkGangPlacementGpus(t, pods, 4)
 }

@@ -1,0 +1,199 @@
+#include "api/kube/podgroup_sync.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "api/codec/podgroup_decode.h"
+#include "api/kube/sync_util.h"
+#include "scheduler/string_util.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched::kube {
+namespace {
+
+size_t IndexOf(PodGroup::Flavor flavor) {
+  return flavor == PodGroup::Flavor::kVolcano ? 0 : 1;
+}
+
+std::string_view ApiName(PodGroup::Flavor flavor) {
+  return flavor == PodGroup::Flavor::kVolcano ? "scheduling.volcano.sh/v1beta1"
+                                              : "scheduling.x-k8s.io/v1alpha1";
+}
+
+std::string_view NameOf(simdjson::dom::element object) {
+  std::string_view name;
+  if (object.at_pointer("/metadata/name").get_string().get(name)) return "?";
+  return name;
+}
+
+// Lists leave out apiVersion and kind on their items: the decoder needs
+// apiVersion to know which API an object is, so it is filled in.
+absl::StatusOr<PodGroup> DecodeItem(simdjson::dom::element item,
+                                    PodGroup::Flavor flavor) {
+  absl::StatusOr<PodGroup> group = DecodePodGroup(item, "PodGroup");
+  if (!group.ok() && item["apiVersion"].error()) {
+    std::string json = simdjson::minify(item);
+    json.insert(1, absl::StrFormat("\"apiVersion\":\"%s\",", ApiName(flavor)));
+    return PodGroupFromJson(json);
+  }
+  return group;
+}
+
+absl::Status DecodeItems(const std::string& body, PodGroup::Flavor flavor,
+                         std::vector<PodGroup>& out) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  simdjson::dom::array items;
+  if (parser.parse(body).get(root)) {
+    return absl::DataLossError(
+        absl::StrFormat("list %s podgroups: malformed JSON", ApiName(flavor)));
+  }
+  if (root["items"].get_array().get(items)) return absl::OkStatus();
+  for (simdjson::dom::element item : items) {
+    absl::StatusOr<PodGroup> group = DecodeItem(item, flavor);
+    if (!group.ok()) {
+      spdlog::warn("kube sync: skipped {} PodGroup {}: {}", ApiName(flavor),
+                   NameOf(item), Message(group.status()));
+      continue;
+    }
+    out.push_back(*std::move(group));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view PodGroupListPath(PodGroup::Flavor flavor) {
+  return flavor == PodGroup::Flavor::kVolcano
+             ? "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+             : "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
+}
+
+PodGroupSync::PodGroupSync(KubeClient& client, PodGroupListener& listener,
+                           PodGroupSyncOptions options)
+    : client_(client), listener_(listener), options_(options) {}
+
+PodGroupSync::~PodGroupSync() { Stop(); }
+
+void PodGroupSync::Start() {
+  for (PodGroup::Flavor flavor :
+       {PodGroup::Flavor::kVolcano, PodGroup::Flavor::kCoscheduling}) {
+    threads_[IndexOf(flavor)] = std::jthread(
+        [this, flavor](std::stop_token stop) { Run(flavor, stop); });
+  }
+}
+
+void PodGroupSync::Stop() {
+  for (std::jthread& thread : threads_) thread.request_stop();
+  for (std::jthread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+bool PodGroupSync::settled(PodGroup::Flavor flavor) const {
+  return settled_[IndexOf(flavor)];
+}
+
+// List, then watch until the history or the API is gone. An absent API is
+// polled: said once when it goes missing, once when it comes back.
+void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
+  Backoff backoff(options_.initial_backoff, options_.max_backoff);
+  bool absent = false;
+  while (!stop.stop_requested()) {
+    absl::StatusOr<std::string> version = ListAll(flavor, stop);
+    if (stop.stop_requested()) return;
+    if (absl::IsNotFound(version.status())) {
+      if (!absent) {
+        spdlog::info("kube sync: {} PodGroups are not served (CRD not "
+                     "installed): skipped, asked again every {} s",
+                     ApiName(flavor), options_.absent_poll.count() / 1000);
+        listener_.OnPodGroupsListed(flavor, {});
+      }
+      absent = true;
+      settled_[IndexOf(flavor)] = true;
+      if (!SleepFor(options_.absent_poll, stop)) return;
+      continue;
+    }
+    if (!version.ok()) {
+      auto wait = backoff.Next();
+      spdlog::warn("kube sync: listing {} PodGroups failed, retrying in {} "
+                   "ms: {}", ApiName(flavor), wait.count(),
+                   Message(version.status()));
+      if (!SleepFor(wait, stop)) return;
+      continue;
+    }
+    if (absent) spdlog::info("kube sync: {} PodGroups are served now",
+                             ApiName(flavor));
+    absent = false;
+    settled_[IndexOf(flavor)] = true;
+    backoff.Reset();
+    while (true) {
+      absl::Status watched = WatchFrom(flavor, *version, stop);
+      if (stop.stop_requested()) return;
+      if (watched.ok()) {
+        backoff.Reset();
+        continue;
+      }
+      // Gone history relists; so does anything else after a pause, since
+      // a watch that fails may mean the CRD was removed.
+      if (!IsGone(watched)) {
+        auto wait = backoff.Next();
+        spdlog::warn("kube sync: watching {} PodGroups failed, relisting in "
+                     "{} ms: {}", ApiName(flavor), wait.count(),
+                     Message(watched));
+        if (!SleepFor(wait, stop)) return;
+      }
+      break;
+    }
+  }
+}
+
+absl::StatusOr<std::string> PodGroupSync::ListAll(PodGroup::Flavor flavor,
+                                                  std::stop_token stop) {
+  std::vector<PodGroup> all;
+  std::string continue_token;
+  std::string version;
+  do {
+    std::string path = absl::StrFormat("%s?limit=%d", PodGroupListPath(flavor),
+                                       options_.list_page_size);
+    if (!continue_token.empty()) {
+      path += "&continue=" + PercentEncode(continue_token);
+    }
+    absl::StatusOr<ListResult> page = client_.List(path, {.stop = stop});
+    if (!page.ok()) return page.status();
+    if (absl::Status s = DecodeItems(page->body, flavor, all); !s.ok()) {
+      return s;
+    }
+    version = std::move(page->resource_version);
+    continue_token = std::move(page->continue_token);
+  } while (!continue_token.empty());
+  spdlog::info("kube sync: listed {} {} PodGroups at resourceVersion {}",
+               all.size(), ApiName(flavor), version);
+  listener_.OnPodGroupsListed(flavor, std::move(all));
+  return version;
+}
+
+absl::Status PodGroupSync::WatchFrom(PodGroup::Flavor flavor,
+                                     std::string& version,
+                                     std::stop_token stop) {
+  return client_.Watch(
+      PodGroupListPath(flavor), version,
+      [&](const WatchEvent& event) {
+        if (!event.resource_version.empty()) {
+          version = std::string(event.resource_version);
+        }
+        if (event.type == "BOOKMARK") return absl::OkStatus();
+        absl::StatusOr<PodGroup> group = DecodeItem(event.object, flavor);
+        if (!group.ok()) {
+          spdlog::warn("kube sync: skipped {} event for {} PodGroup {}: {}",
+                       event.type, ApiName(flavor), NameOf(event.object),
+                       Message(group.status()));
+          return absl::OkStatus();
+        }
+        listener_.OnPodGroup(event.type, *std::move(group));
+        return absl::OkStatus();
+      },
+      stop);
+}
+
+}  // namespace gpusched::kube

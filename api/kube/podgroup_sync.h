@@ -1,0 +1,86 @@
+// Lists and watches the PodGroups of both gang APIs, each on its own
+// thread, and hands them to a listener (the queueing core's way in):
+//
+//   scheduling.volcano.sh/v1beta1 podgroups   (Volcano)
+//   scheduling.x-k8s.io/v1alpha1 podgroups    (the coscheduling plugin)
+//
+// Most clusters install one of the two CRDs, or neither. An API the server
+// does not serve (404) is logged once and asked for again every
+// `absent_poll`; when its CRD appears later it is picked up then, and a CRD
+// removed while watched ends the watch and returns to polling (its groups
+// are then listed as none). Other failures retry with a backoff, as the
+// pod and node watches do (cluster_sync.h).
+#ifndef GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
+#define GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "api/kube/kube_client.h"
+#include "queueing/workload_types.h"
+
+namespace gpusched::kube {
+
+// Called from the sync threads; must return quickly.
+class PodGroupListener {
+ public:
+  virtual ~PodGroupListener() = default;
+  // Every PodGroup of `flavor` that exists (a first list, a relist, or
+  // none when the API went away): groups of that flavor not in it are gone.
+  virtual void OnPodGroupsListed(PodGroup::Flavor flavor,
+                                 std::vector<PodGroup> groups) = 0;
+  // A watch event: ADDED, MODIFIED or DELETED.
+  virtual void OnPodGroup(std::string_view type, PodGroup group) = 0;
+};
+
+struct PodGroupSyncOptions {
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
+  // How often an API that is not served is asked for again.
+  std::chrono::milliseconds absent_poll{30000};
+  int list_page_size = 500;
+};
+
+// The list path of each API, e.g. "/apis/scheduling.volcano.sh/v1beta1/podgroups".
+std::string_view PodGroupListPath(PodGroup::Flavor flavor);
+
+// Thread-safe. The client and listener must outlive the PodGroupSync.
+class PodGroupSync {
+ public:
+  PodGroupSync(KubeClient& client, PodGroupListener& listener,
+               PodGroupSyncOptions options = {});
+  ~PodGroupSync();  // Stop()
+  PodGroupSync(const PodGroupSync&) = delete;
+  PodGroupSync& operator=(const PodGroupSync&) = delete;
+
+  void Start();
+  // Closes the sockets and joins the threads; idempotent.
+  void Stop();
+
+  // True once the API was listed, or found absent (nothing to wait for).
+  bool settled(PodGroup::Flavor flavor) const;
+
+ private:
+  void Run(PodGroup::Flavor flavor, std::stop_token stop);
+  // Lists every page; NotFound when the API is not served.
+  absl::StatusOr<std::string> ListAll(PodGroup::Flavor flavor,
+                                      std::stop_token stop);
+  absl::Status WatchFrom(PodGroup::Flavor flavor, std::string& version,
+                         std::stop_token stop);
+
+  KubeClient& client_;
+  PodGroupListener& listener_;
+  const PodGroupSyncOptions options_;
+  std::array<std::atomic<bool>, 2> settled_{};
+  std::array<std::jthread, 2> threads_;
+};
+
+}  // namespace gpusched::kube
+
+#endif  // GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
