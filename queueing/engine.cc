@@ -148,6 +148,8 @@ Workload& QueueingEngine::WorkloadFor(const Pod& pod, int64_t now) {
     live_[w.key] = &w;
     w.namespace_name = ref.key.substr(0, ref.key.find('/'));
     w.is_gang = ref.kind != WorkloadRef::Kind::kSinglePod;
+    w.declared_by_podgroup = ref.kind == WorkloadRef::Kind::kVolcanoGroup ||
+                             ref.kind == WorkloadRef::Kind::kCoschedulingGroup;
     w.created_ms = pod.meta.creation_unix_seconds > 0
                        ? pod.meta.creation_unix_seconds * 1000
                        : now;
@@ -199,6 +201,7 @@ void QueueingEngine::Resolve(Workload& w) {
       w.schedule_timeout_ms = *group->schedule_timeout_seconds * 1000;
     }
   }
+  w.podgroup_missing = w.declared_by_podgroup && group == nullptr;
   w.priority = PriorityOf(first, group);
   auto label = first.meta.labels.find(kQueueNameLabel);
   w.local_queue = label != first.meta.labels.end() ? label->second

@@ -128,7 +128,7 @@ std::map<std::string, std::vector<Workload*>> QueueingEngine::PendingByQueue() {
 
 bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
   if (w.state != Workload::State::kPending || w.pods.empty()) return false;
-  if (w.backoff_until_ms > now) return false;
+  if (w.backoff_until_ms > now || w.podgroup_missing) return false;
   return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
 }
 
@@ -534,8 +534,12 @@ void QueueingEngine::Schedule(int64_t now) {
     if (!progress) break;
   }
   for (auto& [key, w] : live_) {
-    if (w->state == Workload::State::kPending && w->is_gang &&
-        static_cast<int>(w->pods.size()) < w->min_member) {
+    if (w->state == Workload::State::kPending && w->podgroup_missing) {
+      w->reason = absl::StrCat("waiting for PodGroup ", w->key,
+                               ": its minMember says how many pods make the "
+                               "gang");
+    } else if (w->state == Workload::State::kPending && w->is_gang &&
+               static_cast<int>(w->pods.size()) < w->min_member) {
       w->reason = absl::StrCat("waiting for pods: ", w->pods.size(),
                                " of minMember ", w->min_member, " exist");
     }

@@ -44,6 +44,11 @@ struct Workload {
   std::string key;  // ns/name
   std::string namespace_name;
   bool is_gang = false;
+  // A Volcano or coscheduling gang: only its PodGroup says how many members
+  // make it (minMember), so it waits while the PodGroup is unknown
+  // (podgroup_missing) rather than be admitted one pod at a time.
+  bool declared_by_podgroup = false;
+  bool podgroup_missing = false;
   int min_member = 1;
   std::string local_queue;    // "" outside queues
   std::string cluster_queue;  // "" outside queues or when unresolved

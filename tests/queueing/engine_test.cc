@@ -64,6 +64,37 @@ TEST_F(EngineTest, GangWaitsUntilMinMemberPodsExist) {
   EXPECT_EQ(W("team-a/g").state, Workload::State::kAdmitted);
 }
 
+// A Volcano gang's size is its PodGroup's minMember: members that arrive
+// before the PodGroup (the two watches race) wait for it, rather than be
+// admitted as a gang of one.
+TEST_F(EngineTest, VolcanoGangWaitsForItsPodGroup) {
+  Start(TwoTeams());
+  for (int i = 0; i < 2; ++i) {
+    Pod pod = GangPod("team-a", "v", i, 1, 0);
+    pod.meta.labels.erase("kueue.x-k8s.io/pod-group-name");
+    pod.meta.annotations = {{"scheduling.k8s.io/group-name", "v"}};
+    engine_->AddPod(pod, 0);
+  }
+  engine_->Schedule(0);
+  EXPECT_EQ(W("team-a/v").state, Workload::State::kPending);
+  EXPECT_EQ(model_.pod_count(), 0u);
+  EXPECT_NE(W("team-a/v").reason.find("waiting for PodGroup team-a/v"),
+            std::string::npos)
+      << W("team-a/v").reason;
+  PodGroup group;
+  group.meta.namespace_name = "team-a";
+  group.meta.name = "v";
+  group.min_member = 3;
+  engine_->AddPodGroup(group, 1000);
+  engine_->Schedule(1000);
+  EXPECT_EQ(W("team-a/v").state, Workload::State::kPending);  // 2 of 3
+  group.min_member = 2;
+  engine_->AddPodGroup(group, 2000);
+  engine_->Schedule(2000);
+  EXPECT_EQ(W("team-a/v").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/v").placements.size(), 2u);
+}
+
 TEST_F(EngineTest, ReclaimEvictsTheWholeBorrowingGang) {
   Start(TwoTeams({}, PreemptionPolicy{.reclaim_within_cohort = ReclaimWithinCohort::kAny}));
   SubmitGang("team-a", "borrower", 2, 8, 0);  // uses team-b's 8 too
