@@ -11,6 +11,7 @@ just leaves its section out. Python 3 standard library only.
 """
 import json
 import os
+import statistics
 import sys
 from datetime import datetime, timezone
 
@@ -327,16 +328,27 @@ def kube_scheduler(doc):
     out.append("")
     runs = doc.get("runs") or []
     rows = []
-    for r in runs:
-        ratio = r.get("ratio_b_over_a")
-        rows.append([r.get("nodes"), get(r, "a", "pods_per_second"),
-                     get(r, "a_unbatched", "pods_per_second"),
-                     get(r, "b", "pods_per_second"), fmt(ratio, 2), f"≥ {target}",
-                     verdict(None if ratio is None else ratio >= target),
-                     fmt(r.get("ratio_b_over_a_unbatched"), 2)])
-    out += table(["nodes", "arm a pods/s", "arm a_unbatched pods/s",
-                  "arm b pods/s", "b/a", "target", "verdict",
-                  "b/a_unbatched"], rows)
+    for nodes in sorted({r.get("nodes") for r in runs}):
+        of_nodes = [r for r in runs if r.get("nodes") == nodes]
+        for r in of_nodes:
+            rows.append([nodes, r.get("round", 1),
+                         get(r, "a", "pods_per_second"),
+                         get(r, "a_unbatched", "pods_per_second"),
+                         get(r, "b", "pods_per_second"),
+                         fmt(r.get("ratio_b_over_a"), 2),
+                         fmt(r.get("ratio_b_over_a_unbatched"), 2), "", ""])
+        ratios = [r["ratio_b_over_a"] for r in of_nodes
+                  if r.get("ratio_b_over_a") is not None]
+        median = statistics.median(ratios) if ratios else None
+        unbatched = [r["ratio_b_over_a_unbatched"] for r in of_nodes
+                     if r.get("ratio_b_over_a_unbatched") is not None]
+        rows.append([nodes, "**median**", "", "", "", fmt(median, 2),
+                     fmt(statistics.median(unbatched) if unbatched else None, 2),
+                     f"≥ {target}",
+                     verdict(None if median is None else median >= target)])
+    out += table(["nodes", "round", "arm a pods/s", "arm a_unbatched pods/s",
+                  "arm b pods/s", "b/a", "b/a_unbatched", "target",
+                  "verdict (median b/a)"], rows)
     out.append("")
     out += kube_scheduler_arms(runs)
     out += kube_scheduler_verbs(runs)
@@ -367,7 +379,7 @@ def kube_scheduler_arms(runs):
             seconds = a.get("seconds") or 0
             kept_up = (seconds > 0 and
                        (a.get("seconds_after_last_create") or 0) < 0.1 * seconds)
-            rows.append([r.get("nodes"), arm, a.get("bound"),
+            rows.append([r.get("nodes"), r.get("round", 1), arm, a.get("bound"),
                          fmt(a.get("create_seconds"), 2),
                          fmt(a.get("seconds"), 2),
                          "yes" if kept_up else "no"] + per_pod + [total] +
@@ -377,7 +389,7 @@ def kube_scheduler_arms(runs):
                          a.get("apiserver_terminated_watchers"),
                          a.get("apiserver_flowcontrol_rejected_requests"),
                          get(a, "batch_attempts", "hint_used")])
-    out = table(["nodes", "arm", "bound", "creates s", "arm s", "kept up",
+    out = table(["nodes", "round", "arm", "bound", "creates s", "arm s", "kept up",
                  "CPU ms/pod kube-scheduler", "kube-apiserver", "etcd",
                  "gpusched", "client", "total", "attempt p50 ms",
                  "attempt p99 ms", "algorithm mean ms",
@@ -392,14 +404,14 @@ def kube_scheduler_verbs(runs):
     for r in runs:
         b = r.get("b") or {}
         for verb, v in sorted((b.get("gpusched_verbs") or {}).items()):
-            rows.append([r.get("nodes"), verb, v.get("count"), v.get("errors"),
+            rows.append([r.get("nodes"), r.get("round", 1), verb, v.get("count"), v.get("errors"),
                          v.get("mean_us"), v.get("p50_us"), v.get("p99_us"),
                          b.get("gpusched_busy_server_threads")])
     if not rows:
         return []
     out = ["gpusched's own server time in arm b "
            "(gpusched_extender_request_duration_seconds):", ""]
-    out += table(["nodes", "verb", "calls", "errors", "mean µs", "p50 µs",
+    out += table(["nodes", "round", "verb", "calls", "errors", "mean µs", "p50 µs",
                   "p99 µs", "busy server threads (avg)"], rows)
     out.append("")
     return out

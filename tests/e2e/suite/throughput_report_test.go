@@ -26,6 +26,7 @@ type throughputCondition struct {
 	Versions         map[string]string `json:"versions"`
 	Pods             int               `json:"pods"`
 	NodeCounts       []int             `json:"node_counts"`
+	Rounds           int               `json:"rounds"`
 	NodeShape        string            `json:"node_shape"`
 	PodShape         string            `json:"pod_shape"`
 	Kubelet          string            `json:"kubelet"`
@@ -42,6 +43,7 @@ type throughputCondition struct {
 
 type throughputRun struct {
 	Nodes            int           `json:"nodes"`
+	Round            int           `json:"round"`
 	Pods             int           `json:"pods"`
 	NodeSetupSeconds float64       `json:"node_setup_seconds"`
 	A                throughputArm `json:"a"`
@@ -126,6 +128,7 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 			Versions:      map[string]string{"go_client": runtime.Version()},
 			Pods:          s.pods,
 			NodeCounts:    s.nodeCounts,
+			Rounds:        s.rounds,
 			NodeShape: "copies of deploy/examples/demo-cluster.yaml's dgx-h100-2: 8x NVIDIA-H100-80GB-HBM3 " +
 				"with its GFD labels, 224 cpu, ~2 TiB memory, 110 pods allocatable, Ready; 4 nodes a rack, 32 a block",
 			PodShape: "1 nvidia.com/gpu (request = limit) + 100m cpu, pause image, schedulerName gpusched",
