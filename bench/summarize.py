@@ -388,7 +388,8 @@ def kube_scheduler_arms(runs):
                          get(a, "scheduling_algorithm_duration_ms", "mean"),
                          a.get("apiserver_terminated_watchers"),
                          a.get("apiserver_flowcontrol_rejected_requests"),
-                         get(a, "batch_attempts", "hint_used")])
+                         None if a.get("batch_attempts") is None
+                         else a["batch_attempts"].get("hint_used", 0)])
     out = table(["nodes", "round", "arm", "bound", "creates s", "arm s", "kept up",
                  "CPU ms/pod kube-scheduler", "kube-apiserver", "etcd",
                  "gpusched", "client", "total", "attempt p50 ms",
