@@ -166,10 +166,14 @@ void AdmissionLoop::Pass(std::vector<Input> inputs) {
     for (Input& input : inputs) Apply(input, now);
     if (!orphans_.empty()) RetryOrphans(now);
     engine_->Schedule(now);
-    decisions = Diff(now);
-    (void)engine_->TakeEvents();
+    decisions = Diff();
+    const PendingPositionMap positions = engine_->PendingPositions();
+    for (QueueDecision& status :
+         status_.Changes(*engine_, engine_->TakeEvents(), positions, now)) {
+      decisions.push_back(std::move(status));
+    }
+    published = Publish(positions);
     engine_->ForgetFinished();
-    published = Publish();
   });
   {
     std::lock_guard lock(published_mu_);
@@ -378,7 +382,7 @@ void AdmissionLoop::RevokeStale(const Pod& pod, const std::string& node,
 // Compares the admitted members after the pass with those before it: new
 // ones are admissions to carry out, vanished ones (pod still there) are
 // admissions taken back.
-std::vector<QueueDecision> AdmissionLoop::Diff(int64_t now) {
+std::vector<QueueDecision> AdmissionLoop::Diff() {
   std::map<std::string, MemberState> current;
   std::vector<QueueDecision> out = std::exchange(stale_revokes_, {});
   for (const auto& [key, w] : engine_->workloads()) {
@@ -415,14 +419,12 @@ std::vector<QueueDecision> AdmissionLoop::Diff(int64_t now) {
                             .reason = w->reason});
   }
   members_ = std::move(current);
-  (void)now;
   return out;
 }
 
-std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish()
-    const {
+std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(
+    const PendingPositionMap& positions) const {
   auto published = std::make_shared<Published>();
-  auto positions = engine_->PendingPositions();
   for (const auto& [key, w] : engine_->workloads()) {
     if (w.state == Workload::State::kFinished) continue;
     for (const auto& [pod, unused] : w.pods) {
@@ -441,6 +443,8 @@ std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish()
       reason = absl::StrCat("workload ", key,
                             " is admitted; this member waits for capacity",
                             reason.empty() ? "" : ": ", reason);
+    } else if (!reason.empty()) {
+      reason = CodedReason(engine_->PendingCode(w), reason);
     }
     published->reason_of_workload[key] =
         reason.empty() ? "waiting for admission" : std::move(reason);

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
+#include "queueing/status_tracker.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/extender_service.h"
 
@@ -107,7 +108,8 @@ class AdmissionLoop : public AdmissionGate {
   using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
                              NodeBack, Policy>;
   // What filter reads: per admitted member its node, per waiting workload
-  // the sentence, per known pod its workload.
+  // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
+  // pod its workload.
   struct Published {
     absl::flat_hash_map<std::string, std::string> node_of_pod;
     absl::flat_hash_map<std::string, std::string> workload_of_pod;
@@ -142,9 +144,9 @@ class AdmissionLoop : public AdmissionGate {
   void NoteAdopted(const Pod& pod, const std::string& node);
   void RevokeStale(const Pod& pod, const std::string& node, bool pinned,
                    const std::string& why);
-  std::vector<QueueDecision> Diff(int64_t now);
-  void AppendEventDecisions(int64_t now, std::vector<QueueDecision>& out);
-  std::shared_ptr<const Published> Publish() const;
+  std::vector<QueueDecision> Diff();
+  std::shared_ptr<const Published> Publish(
+      const PendingPositionMap& positions) const;
   int64_t Now() const;
 
   std::unique_ptr<QueueingEngine> engine_;
@@ -167,6 +169,7 @@ class AdmissionLoop : public AdmissionGate {
 
   // Loop thread only.
   std::map<std::string, MemberState> members_;  // admitted members by key
+  StatusTracker status_;  // the codes and phases told so far
   // Arrived with our gate, or adopted pinned to its node by the affinity
   // that replaced the gate: either way only eviction takes it back.
   absl::flat_hash_map<std::string, bool> gated_;

@@ -214,8 +214,9 @@ void QueueingEngine::Resolve(Workload& w) {
     }
   }
   if (!w.local_queue.empty() && w.cluster_queue.empty()) {
-    w.reason = absl::StrCat("LocalQueue ", w.namespace_name, "/", w.local_queue,
-                            " does not exist");
+    w.Explain({ReasonCode::kNoMatchingFlavor,
+               absl::StrCat("LocalQueue ", w.namespace_name, "/",
+                            w.local_queue, " does not exist")});
   }
   auto annotation = [&](const char* key) {
     auto it = first.meta.annotations.find(key);
@@ -256,8 +257,8 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
     if (w.admitted()) quota_.RemoveUsage(w.cluster_queue, w.charged);
     w.charged.clear();
     SetState(w, Workload::State::kFinished);
-    w.reason = "all pods succeeded";
-    Emit(now, "Finished", w, "", w.reason);
+    w.Explain({ReasonCode::kNone, "all pods succeeded"});
+    Emit(now, EngineEvent::Type::kFinished, w, "", w.reason);
   }
   return true;
 }
@@ -271,7 +272,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
     w.signature_id = -1;
     Reindex(w);
     SetState(w, Workload::State::kFinished);
-    w.reason = "deleted";
+    w.Explain({ReasonCode::kNone, "deleted"});
     return true;
   }
   auto p = workload_of_pod_.find(key);
@@ -293,7 +294,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
   if (w.pods.empty() && w.admitted()) {
     Release(w);
     SetState(w, Workload::State::kFinished);
-    w.reason = "deleted";
+    w.Explain({ReasonCode::kNone, "deleted"});
   }
   return true;
 }
@@ -351,10 +352,29 @@ size_t QueueingEngine::ForgetFinished() {
   return forgotten;
 }
 
-void QueueingEngine::Emit(int64_t now, std::string type, const Workload& w,
-                          std::string by, std::string reason) {
-  events_.push_back(EngineEvent{now, std::move(type), w.key, std::move(by),
-                                std::move(reason)});
+void QueueingEngine::Emit(int64_t now, EngineEvent::Type type,
+                          const Workload& w, std::string by,
+                          std::string reason) {
+  events_.push_back(
+      EngineEvent{now, type, w.key, std::move(by), std::move(reason)});
+}
+
+std::string_view EngineEventName(EngineEvent::Type type) {
+  switch (type) {
+    case EngineEvent::Type::kAdmitted:
+      return "Admitted";
+    case EngineEvent::Type::kAdopted:
+      return "Adopted";
+    case EngineEvent::Type::kPreempted:
+      return "Preempted";
+    case EngineEvent::Type::kFinished:
+      return "Finished";
+    case EngineEvent::Type::kTimedOut:
+      return "TimedOut";
+    case EngineEvent::Type::kEvicted:
+      return "Evicted";
+  }
+  return "";
 }
 
 }  // namespace gpusched
@@ -366,6 +386,11 @@ void QueueingEngine::MarkBound(const std::string& pod_key) {
   if (it == workload_of_pod_.end()) return;
   Workload& w = workloads_[it->second];
   if (w.placements.contains(pod_key)) w.bound.insert(pod_key);
+}
+
+const PodGroup* QueueingEngine::FindPodGroup(const std::string& key) const {
+  auto it = groups_.find(key);
+  return it == groups_.end() ? nullptr : &it->second;
 }
 
 const Workload* QueueingEngine::FindWorkloadOfPod(

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -22,13 +23,17 @@
 namespace gpusched {
 
 struct EngineEvent {
+  enum class Type { kAdmitted, kAdopted, kPreempted, kFinished, kTimedOut,
+                    kEvicted };
   int64_t at_ms = 0;
-  // Admitted | Adopted | Preempted | Finished | TimedOut | Evicted
-  std::string type;
+  Type type = Type::kAdmitted;
   std::string workload;
   std::string by;
   std::string reason;
 };
+
+// "Admitted", "Adopted", ...: the simulator's report spells them so.
+std::string_view EngineEventName(EngineEvent::Type type);
 
 struct EngineOptions {
   bool requeue_preempted = true;
@@ -123,6 +128,11 @@ class QueueingEngine {
   std::string PendingReason(const Workload& workload) const;
   std::string PendingReason(const Workload& workload, size_t position,
                             size_t total) const;
+  // PendingReason's code: why the workload waits, as one word (kNone when
+  // it does not wait).
+  ReasonCode PendingCode(const Workload& workload) const;
+  // The PodGroup the engine knows by that key ("ns/name"), or nullptr.
+  const PodGroup* FindPodGroup(const std::string& key) const;
 
  private:
   QueueingEngine(Policy policy, QuotaTree quota, ClusterModel* model,
@@ -148,12 +158,18 @@ class QueueingEngine {
     bool capacity_freed = false;
   };
   PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
+  const WaitReason* SharedFailure(const Workload& workload) const;
   std::string ReasonOf(const Workload& workload) const;
   std::vector<Workload*> Candidates(int64_t now);
   bool AdmitQueued(int64_t now);
   bool TryAdmit(Workload& workload, int64_t now);
   bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
-  std::optional<Attempt> Fit(Workload& workload, std::string* reason);
+  std::optional<Attempt> Fit(Workload& workload, WaitReason* why);
+  // Fit's quota check of one flavor: true when it fits; else `why` says so
+  // (when empty).
+  bool QuotaFits(const Workload& workload, const ClusterQueue& cq,
+                 const ResourceGroup& group, const std::string& flavor,
+                 const FrAmounts& demand, WaitReason* why) const;
   GangPlacement PlaceOrRecall(Workload& workload,
                               const GangPlacementRequest& request,
                               const std::vector<std::string>& flavors);
@@ -192,11 +208,11 @@ class QueueingEngine {
   Held Unplace(Workload& workload);
   void Restore(Workload& workload, Held held);
   void Undo(const Attempt& attempt, const Workload& workload);
-  void Evict(Workload& workload, int64_t now, const std::string& type,
+  void Evict(Workload& workload, int64_t now, EngineEvent::Type type,
              const std::string& by, const std::string& reason);
   void RunTimers(int64_t now);
   void ReplanLostPlacements(int64_t now);
-  void Emit(int64_t now, std::string type, const Workload& workload,
+  void Emit(int64_t now, EngineEvent::Type type, const Workload& workload,
             std::string by, std::string reason);
   // Every state change goes through here so the indexes below stay true.
   void SetState(Workload& workload, Workload::State state);
@@ -266,7 +282,7 @@ class QueueingEngine {
   // same shapes share one failed search of the nodes. Not used for
   // preemption trials, which search a changed cluster.
   // (key -> (workload that failed, why)).
-  std::map<std::string, std::pair<std::string, std::string>>
+  std::map<std::string, std::pair<std::string, WaitReason>>
       placement_failures_;
   size_t placement_failures_events_ = 0;
   uint64_t placement_failures_reserved_ = 0;  // reservation_changes_ then
@@ -290,7 +306,7 @@ class QueueingEngine {
   uint64_t score_memo_model_version_ = 0;
   uint64_t nodes_with_labels_generation_ = UINT64_MAX;
   // The latest failure per signature: (attempt stamp, reason).
-  std::map<int, std::pair<int64_t, std::string>> signature_failure_;
+  std::map<int, std::pair<int64_t, WaitReason>> signature_failure_;
   int64_t attempt_counter_ = 0;
   std::vector<FrAmounts> signature_demand_;  // by signature id
   std::map<std::string, PodGroup> groups_;

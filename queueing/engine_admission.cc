@@ -56,46 +56,6 @@ bool Tolerated(const ResourceFlavor& flavor,
   return true;
 }
 
-std::string QuotaShortfall(const QuotaTree& quota, const std::string& cq,
-                           const FlavorResource& fr, int64_t need) {
-  auto format = [&](int64_t amount) {
-    return ResourceList::FormatAmount(fr.resource, amount);
-  };
-  const int64_t nominal = quota.Nominal(cq, fr);
-  const int64_t own_free = std::max<int64_t>(0, nominal - quota.Usage(cq, fr));
-  const int64_t lend = std::max<int64_t>(0, quota.Available(cq, fr) - own_free);
-  std::string text = absl::StrCat(
-      "queue ", cq, ": needs ", format(need), " ", fr.resource, " of flavor ",
-      fr.flavor, "; ", format(own_free), " free of nominal ", format(nominal),
-      ", cohort has ", format(lend), " to lend");
-  // When the ClusterQueue's own borrowingLimit binds, say so: the cohort
-  // may have more unused quota than the queue is allowed to take.
-  const int64_t unlimited_lend = std::max<int64_t>(
-      0, quota.AvailableWithoutBorrowingLimit(cq, fr) - own_free);
-  if (auto limit = quota.BorrowingLimit(cq, fr);
-      limit && unlimited_lend > lend) {
-    absl::StrAppend(&text, " (borrowingLimit ", format(*limit), " reached; ",
-                    format(unlimited_lend), " unused in the cohort)");
-  }
-  return text;
-}
-
-// What must be free for the workload to take `demand`: the demand itself,
-// raised to Volcano's minResources before a gang's first admission (a
-// gang whose queue cannot hold its declared minimum does not start).
-FrAmounts QuotaToCheck(const Workload& w, const ResourceGroup& group,
-                       const std::string& flavor, const FrAmounts& demand) {
-  if (w.admitted() || w.min_resources.entries().empty()) return demand;
-  FrAmounts check = demand;
-  for (const std::string& r : group.covered_resources) {
-    const int64_t minimum = w.min_resources.Get(r);
-    int64_t& need = check[{flavor, r}];
-    need = std::max(need, minimum);
-    if (need == 0) check.erase({flavor, r});
-  }
-  return check;
-}
-
 }  // namespace
 
 std::vector<const Workload*> QueueingEngine::PendingOrder(
@@ -142,9 +102,10 @@ std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
     const Workload* head = nullptr;
     for (Workload* w : pending[cq.name]) {
       if (head != nullptr) {
-        w->reason =
-            absl::StrCat("StrictFIFO: waiting behind the head of queue ",
-                         cq.name, ", ", head->key);
+        w->Explain({ReasonCode::kWaitingForQuota,
+                    absl::StrCat("StrictFIFO: waiting behind the head of "
+                                 "queue ",
+                                 cq.name, ", ", head->key)});
         continue;
       }
       if (Ready(*w, now)) ready[cq.name].push_back(w);
@@ -304,17 +265,20 @@ GangPlacement QueueingEngine::PlaceOrRecall(
                                  reserved_for_ == w.key ? "\nreserved" : "");
   if (auto it = placement_failures_.find(key);
       it != placement_failures_.end()) {
-    const auto& [owner, reason] = it->second;
+    const auto& [owner, why] = it->second;
     // Others of the same shape get the owner's text: it names its members.
     return GangPlacement{
         .placed = false,
-        .reason = owner == w.key ? reason
-                                 : absl::StrCat("as for ", owner, ": ", reason)};
+        .reason = owner == w.key
+                      ? why.text
+                      : absl::StrCat("as for ", owner, ": ", why.text),
+        .code = why.code};
   }
   GangPlacement placement = PlaceGang(*model_, request);
   if (!placement.placed) {
-    placement_failures_.emplace(std::move(key),
-                                std::pair(w.key, placement.reason));
+    placement_failures_.emplace(
+        std::move(key),
+        std::pair(w.key, WaitReason{placement.code, placement.reason}));
   }
   return placement;
 }
@@ -322,10 +286,11 @@ GangPlacement QueueingEngine::PlaceOrRecall(
 // Tries the ClusterQueue's flavors in order: the first flavor (per resource
 // group) whose quota fits and where every member can be placed wins.
 std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
-    Workload& w, std::string* reason) {
+    Workload& w, WaitReason* why) {
   const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) {
-    *reason = absl::StrCat("ClusterQueue ", w.cluster_queue, " does not exist");
+    *why = {ReasonCode::kNoMatchingFlavor,
+            absl::StrCat("ClusterQueue ", w.cluster_queue, " does not exist")};
     return std::nullopt;
   }
   const std::vector<const Pod*> members = w.MembersToAdmit();
@@ -339,8 +304,9 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
                     resource) != g.covered_resources.end();
     }
     if (!covered) {
-      *reason = absl::StrCat("queue ", cq->name, ": resource ", resource,
-                             " is not covered by its resourceGroups");
+      *why = {ReasonCode::kNoMatchingFlavor,
+              absl::StrCat("queue ", cq->name, ": resource ", resource,
+                           " is not covered by its resourceGroups")};
       return std::nullopt;
     }
   }
@@ -357,21 +323,16 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
       requested = !demand.empty();
       const ResourceFlavor* flavor = FindFlavor(policy_, f.flavor);
       if (flavor != nullptr && !Tolerated(*flavor, members)) {
-        if (reason->empty()) {
-          *reason = absl::StrCat("flavor ", f.flavor,
-                                 ": the pods do not tolerate its node taints");
+        if (why->empty()) {
+          *why = {ReasonCode::kNoMatchingFlavor,
+                  absl::StrCat("flavor ", f.flavor,
+                               ": the pods do not tolerate its node taints")};
         }
         continue;
       }
-      bool fits = true;
-      for (const auto& [fr, need] : QuotaToCheck(w, g, f.flavor, demand)) {
-        if (need > quota_.Available(cq->name, fr)) {
-          fits = false;
-          if (reason->empty())
-            *reason = QuotaShortfall(quota_, cq->name, fr, need);
-        }
+      if (QuotaFits(w, *cq, g, f.flavor, demand, why)) {
+        fitting.emplace_back(&f, std::move(demand));
       }
-      if (fits) fitting.emplace_back(&f, std::move(demand));
     }
     if (!requested) continue;
     if (fitting.empty()) return std::nullopt;
@@ -414,8 +375,8 @@ std::optional<QueueingEngine::Attempt> QueueingEngine::Fit(
       attempt.flavors = absl::StrJoin(names, ",");
       return attempt;
     }
-    *reason = absl::StrCat("flavor ", absl::StrJoin(names, ","), ": ",
-                           placement.reason);
+    *why = {placement.code, absl::StrCat("flavor ", absl::StrJoin(names, ","),
+                                         ": ", placement.reason)};
     size_t g = options.size();
     while (g > 0 && ++pick[g - 1] == options[g - 1].size()) pick[--g] = 0;
     if (g == 0) break;
@@ -432,7 +393,7 @@ void QueueingEngine::Commit(Workload& w, Attempt attempt, int64_t now) {
     w.placements[pod] = std::move(placement);
   }
   SetState(w, Workload::State::kAdmitted);
-  w.reason.clear();
+  w.Explain({});
   below_min_since_.erase(w.key);
   if (first) {
     w.admitted_at_ms = now;
@@ -442,20 +403,20 @@ void QueueingEngine::Commit(Workload& w, Attempt attempt, int64_t now) {
       reserved_nodes_.clear();
       ++reservation_changes_;
     }
-    Emit(now, "Admitted", w, "",
+    Emit(now, EngineEvent::Type::kAdmitted, w, "",
          absl::StrCat("flavor ", attempt.flavors, ", ", w.placements.size(),
                       w.placements.size() == 1 ? " pod" : " pods"));
   }
 }
 
 bool QueueingEngine::TryAdmit(Workload& w, int64_t now) {
-  std::string reason;
-  std::optional<Attempt> attempt = Fit(w, &reason);
+  WaitReason why;
+  std::optional<Attempt> attempt = Fit(w, &why);
   if (attempt) {
     Commit(w, *std::move(attempt), now);
     return true;
   }
-  w.reason = reason;
+  w.Explain(std::move(why));
   return TryPreempt(w, now);
 }
 
@@ -473,7 +434,7 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
   request.memo = ScoreMemo();
   GangPlacement placement = PlaceGang(*model_, request);
   if (!placement.placed) {
-    w.reason = placement.reason;
+    w.Explain({placement.code, std::move(placement.reason)});
     return false;
   }
   Commit(w,
@@ -504,9 +465,10 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
     SetState(w, Workload::State::kPending);
     w.admitted_at_ms = -1;
     w.pending_since_ms = now;
-    w.reason =
-        absl::StrCat("re-planning: the assumed place of ", lost, " is gone");
-    Emit(now, "Evicted", w, "", w.reason);
+    w.Explain({ReasonCode::kInsufficientGpus,
+               absl::StrCat("re-planning: the assumed place of ", lost,
+                            " is gone")});
+    Emit(now, EngineEvent::Type::kEvicted, w, "", w.reason);
   }
 }
 
@@ -534,14 +496,21 @@ void QueueingEngine::Schedule(int64_t now) {
     if (!progress) break;
   }
   for (auto& [key, w] : live_) {
+    // A gang that timed out short of members backs off before its next
+    // try; the sentence stays the count it waits for.
+    const ReasonCode incomplete = w->backoff_until_ms > now
+                                      ? ReasonCode::kBackingOff
+                                      : ReasonCode::kGangIncomplete;
     if (w->state == Workload::State::kPending && w->podgroup_missing) {
-      w->reason = absl::StrCat("waiting for PodGroup ", w->key,
+      w->Explain({incomplete,
+                  absl::StrCat("waiting for PodGroup ", w->key,
                                ": its minMember says how many pods make the "
-                               "gang");
+                               "gang")});
     } else if (w->state == Workload::State::kPending && w->is_gang &&
                static_cast<int>(w->pods.size()) < w->min_member) {
-      w->reason = absl::StrCat("waiting for pods: ", w->pods.size(),
-                               " of minMember ", w->min_member, " exist");
+      w->Explain({incomplete, absl::StrCat("waiting for pods: ", w->pods.size(),
+                                           " of minMember ", w->min_member,
+                                           " exist")});
     }
   }
 }
@@ -555,7 +524,7 @@ bool QueueingEngine::AdmitExtraMembers(int64_t now) {
   bool progress = false;
   for (Workload* w : running) {
     if (!w->admitted()) continue;
-    std::string ignored;
+    WaitReason ignored;
     if (!IsQueued(*w)) {
       progress |= TryPlaceOutsideQueues(*w, now);
     } else if (auto attempt = Fit(*w, &ignored)) {

@@ -130,8 +130,8 @@ void QueueingEngine::RecordAdoption(Workload& w, const std::string& pod_key,
     w.admitted_at_ms = now;
     w.failed_attempts = 0;
     w.backoff_until_ms = 0;
-    w.reason.clear();
-    Emit(now, "Adopted", w, "",
+    w.Explain({});
+    Emit(now, EngineEvent::Type::kAdopted, w, "",
          absl::StrCat("admitted before a restart; ", pod_key, " on node ",
                       node));
   }

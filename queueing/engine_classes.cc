@@ -44,15 +44,27 @@ void QueueingEngine::Reindex(Workload& w) {
   pending_by_signature_[signature][{-w.priority, w.created_ms, w.key}] = &w;
 }
 
-std::string QueueingEngine::ReasonOf(const Workload& w) const {
+// A newer failure of an equal workload speaks for this one.
+const WaitReason* QueueingEngine::SharedFailure(const Workload& w) const {
   if (w.state == Workload::State::kPending && w.indexed_signature >= 0) {
     auto failure = signature_failure_.find(w.indexed_signature);
     if (failure != signature_failure_.end() &&
         failure->second.first > w.attempt_stamp) {
-      return failure->second.second;
+      return &failure->second.second;
     }
   }
-  return w.reason;
+  return nullptr;
+}
+
+std::string QueueingEngine::ReasonOf(const Workload& w) const {
+  const WaitReason* shared = SharedFailure(w);
+  return shared != nullptr ? shared->text : w.reason;
+}
+
+ReasonCode QueueingEngine::PendingCode(const Workload& w) const {
+  if (w.state != Workload::State::kPending) return ReasonCode::kNone;
+  const WaitReason* shared = SharedFailure(w);
+  return shared != nullptr ? shared->code : w.code;
 }
 
 namespace {
@@ -92,7 +104,7 @@ QueueingEngine::PassChanges QueueingEngine::ChangesSince(
   for (size_t i = first_event; i < events_.size(); ++i) {
     const EngineEvent& e = events_[i];
     auto w = workloads_.find(e.workload);
-    if (e.type != "Admitted" || w == workloads_.end() ||
+    if (e.type != EngineEvent::Type::kAdmitted || w == workloads_.end() ||
         !IsQueued(w->second)) {
       changes.capacity_freed = true;
     }
@@ -170,7 +182,8 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     if (!admitted) {
       cursor.tree = TreeOf(w.cluster_queue);
       cursor.needs_capacity = placement_searches_ != searches_before;
-      signature_failure_[cursor.signature] = {attempt_counter_, w.reason};
+      signature_failure_[cursor.signature] = {attempt_counter_,
+                                              {w.code, w.reason}};
       w.attempt_stamp = attempt_counter_;
       // Try the class again only after the state changes; from the next
       // member on (this one just failed).

@@ -44,19 +44,21 @@ void QueueingEngine::Release(Workload& w) {
   w.bound.clear();
 }
 
-void QueueingEngine::Evict(Workload& w, int64_t now, const std::string& type,
+void QueueingEngine::Evict(Workload& w, int64_t now, EngineEvent::Type type,
                            const std::string& by, const std::string& reason) {
   Release(w);
   below_min_since_.erase(w.key);
-  if (type == "Preempted") ++w.preemptions;
+  const bool preempted = type == EngineEvent::Type::kPreempted;
+  if (preempted) ++w.preemptions;
   w.admitted_at_ms = -1;
-  if (options_.requeue_preempted || type != "Preempted") {
+  if (options_.requeue_preempted || !preempted) {
     SetState(w, Workload::State::kPending);
     w.pending_since_ms = now;
   } else {
     SetState(w, Workload::State::kFinished);
   }
-  w.reason = reason;
+  // Until its next attempt it waits for quota it held a moment ago.
+  w.Explain({ReasonCode::kWaitingForQuota, reason});
   Emit(now, type, w, by, reason);
 }
 
@@ -159,7 +161,7 @@ bool QueueingEngine::FitsWithoutAll(Workload& w,
   std::vector<std::pair<Workload*, Held>> taken;
   taken.reserve(candidates.size());
   for (Workload* v : candidates) taken.emplace_back(v, Unplace(*v));
-  std::string ignored;
+  WaitReason ignored;
   std::optional<Attempt> attempt = Fit(w, &ignored);
   if (attempt) Undo(*attempt, w);
   for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
@@ -197,7 +199,7 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
                      return a->key < b->key;
                    });
   std::vector<std::pair<Workload*, Held>> taken;
-  std::string ignored;
+  WaitReason ignored;
   bool fits = false;
   // Trials search clusters with victims taken off: nothing to remember.
   in_preemption_trial_ = true;
@@ -244,16 +246,18 @@ bool QueueingEngine::TryPreempt(Workload& w, int64_t now) {
                       : borrows ? "InCohortReclaimWhileBorrowing"
                       : policy_.config.fair_sharing ? "InCohortFairSharing"
                                                     : "InCohortReclamation";
-    Evict(*v, now, "Preempted", w.key,
+    Evict(*v, now, EngineEvent::Type::kPreempted, w.key,
           absl::StrCat(why, ": preempted by ", w.key, " (priority ", w.priority,
                        ")"));
   }
-  std::string reason;
-  if (auto attempt = Fit(w, &reason)) {
+  WaitReason why;
+  if (auto attempt = Fit(w, &why)) {
     Commit(w, *std::move(attempt), now);
     return true;
   }
-  w.reason = reason;
+  // The victims are on their way out; their capacity comes back when
+  // their pods are gone.
+  w.Explain({ReasonCode::kPreempting, std::move(why.text)});
   return false;
 }
 

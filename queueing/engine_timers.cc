@@ -57,10 +57,12 @@ void QueueingEngine::RunTimers(int64_t now) {
         ++w.failed_attempts;
         w.backoff_until_ms = now + Backoff(config, w.failed_attempts);
         w.pending_since_ms = w.backoff_until_ms;
-        Emit(now, "TimedOut", w, "",
-             absl::StrCat("only ", w.pods.size(), " of minMember ",
-                          w.min_member, " pods after ", Seconds(timeout),
-                          "; retry in ", Seconds(w.backoff_until_ms - now)));
+        w.Explain({ReasonCode::kBackingOff,
+                   absl::StrCat("only ", w.pods.size(), " of minMember ",
+                                w.min_member, " pods after ", Seconds(timeout),
+                                "; retry in ",
+                                Seconds(w.backoff_until_ms - now))});
+        Emit(now, EngineEvent::Type::kTimedOut, w, "", w.reason);
       }
     }
   }
@@ -78,11 +80,12 @@ void QueueingEngine::RunTimers(int64_t now) {
     w.admitted_at_ms = -1;
     w.backoff_until_ms = now + Backoff(config, w.failed_attempts);
     w.pending_since_ms = w.backoff_until_ms;
-    w.reason =
-        absl::StrCat("only ", bound, " of ", placed, " members bound within ",
-                     Seconds(timeout), "; quota and GPUs released, retry in ",
-                     Seconds(w.backoff_until_ms - now));
-    Emit(now, "TimedOut", w, "", w.reason);
+    w.Explain({ReasonCode::kAdmissionTimedOut,
+               absl::StrCat("only ", bound, " of ", placed,
+                            " members bound within ", Seconds(timeout),
+                            "; quota and GPUs released, retry in ",
+                            Seconds(w.backoff_until_ms - now))});
+    Emit(now, EngineEvent::Type::kTimedOut, w, "", w.reason);
   }
   // Running gangs short of minMember are evicted whole after the grace.
   for (auto it = below_min_since_.begin(); it != below_min_since_.end();) {
@@ -102,7 +105,7 @@ void QueueingEngine::RunTimers(int64_t now) {
         w.placements.size(), " of minMember ", w.min_member, " pods left for ",
         Seconds(now - it->second), "; evicting the whole gang");
     it = below_min_since_.erase(it);
-    Evict(w, now, "Evicted", "", reason);
+    Evict(w, now, EngineEvent::Type::kEvicted, "", reason);
   }
   // The longest-starving queued workload gets a node reservation.
   if (!reserved_for_.empty()) {

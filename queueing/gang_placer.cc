@@ -239,7 +239,8 @@ GangPlacement PlaceGang(ClusterModel& model,
                                    " domain can hold all ", members.size(),
                                    " members",
                                    attempt.last_reason().empty() ? "" : "; ",
-                                   attempt.last_reason())};
+                                   attempt.last_reason()),
+            .code = ReasonCode::kTopologyUnsatisfiable};
   }
   if (!request.preferred_level.empty()) {
     auto level = std::find(request.levels.begin(), request.levels.end(),
@@ -255,13 +256,16 @@ GangPlacement PlaceGang(ClusterModel& model,
     }
     if (attempt.Run(members, candidates, request.preferred_level))
       return placed();
-    return {.reason = attempt.last_reason()};
+    return {.reason = attempt.last_reason(),
+            .code = ReasonCode::kInsufficientGpus};
   }
   if (attempt.Run(members, candidates, "")) return placed();
   if (candidates.empty()) {
-    return {.reason = "no node matches the flavor's node labels"};
+    return {.reason = "no node matches the flavor's node labels",
+            .code = ReasonCode::kNoMatchingFlavor};
   }
-  return {.reason = attempt.last_reason()};
+  return {.reason = attempt.last_reason(),
+          .code = ReasonCode::kInsufficientGpus};
 }
 
 }  // namespace gpusched

@@ -53,6 +53,10 @@ struct GangPlacement {
   bool placed = false;
   std::map<std::string, Placement> placements;  // ns/pod -> node, devices
   std::string reason;                           // why not, when not placed
+  // kInsufficientGpus, or kTopologyUnsatisfiable (no domain of the
+  // required level holds the gang), or kNoMatchingFlavor (no node has the
+  // flavor's labels).
+  ReasonCode code = ReasonCode::kNone;
 };
 
 // Places every member or none (all or nothing), against the model as it is

@@ -4,9 +4,14 @@
 #ifndef GPUSCHED_QUEUEING_QUEUE_DECISION_H_
 #define GPUSCHED_QUEUEING_QUEUE_DECISION_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "queueing/reason_code.h"
+#include "queueing/workload_types.h"
 
 namespace gpusched {
 
@@ -43,7 +48,42 @@ struct RevokeMember {
   friend bool operator==(const RevokeMember&, const RevokeMember&) = default;
 };
 
-using QueueDecision = std::variant<AdmitMember, RevokeMember>;
+// Where a workload stands, as its PodGroup's status shows it.
+enum class WorkloadPhase {
+  kWaiting,   // pending: not admitted, `code` says why
+  kAdmitted,  // quota and nodes assigned, not every member bound yet
+  kRunning,   // every admitted member bound
+  kFinished,  // every pod succeeded
+};
+
+// The PodGroup object a Volcano or coscheduling gang was declared by.
+struct PodGroupRef {
+  PodGroup::Flavor flavor = PodGroup::Flavor::kVolcano;
+  std::string group_namespace;
+  std::string name;
+  std::string uid;
+  friend bool operator==(const PodGroupRef&, const PodGroupRef&) = default;
+};
+
+// A workload's reason code or phase changed (never only the numbers in
+// its sentence): recorded as an Event on each member and its PodGroup, and
+// as the PodGroup's status. `code` is a wait code while it waits, or what
+// happened (kAdmitted, kPreempted, kEvicted, kFinished).
+struct WorkloadStatus {
+  std::string workload;
+  ReasonCode code = ReasonCode::kNone;
+  std::string message;  // the sentence, with the numbers
+  WorkloadPhase phase = WorkloadPhase::kWaiting;
+  std::vector<PodRef> members;  // the pods that exist, by name
+  std::optional<PodGroupRef> group;
+  int32_t min_member = 1;
+  int32_t admitted = 0;  // members with a node
+  int32_t bound = 0;     // of those, bound to it
+  friend bool operator==(const WorkloadStatus&, const WorkloadStatus&) =
+      default;
+};
+
+using QueueDecision = std::variant<AdmitMember, RevokeMember, WorkloadStatus>;
 
 // Receives the decisions of each pass, in order, on the loop thread. Must
 // return at once (queue the work): the loop does not wait for the API.

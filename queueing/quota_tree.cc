@@ -138,6 +138,26 @@ int64_t QuotaTree::AvailableAt(int index, const FlavorResource& fr) const {
   return local + std::max<int64_t>(0, from_parent);
 }
 
+// AvailableAt with every usage zero.
+int64_t QuotaTree::MaxAvailableAt(int index, const FlavorResource& fr) const {
+  const Node& node = nodes_[index];
+  if (node.parent < 0) return Get(node.subtree, fr);
+  const int64_t guaranteed = Guaranteed(node, fr);
+  int64_t from_parent = MaxAvailableAt(node.parent, fr);
+  if (auto it = node.borrowing_limit.find(fr);
+      it != node.borrowing_limit.end()) {
+    from_parent = std::min(from_parent,
+                           Get(node.subtree, fr) - guaranteed + it->second);
+  }
+  return guaranteed + std::max<int64_t>(0, from_parent);
+}
+
+int64_t QuotaTree::MaxAvailable(std::string_view cq,
+                                const FlavorResource& fr) const {
+  int index = Find(cq);
+  return index < 0 ? 0 : MaxAvailableAt(index, fr);
+}
+
 void QuotaTree::AddAt(int index, const FlavorResource& fr, int64_t amount) {
   Node& node = nodes_[index];
   const int64_t local =

@@ -53,6 +53,10 @@ class QuotaTree {
   // How much more of `fr` the ClusterQueue may use now, borrowing included.
   int64_t Available(std::string_view cluster_queue,
                     const FlavorResource& fr) const;
+  // Available as if no queue used anything: the most the ClusterQueue can
+  // ever get. A demand above it can never be admitted.
+  int64_t MaxAvailable(std::string_view cluster_queue,
+                       const FlavorResource& fr) const;
   // True when every amount fits Available.
   bool Fits(std::string_view cluster_queue, const FrAmounts& demand) const;
   // True when adding `demand` takes the ClusterQueue over its nominal quota
@@ -108,6 +112,7 @@ class QuotaTree {
   int FindOrAddCohort(const std::string& name);
   int64_t Guaranteed(const Node& node, const FlavorResource& fr) const;
   int64_t AvailableAt(int node, const FlavorResource& fr) const;
+  int64_t MaxAvailableAt(int node, const FlavorResource& fr) const;
   void AddAt(int node, const FlavorResource& fr, int64_t amount);
   void RemoveAt(int node, const FlavorResource& fr, int64_t amount);
   void ComputeSubtree(int node);

@@ -83,8 +83,9 @@ SimulationReport BuildReport(const QueueingEngine& engine,
   }
   for (const EngineEvent& e : engine.events()) {
     report.events.push_back(
-        ReportEvent{e.at_ms, e.type, e.workload, e.by, e.reason});
-    if (e.type == "Preempted") ++report.summary.preemptions;
+        ReportEvent{e.at_ms, std::string(EngineEventName(e.type)), e.workload,
+                    e.by, e.reason});
+    if (e.type == EngineEvent::Type::kPreempted) ++report.summary.preemptions;
   }
   std::map<std::string, std::pair<int, int>> counts;  // pending, admitted
   for (const auto& [key, w] : engine.workloads()) {
@@ -121,7 +122,7 @@ class RuntimeFinisher {
   void Track(const QueueingEngine& engine) {
     const std::vector<EngineEvent>& events = engine.events();
     for (; seen_ < events.size(); ++seen_) {
-      if (events[seen_].type != "Admitted") continue;
+      if (events[seen_].type != EngineEvent::Type::kAdmitted) continue;
       auto it = engine.workloads().find(events[seen_].workload);
       if (it == engine.workloads().end() || !it->second.admitted()) continue;
       const int64_t runtime = RuntimeOf(it->second);

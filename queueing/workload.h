@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "queueing/quota_tree.h"
+#include "queueing/reason_code.h"
 #include "queueing/workload_types.h"
 #include "scheduler/gpu_inventory.h"
 #include "scheduler/k8s_objects.h"
@@ -69,6 +70,7 @@ struct Workload {
   int64_t admitted_at_ms = -1;
   int preemptions = 0;
   std::string reason;  // why pending, or how it ended
+  ReasonCode code = ReasonCode::kNone;  // `reason` as one word, while pending
   int64_t backoff_until_ms = 0;
   int failed_attempts = 0;
   int64_t pending_since_ms = 0;
@@ -86,6 +88,10 @@ struct Workload {
   int64_t attempt_stamp = 0;
 
   bool admitted() const { return state == State::kAdmitted; }
+  void Explain(WaitReason why) {
+    code = why.code;
+    reason = std::move(why.text);
+  }
   // Members admission would place now: all existing pods for a single pod;
   // the first min_member pods by name for a gang not yet admitted.
   std::vector<const Pod*> MembersToAdmit() const;

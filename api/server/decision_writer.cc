@@ -1,9 +1,12 @@
 #include "api/server/decision_writer.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 #include "api/kube/eviction.h"
 #include "api/kube/pod_admission.h"
+#include "api/kube/podgroup_status.h"
 #include "scheduler/string_util.h"
 #include "spdlog/spdlog.h"
 
@@ -48,12 +51,90 @@ absl::Status WriteRevoke(kube::KubeClient& client, const RevokeMember& revoke,
   return absl::OkStatus();
 }
 
+std::string InstanceName(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    return "gpusched";
+  }
+  return host;
+}
+
+std::string_view GroupApiVersion(PodGroup::Flavor flavor) {
+  return flavor == PodGroup::Flavor::kVolcano ? "scheduling.volcano.sh/v1beta1"
+                                              : "scheduling.x-k8s.io/v1alpha1";
+}
+
+// What gpusched did, as events.k8s.io wants it (one CamelCase word).
+std::string_view ActionOf(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kPreempted:
+      return "Preemption";
+    case ReasonCode::kEvicted:
+      return "Eviction";
+    default:
+      return "Admission";
+  }
+}
+
+kube::VolcanoStatus VolcanoStatusOf(const WorkloadStatus& status) {
+  kube::VolcanoStatus out{.running = status.bound};
+  const auto now = std::chrono::system_clock::now();
+  switch (status.phase) {
+    case WorkloadPhase::kWaiting:
+      out.phase = kube::VolcanoPhase::kPending;
+      out.conditions.push_back(
+          {.type = kube::VolcanoCondition::Type::kUnschedulable,
+           .reason = std::string(ReasonCodeName(status.code)),
+           .message = status.message,
+           .last_transition = now});
+      break;
+    case WorkloadPhase::kAdmitted:
+      out.phase = kube::VolcanoPhase::kInqueue;
+      break;
+    case WorkloadPhase::kRunning:
+    case WorkloadPhase::kFinished:
+      out.phase = status.phase == WorkloadPhase::kRunning
+                      ? kube::VolcanoPhase::kRunning
+                      : kube::VolcanoPhase::kCompleted;
+      out.conditions.push_back(
+          {.type = kube::VolcanoCondition::Type::kScheduled,
+           .reason = std::string(ReasonCodeName(ReasonCode::kAdmitted)),
+           .message = status.message,
+           .last_transition = now});
+      break;
+  }
+  return out;
+}
+
+kube::CoschedulingStatus CoschedulingStatusOf(const WorkloadStatus& status) {
+  kube::CoschedulingStatus out{.running = status.bound};
+  switch (status.phase) {
+    case WorkloadPhase::kWaiting:
+      out.phase = kube::CoschedulingPhase::kPending;
+      break;
+    case WorkloadPhase::kAdmitted:
+      out.phase = kube::CoschedulingPhase::kScheduling;
+      out.schedule_start_time = std::chrono::system_clock::now();
+      break;
+    case WorkloadPhase::kRunning:
+      out.phase = kube::CoschedulingPhase::kRunning;
+      break;
+    case WorkloadPhase::kFinished:
+      out.phase = kube::CoschedulingPhase::kFinished;
+      break;
+  }
+  return out;
+}
+
 }  // namespace
 
 DecisionWriter::DecisionWriter(kube::KubeClient& client,
                                DecisionWriterOptions options)
     : client_(client),
       options_(options),
+      events_(client,
+              {.reporting_instance = InstanceName(options_.reporting_instance)}),
       thread_([this](std::stop_token stop) { Run(stop); }) {}
 
 DecisionWriter::~DecisionWriter() { Stop(); }
@@ -63,6 +144,7 @@ void DecisionWriter::Stop() {
   thread_.request_stop();
   cv_.notify_all();
   thread_.join();
+  events_.Stop();
 }
 
 void DecisionWriter::Publish(std::vector<QueueDecision> decisions) {
@@ -86,7 +168,59 @@ absl::Status DecisionWriter::Write(const QueueDecision& decision) {
   if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
     return WriteAdmit(client_, *admit, call);
   }
+  if (const auto* status = std::get_if<WorkloadStatus>(&decision)) {
+    return WriteStatus(*status, call);
+  }
   return WriteRevoke(client_, std::get<RevokeMember>(decision), call);
+}
+
+// Events first: they never fail the decision (the recorder counts its own
+// failures); a failed status write is retried like any other write.
+absl::Status DecisionWriter::WriteStatus(const WorkloadStatus& status,
+                                         const kube::CallOptions& call) {
+  RecordEvents(status);
+  if (!status.group) return absl::OkStatus();
+  const kube::PodGroupTarget target{status.group->group_namespace,
+                                    status.group->name};
+  absl::StatusOr<kube::PodGroupWriteResult> written =
+      status.group->flavor == PodGroup::Flavor::kVolcano
+          ? kube::WriteVolcanoStatus(client_, target, VolcanoStatusOf(status),
+                                     call)
+          : kube::WriteCoschedulingStatus(client_, target,
+                                          CoschedulingStatusOf(status), call);
+  if (!written.ok()) return written.status();
+  spdlog::info("podgroup status workload={} podgroup={}/{} code={} outcome={}",
+               status.workload, target.namespace_name, target.name,
+               ReasonCodeName(status.code), written->message);
+  return absl::OkStatus();
+}
+
+// One Event per member and one on the PodGroup. A finished workload has
+// no pods left to tell, and its PodGroup's phase says it.
+void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
+  if (status.code == ReasonCode::kFinished) return;
+  const kube::EventType type =
+      IsWarning(status.code) ? kube::EventType::kWarning
+                             : kube::EventType::kNormal;
+  auto record = [&](kube::EventSubject subject) {
+    events_.Record({.regarding = std::move(subject),
+                    .type = type,
+                    .reason = std::string(ReasonCodeName(status.code)),
+                    .action = std::string(ActionOf(status.code)),
+                    .note = status.message});
+  };
+  for (const PodRef& pod : status.members) {
+    record({.namespace_name = pod.pod_namespace,
+            .name = pod.pod_name,
+            .uid = pod.uid});
+  }
+  if (status.group) {
+    record({.api_version = std::string(GroupApiVersion(status.group->flavor)),
+            .kind = "PodGroup",
+            .namespace_name = status.group->group_namespace,
+            .name = status.group->name,
+            .uid = status.group->uid});
+  }
 }
 
 // In order, one at a time: a revocation and a later admission of the same

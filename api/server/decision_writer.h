@@ -1,6 +1,17 @@
 // Carries the admission loop's decisions out against the API server, on
 // its own thread, so the loop never waits for the API: admissions lift the
-// gate (or nominate), revocations evict or clear.
+// gate (or nominate), revocations evict or clear, and a workload's new
+// reason code becomes an Event on each of its pods and its PodGroup, and
+// the PodGroup's status.
+//
+// PodGroup status, per phase of the workload:
+//   waiting   Volcano Pending, condition Unschedulable=True with the code
+//             as reason and the sentence as message; coscheduling Pending
+//   admitted  Volcano Inqueue (quota and nodes held, no condition);
+//             coscheduling Scheduling, scheduleStartTime set
+//   running   Running on both, Volcano condition Scheduled=True (Admitted)
+//   finished  Volcano Completed; coscheduling Finished
+// `running` counts the members bound to their nodes.
 #ifndef GPUSCHED_API_SERVER_DECISION_WRITER_H_
 #define GPUSCHED_API_SERVER_DECISION_WRITER_H_
 
@@ -12,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/kube/event_recorder.h"
 #include "api/kube/kube_client.h"
 #include "queueing/queue_decision.h"
 
@@ -24,6 +36,9 @@ struct DecisionWriterOptions {
   // max_attempts times in all.
   std::chrono::milliseconds retry_after{1000};
   int max_attempts = 5;
+  // The Events' reportingInstance; empty: this host's name (the pod's name
+  // in a cluster), which tells two replicas apart.
+  std::string reporting_instance;
 };
 
 class DecisionWriter : public DecisionSink {
@@ -42,6 +57,9 @@ class DecisionWriter : public DecisionSink {
     int64_t failed = 0;  // gave up after max_attempts
   };
   Counts counts() const;
+  kube::EventRecorderCounters event_counts() const {
+    return events_.counters();
+  }
 
  private:
   struct Pending {
@@ -52,9 +70,15 @@ class DecisionWriter : public DecisionSink {
   void Run(std::stop_token stop);
   // OK when the decision took effect or no longer applies.
   absl::Status Write(const QueueDecision& decision);
+  absl::Status WriteStatus(const WorkloadStatus& status,
+                           const kube::CallOptions& call);
+  void RecordEvents(const WorkloadStatus& status);
 
   kube::KubeClient& client_;
   const DecisionWriterOptions options_;
+  // Deduplicates per object and code, so a status retried after a failed
+  // PodGroup write records no Event twice.
+  kube::EventRecorder events_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   std::deque<Pending> queue_;  // guarded by mu_

@@ -44,7 +44,8 @@ TEST_F(QueuedFilterTest, GangMembersWaitThenPassOnlyOnTheirAssignedNode) {
   json waiting = Filter(first);
   EXPECT_EQ(waiting["NodeNames"], json::array());
   EXPECT_EQ(waiting["FailedAndUnresolvableNodes"]["dgx-race"],
-            "waiting for pods: 1 of minMember 2 exist; position 1 of 1");
+            "GangIncomplete: waiting for pods: 1 of minMember 2 exist; "
+            "position 1 of 1");
   json second = QueuedGangPod("ring-1", 4, 2);
   EXPECT_EQ(Filter(second)["NodeNames"], json::array({"dgx-race"}));
   EXPECT_EQ(Filter(first)["NodeNames"], json::array({"dgx-race"}));
@@ -62,7 +63,8 @@ TEST_F(QueuedFilterTest, PodOverQuotaFailsEveryNodeWithTheQueueReason) {
   extra["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "q"}};
   json result = Filter(extra);
   EXPECT_EQ(result["FailedAndUnresolvableNodes"]["dgx-race"],
-            "queue team-a: needs 1 nvidia.com/gpu of flavor h100; 0 free of "
+            "WaitingForQuota: queue team-a: needs 1 nvidia.com/gpu of flavor "
+            "h100; 0 free of "
             "nominal 8, cohort has 0 to lend; position 1 of 1");
 }
 

@@ -12,25 +12,19 @@
 namespace gpusched {
 namespace {
 
-class RecordingSink : public DecisionSink {
- public:
-  void Publish(std::vector<QueueDecision> decisions) override {
-    std::lock_guard lock(mu_);
-    for (QueueDecision& d : decisions) all_.push_back(std::move(d));
-  }
-  std::vector<QueueDecision> Take() {
-    std::lock_guard lock(mu_);
-    return std::exchange(all_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<QueueDecision> all_;
-};
-
 Pod Gated(Pod pod) {
   pod.scheduling_gates.push_back(kAdmissionGate);
   return pod;
+}
+
+// The workload statuses told since the last call, for `workload` only.
+std::vector<WorkloadStatus> StatusesOf(RecordingSink& sink,
+                                       const std::string& workload) {
+  std::vector<WorkloadStatus> out;
+  for (WorkloadStatus& s : sink.TakeStatuses()) {
+    if (s.workload == workload) out.push_back(std::move(s));
+  }
+  return out;
 }
 
 class AdmissionLoopTest : public ::testing::Test {
@@ -50,6 +44,10 @@ class AdmissionLoopTest : public ::testing::Test {
   void TearDown() override {
     if (loop_ != nullptr) loop_->Stop();
   }
+  void Add(Pod pod) {
+    loop_->PodUpserted(std::move(pod));
+    loop_->WaitIdle();
+  }
 
   std::atomic<int64_t> now_{1000};
   RecordingSink sink_;
@@ -62,7 +60,8 @@ TEST_F(AdmissionLoopTest, GangIsAdmittedWholeByTheLoopAndPublished) {
   loop_->PodUpserted(Gated(GangPod("team-a", "ring", 0, 4, 2)));
   loop_->WaitIdle();
   EXPECT_EQ(loop_->Check(GangPod("team-a", "ring", 0, 4, 2)).waiting_reason,
-            "waiting for pods: 1 of minMember 2 exist; position 1 of 1");
+            "GangIncomplete: waiting for pods: 1 of minMember 2 exist; "
+            "position 1 of 1");
   EXPECT_TRUE(sink_.Take().empty());
 
   loop_->PodUpserted(Gated(GangPod("team-a", "ring", 1, 4, 2)));
@@ -172,6 +171,86 @@ TEST_F(AdmissionLoopTest, ChecksRaceWithPassesAndNoGpuIsGivenTwice) {
   for (const QueueDecision& d : sink_.Take()) admitted += std::holds_alternative<AdmitMember>(d);
   EXPECT_EQ(admitted, 8);  // team-a's 8 and the 8 it may borrow share 8 GPUs
   EXPECT_EQ(service_->CountGpus().free, 0);
+}
+
+// The loop tells a workload's code and phase (WorkloadStatus) once per
+// change.
+TEST_F(AdmissionLoopTest, WaitingIsToldOnceAndNotWhenOnlyItsPositionMoves) {
+  Start(TwoTeams(), 2);
+  Add(GangPod("team-a", "big", 0, 8, 2));
+  Add(GangPod("team-a", "big", 1, 8, 2));  // 16: the whole cohort
+  std::vector<WorkloadStatus> big = StatusesOf(sink_, "team-a/big");
+  ASSERT_EQ(big.size(), 2u);
+  EXPECT_EQ(big[0].code, ReasonCode::kGangIncomplete);  // 1 of 2 pods
+  EXPECT_EQ(big[1].code, ReasonCode::kAdmitted);
+  EXPECT_EQ(big[1].members.size(), 2u);
+
+  Add(QueuedPod("team-a", "low", 8));
+  std::vector<WorkloadStatus> low = StatusesOf(sink_, "team-a/low");
+  ASSERT_EQ(low.size(), 1u);
+  EXPECT_EQ(low[0].code, ReasonCode::kWaitingForQuota);
+  EXPECT_EQ(low[0].phase, WorkloadPhase::kWaiting);
+  EXPECT_NE(low[0].message.find("position 1 of 1"), std::string::npos)
+      << low[0].message;
+  EXPECT_EQ(loop_->Check(QueuedPod("team-a", "low", 8)).waiting_reason.rfind(
+                "WaitingForQuota: queue team-a: needs 8 nvidia.com/gpu", 0),
+            0u);
+
+  // A higher priority pod queues ahead: low is now "position 2 of 2",
+  // under the same code, which is no news.
+  Pod high = QueuedPod("team-a", "high", 8);
+  high.priority = 100;
+  Add(high);
+  now_ += 1000;
+  loop_->WaitIdle();
+  EXPECT_NE(loop_->Check(QueuedPod("team-a", "low", 8)).waiting_reason.find(
+                "position 2 of 2"),
+            std::string::npos);
+  std::vector<WorkloadStatus> all = sink_.TakeStatuses();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].workload, "team-a/high");
+  EXPECT_EQ(all[0].code, ReasonCode::kWaitingForQuota);
+}
+
+TEST_F(AdmissionLoopTest, AGangThatGetsItsQuotaIsToldAdmittedThenRunning) {
+  Start(TwoTeams(), 2);
+  Add(GangPod("team-a", "big", 0, 8, 2));
+  Add(GangPod("team-a", "big", 1, 8, 2));
+  Add(GangPod("team-a", "next", 0, 8, 1));
+  ASSERT_EQ(StatusesOf(sink_, "team-a/next").size(), 1u);  // WaitingForQuota
+
+  Pod gone = GangPod("team-a", "big", 0, 8, 2);
+  loop_->PodDeleted(gone);
+  loop_->PodDeleted(GangPod("team-a", "big", 1, 8, 2));
+  loop_->WaitIdle();
+  std::vector<WorkloadStatus> next = StatusesOf(sink_, "team-a/next");
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].code, ReasonCode::kAdmitted);
+  EXPECT_EQ(next[0].phase, WorkloadPhase::kAdmitted);
+
+  Pod bound = GangPod("team-a", "next", 0, 8, 1);
+  bound.node_name = loop_->Check(bound).assigned_node;
+  Add(bound);
+  next = StatusesOf(sink_, "team-a/next");
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].phase, WorkloadPhase::kRunning);
+  EXPECT_EQ(next[0].bound, 1);
+}
+
+TEST_F(AdmissionLoopTest, APreemptedWorkloadIsToldPreemptedThenWhyItWaits) {
+  Start(TwoTeams(PreemptionPolicy{
+            .within_cluster_queue = WithinClusterQueue::kLowerPriority}),
+        1);
+  Add(GangPod("team-a", "low", 0, 8, 1, /*priority=*/1));
+  ASSERT_EQ(StatusesOf(sink_, "team-a/low").size(), 1u);  // Admitted
+  Add(GangPod("team-a", "high", 0, 8, 1, /*priority=*/100));
+  std::vector<WorkloadStatus> low = StatusesOf(sink_, "team-a/low");
+  ASSERT_EQ(low.size(), 2u);
+  EXPECT_EQ(low[0].code, ReasonCode::kPreempted);
+  EXPECT_NE(low[0].message.find("preempted by team-a/high"), std::string::npos)
+      << low[0].message;
+  EXPECT_EQ(low[1].phase, WorkloadPhase::kWaiting);
+  EXPECT_NE(low[1].code, ReasonCode::kNone);
 }
 
 }  // namespace

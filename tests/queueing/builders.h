@@ -66,21 +66,35 @@ inline Pod GangPod(const std::string& ns, const std::string& group, int index, i
   return pod;
 }
 
-// Keeps every decision the admission loop publishes, for the test thread.
+// Keeps every decision the admission loop publishes, for the test thread:
+// admissions and revocations apart from workload statuses, so a test of
+// one is not disturbed by the other.
 class RecordingSink : public DecisionSink {
  public:
   void Publish(std::vector<QueueDecision> decisions) override {
     std::lock_guard lock(mu_);
-    for (QueueDecision& d : decisions) all_.push_back(std::move(d));
+    for (QueueDecision& d : decisions) {
+      if (auto* status = std::get_if<WorkloadStatus>(&d)) {
+        statuses_.push_back(std::move(*status));
+      } else {
+        all_.push_back(std::move(d));
+      }
+    }
   }
+  // AdmitMember and RevokeMember decisions so far, in order.
   std::vector<QueueDecision> Take() {
     std::lock_guard lock(mu_);
     return std::exchange(all_, {});
+  }
+  std::vector<WorkloadStatus> TakeStatuses() {
+    std::lock_guard lock(mu_);
+    return std::exchange(statuses_, {});
   }
 
  private:
   std::mutex mu_;
   std::vector<QueueDecision> all_;
+  std::vector<WorkloadStatus> statuses_;
 };
 
 // A pod of its own (no gang) in LocalQueue "q" of `ns`.

@@ -121,8 +121,8 @@ TEST_F(EngineTest, LowerPriorityIsPreemptedWithinTheQueueOnlyWhenAllowed) {
   EXPECT_EQ(W("team-a/high").state, Workload::State::kAdmitted);
   EXPECT_EQ(W("team-a/low").state, Workload::State::kPending);
   ASSERT_FALSE(engine_->events().empty());
-  EXPECT_EQ(engine_->events().back().type, "Admitted");
-  EXPECT_EQ(engine_->events()[1].type, "Preempted");
+  EXPECT_EQ(engine_->events().back().type, EngineEvent::Type::kAdmitted);
+  EXPECT_EQ(engine_->events()[1].type, EngineEvent::Type::kPreempted);
   EXPECT_EQ(engine_->events()[1].by, "team-a/high");
 }
 
@@ -205,7 +205,7 @@ TEST_F(EngineTest, GangWhoseAssumedNodeVanishesIsReplannedWhole) {
   ASSERT_EQ(w.state, Workload::State::kAdmitted) << w.reason;
   for (const auto& [pod, placement] : w.placements) EXPECT_NE(placement.node, lost);
   EXPECT_EQ(model_.pod_count(), 2u);  // nothing left behind from the first plan
-  EXPECT_EQ(engine_->events()[1].type, "Evicted");
+  EXPECT_EQ(engine_->events()[1].type, EngineEvent::Type::kEvicted);
 }
 
 }  // namespace
