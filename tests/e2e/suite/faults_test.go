@@ -212,7 +212,10 @@ func faultCheckSettledAfterRestart(ctx context.Context, t *testing.T, cp *contro
 // placed while slow or after; once the API server is fast again everything
 // binds.
 func TestEveryAnswerComesInsideTheHttpTimeoutWhenTheApiServerIsSlow(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true})
+	// Every fitting node in filter's reply (deploy/ keeps only the best),
+	// so that kube-scheduler calls prioritize too and its answers are timed.
+	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true,
+		GpuschedArgs: []string{"--filter-keep-best=0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Second)
 	defer cancel()
 	createDemoCluster(ctx, t, cp, faultNamespace)
