@@ -109,7 +109,7 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"/pods/status":                           {"patch"},
 		"/pods/eviction":                         {"create"},
 		"events.k8s.io/events":                   {"create"},
-		"scheduling.volcano.sh/podgroups":        {"get", "list", "watch"},
+		"scheduling.volcano.sh/podgroups":        {"get", "list", "patch", "watch"},
 		"scheduling.x-k8s.io/podgroups":          {"get", "list", "watch"},
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
