@@ -1,0 +1,166 @@
+// DecisionWriter carries a workload's reason code out: an Event on each
+// member pod and on its PodGroup, and the PodGroup's status, for both
+// PodGroup flavors, against the fake API server.
+#include "api/server/decision_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/test_util.h"
+
+namespace gpusched {
+namespace {
+
+using kube::testing::CoschedulingPodGroup;
+using kube::testing::FakeApiServer;
+using kube::testing::Json;
+using kube::testing::VolcanoPodGroup;
+using kube::testing::WaitUntil;
+
+WorkloadStatus RingStatus(PodGroup::Flavor flavor, ReasonCode code,
+                          WorkloadPhase phase) {
+  return WorkloadStatus{
+      .workload = "team-a/ring",
+      .code = code,
+      .message = "queue team-a: needs 16 nvidia.com/gpu of flavor h100; "
+                 "0 free of nominal 8; position 1 of 1",
+      .phase = phase,
+      .members = {{"team-a", "ring-0", "uid-ring-0"},
+                  {"team-a", "ring-1", "uid-ring-1"}},
+      .group = PodGroupRef{.flavor = flavor,
+                           .group_namespace = "team-a",
+                           .name = "ring",
+                           .uid = "uid-group-ring"},
+      .min_member = 2,
+      .admitted = phase == WorkloadPhase::kWaiting ? 0 : 2,
+      .bound = phase == WorkloadPhase::kRunning ? 2 : 0};
+}
+
+class DecisionWriterTest : public ::testing::Test {
+ protected:
+  DecisionWriterTest()
+      : client_(*kube::KubeClient::Create(server_.Config())),
+        writer_(std::make_unique<DecisionWriter>(
+            *client_, DecisionWriterOptions{.retry_after =
+                                                std::chrono::milliseconds(10),
+                                            .reporting_instance = "gpusched-0"})) {}
+  void TearDown() override { writer_->Stop(); }
+  bool Written(int64_t n) {
+    return WaitUntil([&] { return writer_->counts().written >= n; });
+  }
+  // The Events about object `name`, oldest first.
+  std::vector<Json> EventsAbout(const std::string& name) {
+    std::vector<Json> out;
+    for (Json& e : server_.Events()) {
+      if (e["regarding"]["name"] == name) out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<kube::KubeClient> client_;
+  std::unique_ptr<DecisionWriter> writer_;
+};
+
+TEST_F(DecisionWriterTest, WaitingGangGetsAnEventOnEachPodAndItsPodGroup) {
+  server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
+  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
+                               ReasonCode::kWaitingForQuota,
+                               WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(Written(1));
+  ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 3; }));
+  for (const char* pod : {"ring-0", "ring-1"}) {
+    std::vector<Json> events = EventsAbout(pod);
+    ASSERT_EQ(events.size(), 1u) << pod;
+    EXPECT_EQ(events[0]["reason"], "WaitingForQuota");
+    EXPECT_EQ(events[0]["type"], "Normal");
+    EXPECT_EQ(events[0]["regarding"]["kind"], "Pod");
+    EXPECT_EQ(events[0]["reportingController"], "gpusched.io/scheduler");
+    EXPECT_EQ(events[0]["reportingInstance"], "gpusched-0");
+  }
+  std::vector<Json> group = EventsAbout("ring");
+  ASSERT_EQ(group.size(), 1u);
+  EXPECT_EQ(group[0]["regarding"]["kind"], "PodGroup");
+  EXPECT_EQ(group[0]["regarding"]["apiVersion"], "scheduling.volcano.sh/v1beta1");
+  EXPECT_EQ(group[0]["regarding"]["uid"], "uid-group-ring");
+  EXPECT_EQ(group[0]["reason"], "WaitingForQuota");
+}
+
+TEST_F(DecisionWriterTest, WaitingVolcanoGroupIsPendingAndUnschedulableWithTheCode) {
+  server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
+  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
+                               ReasonCode::kWaitingForQuota,
+                               WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(Written(1));
+  EXPECT_EQ(server_.Count("PATCH podgroup"), 1);  // the object: no /status
+  Json status = server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"];
+  EXPECT_EQ(status["phase"], "Pending");
+  ASSERT_EQ(status["conditions"].size(), 1u);
+  EXPECT_EQ(status["conditions"][0]["type"], "Unschedulable");
+  EXPECT_EQ(status["conditions"][0]["status"], "True");
+  EXPECT_EQ(status["conditions"][0]["reason"], "WaitingForQuota");
+  EXPECT_NE(status["conditions"][0]["message"].get<std::string>().find(
+                "needs 16 nvidia.com/gpu"),
+            std::string::npos);
+}
+
+TEST_F(DecisionWriterTest, RunningVolcanoGroupIsRunningAndScheduled) {
+  server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
+  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
+                               WorkloadPhase::kRunning)});
+  ASSERT_TRUE(Written(1));
+  Json status = server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"];
+  EXPECT_EQ(status["phase"], "Running");
+  EXPECT_EQ(status["running"], 2);
+  ASSERT_EQ(status["conditions"].size(), 1u);
+  EXPECT_EQ(status["conditions"][0]["type"], "Scheduled");
+}
+
+TEST_F(DecisionWriterTest, CoschedulingGroupPhaseAndCountsGoToItsStatus) {
+  server_.AddPodGroup(CoschedulingPodGroup("team-a/ring", 2));
+  writer_->Publish({RingStatus(PodGroup::Flavor::kCoscheduling,
+                               ReasonCode::kWaitingForQuota,
+                               WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(Written(1));
+  EXPECT_EQ(server_.PodGroup("scheduling.x-k8s.io", "team-a/ring")["status"]["phase"],
+            "Pending");
+  writer_->Publish({RingStatus(PodGroup::Flavor::kCoscheduling,
+                               ReasonCode::kAdmitted, WorkloadPhase::kRunning)});
+  ASSERT_TRUE(Written(2));
+  EXPECT_EQ(server_.Count("PATCH podgroup/status"), 2);
+  Json status = server_.PodGroup("scheduling.x-k8s.io", "team-a/ring")["status"];
+  EXPECT_EQ(status["phase"], "Running");
+  EXPECT_EQ(status["running"], 2);
+  ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring").size() == 2; }));
+  EXPECT_EQ(EventsAbout("ring")[1]["regarding"]["apiVersion"],
+            "scheduling.x-k8s.io/v1alpha1");
+  EXPECT_EQ(EventsAbout("ring-0")[1]["reason"], "Admitted");
+}
+
+TEST_F(DecisionWriterTest, PreemptedIsAWarningAndASinglePodHasNoGroupToWrite) {
+  WorkloadStatus status = RingStatus(PodGroup::Flavor::kVolcano,
+                                     ReasonCode::kPreempted,
+                                     WorkloadPhase::kWaiting);
+  status.group.reset();
+  status.members.resize(1);
+  writer_->Publish({status});
+  ASSERT_TRUE(Written(1));
+  ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 1; }));
+  EXPECT_EQ(server_.Events()[0]["type"], "Warning");
+  EXPECT_EQ(server_.Events()[0]["action"], "Preemption");
+  EXPECT_EQ(server_.Count("PATCH podgroup"), 0);
+}
+
+TEST_F(DecisionWriterTest, AGroupAlreadyGoneIsNotAFailure) {
+  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
+                               ReasonCode::kWaitingForQuota,
+                               WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(Written(1));
+  EXPECT_EQ(writer_->counts().failed, 0);
+  EXPECT_EQ(writer_->counts().retried, 0);
+}
+
+}  // namespace
+}  // namespace gpusched
