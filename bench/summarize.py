@@ -22,7 +22,7 @@ INGEST_MB_S = 500
 SOAK_GROWTH_PCT = 5
 
 KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json",
-         "kube_scheduler.json"}
+         "kube_scheduler.json", "gang_time_to_bound.json"}
 
 # kube-scheduler with gpusched as its extender must keep this share of
 # kube-scheduler's own throughput (pods bound per second).
@@ -363,6 +363,36 @@ def kube_scheduler(doc):
     return out
 
 
+def gang_time_to_bound(doc):
+    """BenchmarkGangTimeToBound: last member created -> gates lifted ->
+    every member bound, through the real kube-scheduler."""
+    cond = doc.get("conditions") or {}
+    targets = doc.get("target_ms") or {}
+    out = ["## Gang time to bound through the real kube-scheduler "
+           "(BenchmarkGangTimeToBound, gang_time_to_bound.json)", ""]
+    out.append(f"Conditions: {doc.get('nodes')} generated DGX H100 nodes; "
+               f"{cond.get('pod_shape', '?')}; gpusched {cond.get('gpusched_args', '?')}; "
+               f"{cond.get('measure', '?')}; load average "
+               f"{fmt(get(cond, 'machine', 'loadavg_1m'), 2)} at start.")
+    out.append("")
+    rounds = doc.get("rounds") or []
+    rows = []
+    for members in sorted({r.get("members") for r in rounds}):
+        of = [r for r in rounds if r.get("members") == members]
+        ungated = [r.get("last_created_to_all_ungated_ms") or 0 for r in of]
+        bound = [r.get("last_created_to_all_bound_ms") or 0 for r in of]
+        median = statistics.median(bound)
+        target = targets.get(str(members))
+        rows.append([members, len(of), statistics.median(ungated), max(ungated),
+                     median, max(bound),
+                     "–" if target is None else f"≤ {target:,.0f}",
+                     "" if target is None else verdict(median <= target)])
+    out += table(["members", "rounds", "→ gates lifted ms (median)", "(max)",
+                  "→ all bound ms (median)", "(max)", "target", "verdict"], rows)
+    out.append("")
+    return out
+
+
 def kube_scheduler_arms(runs):
     components = ["kube-scheduler", "kube-apiserver", "etcd", "gpusched",
                   "bench_client"]
@@ -433,8 +463,10 @@ def main():
            "report.", ""]
     sections = {"extender_http.json": extender_http, "memory.json": memory,
                 "soak.json": soak, "queueing_scale.json": queueing_scale,
-                "kube_scheduler.json": kube_scheduler}
-    for name in ("extender_http.json", "kube_scheduler.json", "soak.json",
+                "kube_scheduler.json": kube_scheduler,
+                "gang_time_to_bound.json": gang_time_to_bound}
+    for name in ("extender_http.json", "kube_scheduler.json",
+                 "gang_time_to_bound.json", "soak.json",
                  "memory.json", "queueing_scale.json"):
         if name in files:
             doc = load(os.path.join(results, name))

@@ -28,7 +28,7 @@ import (
 // of `quotas` (name -> nominal GPUs) in cohort research, each reached from
 // the test namespace by a LocalQueue of the same name. extra is appended to
 // each ClusterQueue's spec.
-func queuePolicy(t *testing.T, quotas map[string]int, extra map[string]string) string {
+func queuePolicy(t testing.TB, quotas map[string]int, extra map[string]string) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`apiVersion: kueue.x-k8s.io/v1beta1

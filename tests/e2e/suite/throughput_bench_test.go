@@ -68,7 +68,7 @@ func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 	}
 	report.Conditions.MachineAfter = throughputMachine()
 	if settings.out != "" {
-		writeThroughputReport(b, settings.out, report)
+		writeJSONReport(b, settings.out, report)
 	}
 }
 

@@ -185,7 +185,8 @@ func throughputMachine() map[string]any {
 	return m
 }
 
-func writeThroughputReport(b *testing.B, path string, report *throughputReport) {
+// writeJSONReport writes a benchmark's result file, indented.
+func writeJSONReport(b testing.TB, path string, report any) {
 	b.Helper()
 	var data strings.Builder
 	enc := json.NewEncoder(&data)

@@ -1,0 +1,189 @@
+package suite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"gpusched.io/e2e/suite/controlplane"
+)
+
+// BenchmarkGangTimeToBound measures, through the real kube-scheduler with
+// the webhook's gate, the time from the last member of a gang created to
+// every member bound, for gangs of each size in E2E_GANG_SIZES (default
+// 8,64) of 1-GPU members, E2E_GANG_ROUNDS times (default 1), on
+// E2E_GANG_NODES generated DGX H100 nodes (default 16). It splits that time
+// in two: last created -> every gate lifted (the admission loop and its
+// API writes) and gates lifted -> every member bound (kube-scheduler and
+// gpusched's bind). E2E_GANG_OUT names a JSON result file.
+func BenchmarkGangTimeToBound(b *testing.B) {
+	s := gangBenchSettingsFromEnv(b)
+	policy := queuePolicy(b, map[string]int{"team-a": 8 * s.nodes}, nil)
+	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policy, NoKubelet: true})
+	ctx := context.Background()
+	client := throughputClient(b, cp)
+	createThroughputNodes(ctx, b, cp, client, s.nodes, 32)
+	tpWaitGpuschedNodes(ctx, b, cp, s.nodes)
+	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
+		b.Fatal(err)
+	}
+	report := gangBenchReport{Benchmark: "gang_time_to_bound", Nodes: s.nodes, TargetMs: map[string]float64{"64": 1000},
+		Conditions: map[string]any{"machine": throughputMachine(), "gpusched_args": "deploy/'s: --filter-keep-best=1, webhook gate",
+			"pod_shape": "1 nvidia.com/gpu + 100m cpu, Kueue pod group (pod-group-name + total-count), gated by the webhook",
+			"measure":   "last member's create returned -> every member seen ungated / bound by a pod watch"}}
+	for _, size := range s.sizes {
+		for round := 1; round <= s.rounds; round++ {
+			r := runGangRound(ctx, b, client, size, fmt.Sprintf("g%d-r%d", size, round))
+			b.Logf("gang of %d, round %d: gates lifted %.0f ms, all bound %.0f ms after the last member was created",
+				size, round, r.UngatedMs, r.BoundMs)
+			report.Rounds = append(report.Rounds, r)
+			deleteThroughputPods(ctx, b, cp, client, placementNamespace)
+		}
+	}
+	if s.out != "" {
+		writeJSONReport(b, s.out, report)
+	}
+}
+
+type gangBenchSettings struct {
+	sizes         []int
+	rounds, nodes int
+	out           string
+}
+
+func gangBenchSettingsFromEnv(b *testing.B) gangBenchSettings {
+	s := gangBenchSettings{
+		sizes:  tpEnvInts(b, "E2E_GANG_SIZES", []int{8, 64}),
+		rounds: tpEnvInts(b, "E2E_GANG_ROUNDS", []int{1})[0],
+		nodes:  tpEnvInts(b, "E2E_GANG_NODES", []int{16})[0],
+		out:    os.Getenv("E2E_GANG_OUT"),
+	}
+	for _, size := range s.sizes {
+		if size <= 0 || size > 8*s.nodes || s.rounds <= 0 {
+			b.Fatalf("E2E_GANG_SIZES=%v, E2E_GANG_ROUNDS=%d on %d nodes: want sizes of 1..8 x nodes",
+				s.sizes, s.rounds, s.nodes)
+		}
+	}
+	return s
+}
+
+type gangBenchReport struct {
+	Benchmark  string             `json:"benchmark"`
+	Nodes      int                `json:"nodes"`
+	TargetMs   map[string]float64 `json:"target_ms"`
+	Conditions map[string]any     `json:"conditions"`
+	Rounds     []gangRound        `json:"rounds"`
+}
+
+type gangRound struct {
+	Members   int     `json:"members"`
+	CreateMs  float64 `json:"create_ms"`
+	UngatedMs float64 `json:"last_created_to_all_ungated_ms"`
+	BoundMs   float64 `json:"last_created_to_all_bound_ms"`
+}
+
+// runGangRound creates the gang's members from 16 workers while a watch
+// records when each is first seen ungated and bound.
+func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface, size int, group string) gangRound {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	list, err := client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := client.CoreV1().Pods(placementNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	rec := newGangRecorder(size)
+	go rec.follow(w)
+	began := time.Now()
+	err = tpParallel(size, 16, func(i int) error {
+		_, err := gpuPod(fmt.Sprintf("%s-%d", group, i), 1).
+			Label("kueue.x-k8s.io/queue-name", "team-a").
+			Label("kueue.x-k8s.io/pod-group-name", group).
+			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size)).
+			Create(ctx, client)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lastCreated := time.Now()
+	ungated, bound := rec.wait(ctx)
+	if ctx.Err() != nil {
+		b.Fatalf("gang %s: not bound whole in 2 min", group)
+	}
+	return gangRound{Members: size, CreateMs: ms(lastCreated.Sub(began)),
+		UngatedMs: ms(ungated.Sub(lastCreated)), BoundMs: ms(bound.Sub(lastCreated))}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// gangRecorder keeps, per member, when it was first seen without
+// scheduling gates and with a node.
+type gangRecorder struct {
+	want           int
+	mu             sync.Mutex
+	ungated, bound map[string]time.Time
+	done           chan struct{}
+}
+
+func newGangRecorder(want int) *gangRecorder {
+	return &gangRecorder{want: want, ungated: map[string]time.Time{}, bound: map[string]time.Time{}, done: make(chan struct{})}
+}
+
+func (r *gangRecorder) follow(w watch.Interface) {
+	for ev := range w.ResultChan() {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		now := time.Now()
+		r.mu.Lock()
+		if _, seen := r.ungated[pod.Name]; !seen && len(pod.Spec.SchedulingGates) == 0 {
+			r.ungated[pod.Name] = now
+		}
+		if _, seen := r.bound[pod.Name]; !seen && pod.Spec.NodeName != "" {
+			r.bound[pod.Name] = now
+			if len(r.bound) == r.want {
+				close(r.done)
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// wait returns when the last member was ungated and bound.
+func (r *gangRecorder) wait(ctx context.Context) (ungated, bound time.Time) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return latest(r.ungated), latest(r.bound)
+}
+
+func latest(times map[string]time.Time) time.Time {
+	all := make([]time.Time, 0, len(times))
+	for _, t := range times {
+		all = append(all, t)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Before(all[j]) })
+	if len(all) == 0 {
+		return time.Time{}
+	}
+	return all[len(all)-1]
+}
