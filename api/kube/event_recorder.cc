@@ -63,7 +63,14 @@ std::string EventJson(const EventRecord& event,
                       SystemClock::time_point now) {
   JsonWriter w;
   w.Raw(R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{)");
-  w.Key("generateName").String(absl::StrCat(event.regarding.name, "."));
+  // Named as client-go names Events, "<object>.<hex unix nanos>": a
+  // generateName of "<object>." would be refused (a name must not end in a
+  // dot, and the API server does not complete a prefix that does).
+  const int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            now.time_since_epoch())
+                            .count();
+  w.Key("name").String(
+      absl::StrCat(event.regarding.name, ".", absl::Hex(nanos)));
   w.Raw(",").Key("namespace").String(EventNamespace(event.regarding));
   w.Raw("},").Key("eventTime").String(MicroTime(now));
   w.Raw(",").Key("reportingController").String(kReportingController);

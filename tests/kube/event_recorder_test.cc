@@ -51,7 +51,7 @@ TEST_F(EventRecorderTest, WritesAnEventsV1EventTheServerAccepts) {
   EXPECT_EQ(event["regarding"]["uid"], "uid-ring-0");
   EXPECT_EQ(event["metadata"]["namespace"], "team-a");
   EXPECT_EQ(event["metadata"]["name"].get<std::string>().rfind("ring-0.", 0),
-            0u);  // from generateName
+            0u);  // "<object>.<hex unix nanos>", as client-go names them
 }
 
 TEST_F(EventRecorderTest, NewSentenceWithTheSameCodeIsNotANewEvent) {

@@ -1,5 +1,6 @@
 // The fake API server's Events (events.k8s.io/v1) and PodGroups (Volcano's
 // and coscheduling's CRDs).
+#include <regex>
 #include <string>
 
 #include "tests/kube/fake_apiserver_impl.h"
@@ -38,6 +39,13 @@ std::string Text(const Json& object, std::string_view pointer) {
              : "";
 }
 
+// A lowercase RFC 1123 subdomain, as object names must be.
+bool IsDnsSubdomain(const std::string& name) {
+  static const std::regex kSubdomain(
+      "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  return name.size() <= 253 && std::regex_match(name, kSubdomain);
+}
+
 // The checks of the events.k8s.io/v1 validation that a writer can fail.
 std::optional<Reply> CheckEvent(const Json& event, std::string_view ns) {
   if (Text(event, "/metadata/namespace") != ns) {
@@ -66,6 +74,20 @@ std::optional<Reply> CheckEvent(const Json& event, std::string_view ns) {
       Text(event, "/metadata/generateName").empty()) {
     return Invalid("metadata.name",
                    "Required value: name or generateName is required");
+  }
+  // As the API server validates them: a DNS subdomain; a generateName may
+  // end in '-' only (the random suffix follows it).
+  std::string generate = Text(event, "/metadata/generateName");
+  if (!generate.empty() && generate.back() == '-') generate.back() = 'a';
+  if (!generate.empty() && !IsDnsSubdomain(generate)) {
+    return Invalid("metadata.generateName",
+                   "Invalid value: a lowercase RFC 1123 subdomain must end "
+                   "with an alphanumeric character");
+  }
+  const std::string name = Text(event, "/metadata/name");
+  if (!name.empty() && !IsDnsSubdomain(name)) {
+    return Invalid("metadata.name",
+                   "Invalid value: a lowercase RFC 1123 subdomain");
   }
   return std::nullopt;
 }
