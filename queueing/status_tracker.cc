@@ -109,6 +109,7 @@ WorkloadStatus StatusTracker::Current(
 std::vector<QueueDecision> StatusTracker::Changes(
     const QueueingEngine& engine, const std::vector<EngineEvent>& events,
     const PendingPositionMap& positions, int64_t now) {
+  ++pass_;
   std::vector<QueueDecision> out;
   std::map<std::string, const EngineEvent*> admitted_events;
   std::set<std::string> adopted, finished;
@@ -124,26 +125,29 @@ std::vector<QueueDecision> StatusTracker::Changes(
     status.code = outcome;
     status.message = e.reason;
     status.phase = WorkloadPhase::kWaiting;
-    told_[e.workload] = {outcome, WorkloadPhase::kWaiting};
+    told_[e.workload] = {outcome, WorkloadPhase::kWaiting, pass_};
     out.push_back(std::move(status));
   }
-  std::map<std::string, Told> now_told;
   for (const auto& [key, w] : engine.workloads()) {
     const WorkloadPhase phase = PhaseOf(w);
-    const Told told{CodeOf(engine, w, phase), phase};
+    const Told told{CodeOf(engine, w, phase), phase, pass_};
     if (told.code == ReasonCode::kNone) continue;  // nothing to tell yet
     // Finished is told once, in the pass it finished; deleted ones not.
     if (phase == WorkloadPhase::kFinished && !finished.contains(key)) continue;
-    now_told[key] = told;
-    auto before = told_.find(key);
-    if (before != told_.end() && before->second == told) continue;
-    if (before == told_.end() && adopted.contains(key) &&
-        !admitted_events.contains(key)) {
+    auto [before, first] = told_.try_emplace(key, told);
+    const bool same = !first && before->second.code == told.code &&
+                      before->second.phase == told.phase;
+    before->second = told;
+    if (same || (first && adopted.contains(key) &&
+                 !admitted_events.contains(key))) {
       continue;
     }
     out.push_back(Current(engine, w, positions, admitted_events, now));
   }
-  told_ = std::move(now_told);
+  // Forgotten: workloads gone, or back to nothing to tell.
+  std::erase_if(told_, [&](const auto& entry) {
+    return entry.second.pass != pass_;
+  });
   return out;
 }
 

@@ -37,7 +37,7 @@ class StatusTracker {
   struct Told {
     ReasonCode code = ReasonCode::kNone;
     WorkloadPhase phase = WorkloadPhase::kWaiting;
-    friend bool operator==(const Told&, const Told&) = default;
+    uint64_t pass = 0;  // the last pass that saw it
   };
   // The workload's code, phase and sentence now; code kNone when there is
   // nothing to tell yet (pending, never looked at).
@@ -47,7 +47,10 @@ class StatusTracker {
                              admitted_events,
                          int64_t now) const;
 
-  std::map<std::string, Told> told_;  // by workload key
+  // By workload key, updated in place: a pass over many waiting workloads
+  // that changed nothing allocates nothing.
+  std::map<std::string, Told> told_;
+  uint64_t pass_ = 0;
 };
 
 // "WaitingForQuota: queue team-a: needs ...": the filter's answer for a
