@@ -151,7 +151,9 @@ void DecisionWriter::Publish(std::vector<QueueDecision> decisions) {
   {
     std::lock_guard lock(mu_);
     for (QueueDecision& d : decisions) {
-      queue_.push_back(Pending{.decision = std::move(d)});
+      auto& queue =
+          std::holds_alternative<WorkloadStatus>(d) ? statuses_ : queue_;
+      queue.push_back(Pending{.decision = std::move(d)});
     }
   }
   cv_.notify_one();
@@ -224,16 +226,20 @@ void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
 }
 
 // In order, one at a time: a revocation and a later admission of the same
-// pod reach the API server in the order the loop decided them.
+// pod reach the API server in the order the loop decided them. Admissions
+// and revocations go before statuses: a burst of PodGroup status writes
+// never delays a gang's start.
 void DecisionWriter::Run(std::stop_token stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
-    if (queue_.empty()) {
-      cv_.wait(lock, stop, [&] { return !queue_.empty(); });
+    if (queue_.empty() && statuses_.empty()) {
+      cv_.wait(lock, stop,
+               [&] { return !queue_.empty() || !statuses_.empty(); });
       continue;
     }
-    Pending next = std::move(queue_.front());
-    queue_.pop_front();
+    std::deque<Pending>& from = queue_.empty() ? statuses_ : queue_;
+    Pending next = std::move(from.front());
+    from.pop_front();
     if (next.not_before > std::chrono::steady_clock::now()) {
       cv_.wait_until(lock, stop, next.not_before, [] { return false; });
     }
@@ -246,7 +252,7 @@ void DecisionWriter::Run(std::stop_token stop) {
       ++counts_.retried;
       spdlog::warn("decision write failed, retrying: {}", Message(written));
       next.not_before = std::chrono::steady_clock::now() + options_.retry_after;
-      queue_.push_front(std::move(next));
+      from.push_front(std::move(next));
     } else {
       ++counts_.failed;
       spdlog::error("decision write failed {} times, giving up: {}",

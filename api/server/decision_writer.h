@@ -81,7 +81,8 @@ class DecisionWriter : public DecisionSink {
   kube::EventRecorder events_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<Pending> queue_;  // guarded by mu_
+  std::deque<Pending> queue_;     // admissions, revocations; guarded by mu_
+  std::deque<Pending> statuses_;  // WorkloadStatus; guarded by mu_
   Counts counts_;              // guarded by mu_
   std::jthread thread_;
 };
