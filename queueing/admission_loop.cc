@@ -63,7 +63,18 @@ absl::StatusOr<std::unique_ptr<AdmissionLoop>> AdmissionLoop::Create(
 AdmissionLoop::AdmissionLoop(Policy policy, AdmissionLoopOptions options)
     : options_(std::move(options)),
       policy_(std::move(policy)),
-      published_(std::make_shared<Published>()) {}
+      published_(std::make_shared<Published>()) {
+  deciding_ = options_.start_deciding;
+}
+
+void AdmissionLoop::SetDeciding(bool deciding) {
+  deciding_ = deciding;
+  {
+    std::lock_guard lock(inbox_mu_);
+    pass_requested_ = true;
+  }
+  inbox_cv_.notify_one();
+}
 
 AdmissionLoop::~AdmissionLoop() { Stop(); }
 
@@ -163,15 +174,19 @@ void AdmissionLoop::Pass(std::vector<Input> inputs) {
   std::shared_ptr<const Published> published;
   service_->Write([&](ClusterModel&) {
     const int64_t now = Now();
+    const bool deciding = deciding_;
     for (Input& input : inputs) Apply(input, now);
     if (!orphans_.empty()) RetryOrphans(now);
-    engine_->Schedule(now);
+    if (deciding) engine_->Schedule(now);
     decisions = Diff();
     const PendingPositionMap positions = engine_->PendingPositions();
     for (QueueDecision& status :
          status_.Changes(*engine_, engine_->TakeEvents(), positions, now)) {
       decisions.push_back(std::move(status));
     }
+    // A standby's baseline (admitted members, told statuses) follows the
+    // cluster; what the deciding replica did is not written twice.
+    if (!deciding) decisions.clear();
     published = Publish(positions);
     engine_->ForgetFinished();
   });
@@ -291,9 +306,10 @@ bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
   // pending had its admission taken back (the label's removal not yet
   // written), and where an unbound pod may go is the engine's word. A pod
   // with our gate was never admitted (admission lifts the gate).
+  // A standby takes them as the deciding replica's admission.
   const std::string node = AssignedNode(pod);
   if (node.empty() || HasOurGate(pod) ||
-      engine_->FindWorkloadOfPod(pod.Key()) != nullptr) {
+      (deciding_ && engine_->FindWorkloadOfPod(pod.Key()) != nullptr)) {
     return false;
   }
   Adoption adoption = engine_->Adopt(pod, node, /*bound=*/false, now);
@@ -301,6 +317,7 @@ bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
     NoteAdopted(pod, node);
     return true;
   }
+  if (adoption.outcome == Adoption::Outcome::kAlreadyPlaced) return true;
   // Its node is gone or cannot hold it now: the admission is taken back.
   // One pinned there by affinity can run nowhere else, so it is evicted
   // (its controller makes a new pod) and not queued; any other is queued

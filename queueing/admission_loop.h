@@ -18,6 +18,7 @@
 #ifndef GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
 #define GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -46,6 +47,8 @@ struct AdmissionLoopOptions {
   // The longest sleep between passes when nothing happens: timers (bind
   // timeout, backoff) are checked at least this often.
   int64_t max_idle_ms = 1000;
+  // False: start as a standby replica (SetDeciding).
+  bool start_deciding = true;
 };
 
 class AdmissionLoop : public AdmissionGate {
@@ -85,6 +88,15 @@ class AdmissionLoop : public AdmissionGate {
   // (tests, and a server's startup before it answers).
   void WaitIdle();
   uint64_t passes() const;
+
+  // A standby replica (another gpusched decides: the one beside the
+  // leading kube-scheduler) keeps its state in step with the cluster and
+  // decides nothing: it applies every input, adopts what the deciding
+  // replica admitted (its labels are that replica's word), and runs no
+  // admission pass, no timer and writes nothing. Switching to deciding
+  // runs a pass at once, from the state it kept. Thread-safe.
+  void SetDeciding(bool deciding);
+  bool deciding() const { return deciding_; }
   // The engine, for reports; read it only with the service's model lock
   // held (the loop writes it under the exclusive lock).
   const QueueingEngine& engine() const { return *engine_; }
@@ -162,6 +174,7 @@ class AdmissionLoop : public AdmissionGate {
   uint64_t inputs_applied_ = 0;   // guarded by inbox_mu_
   uint64_t passes_ = 0;           // guarded by inbox_mu_
   bool pass_requested_ = false;   // guarded by inbox_mu_
+  std::atomic<bool> deciding_{true};
   std::condition_variable idle_cv_;
 
   mutable std::mutex published_mu_;

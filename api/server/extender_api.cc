@@ -37,6 +37,11 @@ std::string Joined(std::string_view prefix, std::string_view path) {
 constexpr char kNotSynced[] =
     "gpusched has not finished its first list of nodes and pods from the API "
     "server yet; retry shortly";
+// A kube-scheduler that does not hold the leader Lease does not schedule;
+// one that just took it may call before this replica saw the Lease change.
+constexpr char kStandby[] =
+    "this gpusched replica is standing by: the kube-scheduler beside it does "
+    "not hold the leader Lease (yet); retry shortly";
 
 }  // namespace
 
@@ -88,6 +93,12 @@ void ExtenderApi::Register(http::Router& router) {
              [this](const http::Request& r) { return Nodes(r); });
 }
 
+const char* ExtenderApi::NotServing() const {
+  if (!ready_) return kNotSynced;
+  if (standby_) return kStandby;
+  return nullptr;
+}
+
 DecodeOptions ExtenderApi::DecodeOptionsFor(const std::string& body,
                                             bool echo_nodes) const {
   return DecodeOptions{
@@ -101,7 +112,7 @@ DecodeOptions ExtenderApi::DecodeOptionsFor(const std::string& body,
 
 http::Response ExtenderApi::Filter(const http::Request& request) {
   return Observed("filter", [&] {
-    if (!ready_) return Json(EncodeFilterError(kNotSynced));
+    if (const char* why = NotServing()) return Json(EncodeFilterError(why));
     absl::StatusOr<std::string> body = DecodeFilterEncode(
         request.body, DecodeOptionsFor(request.body, false),
         [&](const ExtenderArgs& args, FilterVisitor visit) {
@@ -131,7 +142,7 @@ http::Response ExtenderApi::Filter(const http::Request& request) {
 
 http::Response ExtenderApi::Prioritize(const http::Request& request) {
   return Observed("prioritize", [&] {
-    if (!ready_) return http::JsonError(503, kNotSynced);
+    if (const char* why = NotServing()) return http::JsonError(503, why);
     absl::StatusOr<ExtenderArgs> args =
         DecodeExtenderArgs(request.body, DecodeOptionsFor(request.body, false));
     if (!args.ok()) {
@@ -148,7 +159,7 @@ http::Response ExtenderApi::Prioritize(const http::Request& request) {
 
 http::Response ExtenderApi::Preempt(const http::Request& request) {
   return Observed("preempt", [&] {
-    if (!ready_) return http::JsonError(503, kNotSynced);
+    if (const char* why = NotServing()) return http::JsonError(503, why);
     absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(request.body);
     if (!args.ok()) {
       spdlog::warn("preempt: bad request: {}", Message(args.status()));
@@ -165,7 +176,7 @@ http::Response ExtenderApi::Preempt(const http::Request& request) {
 
 http::Response ExtenderApi::Bind(const http::Request& request) {
   return Observed("bind", [&] {
-    if (!ready_) return Json(EncodeBindingResult(kNotSynced));
+    if (const char* why = NotServing()) return Json(EncodeBindingResult(why));
     absl::StatusOr<BindRequest> args = DecodeBindingArgs(request.body);
     if (!args.ok()) {
       spdlog::warn("bind: bad request: {}", Message(args.status()));

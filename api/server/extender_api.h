@@ -31,6 +31,10 @@ class ExtenderApi {
 
   void Register(http::Router& router);
   void SetReady(bool ready) { ready_ = ready; }
+  // Two replicas: the one beside the kube-scheduler that does not lead
+  // answers every verb with an Error (it decides nothing; see
+  // AdmissionLoop::SetDeciding).
+  void SetStandby(bool standby) { standby_ = standby; }
 
   http::Response Filter(const http::Request& request);
   http::Response Prioritize(const http::Request& request);
@@ -55,7 +59,11 @@ class ExtenderApi {
   ExtenderService& service_;
   Metrics& metrics_;
   ExtenderApiOptions options_;
+  // Why the verbs answer an Error now; null while they serve.
+  const char* NotServing() const;
+
   std::atomic<bool> ready_;
+  std::atomic<bool> standby_{false};
 };
 
 }  // namespace gpusched

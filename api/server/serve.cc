@@ -1,5 +1,7 @@
 #include "api/server/serve.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -123,6 +125,7 @@ void ServeApp::Shutdown() {
   if (ticker_.joinable()) ticker_.join();
   if (webhook_ != nullptr) webhook_->Shutdown();
   if (server_ != nullptr) server_->Shutdown();
+  if (leader_ != nullptr) leader_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
   if (gate_ != nullptr) gate_->Stop();
@@ -173,6 +176,9 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     if (live) {
       app->writer_ = std::make_unique<DecisionWriter>(app->live_->client());
     }
+    // A replica of two stands by until the Lease says otherwise: it must
+    // not decide in the moment before the follower's first answer.
+    if (live && !config.leader_lease.empty()) app->gate_->SetDeciding(false);
     app->gate_->Start(*app->service_, app->writer_.get());
   }
   if (live) {
@@ -183,6 +189,7 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
   app->api_ = std::make_unique<ExtenderApi>(
       *app->service_, app->metrics_,
       ExtenderApiOptions{.prefix = config.prefix, .wait_for_sync = live});
+  if (live && !config.leader_lease.empty()) app->api_->SetStandby(true);
   auto router = std::make_shared<http::Router>();
   app->api_->Register(*router);
   http::ServerOptions server_options{
@@ -214,9 +221,37 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
                                         config.podgroup_api_poll_ms)});
       app->podgroups_->Start();
     }
+    if (absl::Status s = app->FollowLeader(config); !s.ok()) return s;
   }
   app->StartTicker(config.tick_ms);
   return app;
+}
+
+// Both containers of a pod share its hostname, which kube-scheduler puts
+// first in its holderIdentity.
+absl::Status ServeApp::FollowLeader(const ServeConfig& config) {
+  if (config.leader_lease.empty()) return absl::OkStatus();
+  const size_t slash = config.leader_lease.find('/');
+  std::string identity = config.leader_identity;
+  if (identity.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) {
+      return absl::InternalError("--leader-lease: cannot read the hostname");
+    }
+    identity = host;
+  }
+  leader_ = std::make_unique<kube::LeaseFollower>(
+      live_->client(),
+      kube::LeaseFollowerOptions{
+          .namespace_name = config.leader_lease.substr(0, slash),
+          .name = config.leader_lease.substr(slash + 1),
+          .identity = identity,
+          .on_change = [this](bool active, const std::string&) {
+            if (gate_ != nullptr) gate_->SetDeciding(active);
+            api_->SetStandby(!active);
+          }});
+  leader_->Start();
+  return absl::OkStatus();
 }
 
 std::string ExampleFilterCurl(const std::string& url,
@@ -276,6 +311,13 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
             "filter answers with at most this many fitting nodes, the best "
             "by gpusched's scorers; 1 makes the node gpusched's choice and "
             "spares kube-scheduler its scoring (0: all fitting nodes)");
+  flags.String("leader-lease", &config.leader_lease,
+               "live mode, two replicas: NAMESPACE/NAME of kube-scheduler's "
+               "leader Lease; decide only while this pod's kube-scheduler "
+               "holds it, stand by otherwise");
+  flags.String("leader-identity", &config.leader_identity,
+               "the holder identity prefix of this pod's kube-scheduler "
+               "(default: this host's name)");
   flags.Int("podgroup-api-poll-ms", &config.podgroup_api_poll_ms,
             "live mode: ask again this often for a PodGroup API (Volcano, "
             "coscheduling) whose CRD is not installed (30000)");
@@ -298,6 +340,20 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
     return absl::InvalidArgumentError(
         "serve: --webhook-listen needs --kubeconfig or --in-cluster (its "
         "certificate is kept in a Secret)");
+  }
+  if (!config.leader_lease.empty()) {
+    const size_t slash = config.leader_lease.find('/');
+    if (config.kubeconfig.empty() && !config.in_cluster) {
+      return absl::InvalidArgumentError(
+          "serve: --leader-lease needs --kubeconfig or --in-cluster");
+    }
+    if (slash == std::string::npos || slash == 0 ||
+        slash + 1 == config.leader_lease.size() ||
+        config.leader_lease.find('/', slash + 1) != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "serve: --leader-lease \"", config.leader_lease,
+          "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
+    }
   }
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
     return absl::InvalidArgumentError(

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "api/http/server.h"
 #include "api/kube/live_mode.h"
+#include "api/kube/lease_follower.h"
 #include "api/kube/podgroup_sync.h"
 #include "api/server/admission_webhook.h"
 #include "api/server/decision_writer.h"
@@ -47,6 +48,12 @@ struct ServeConfig {
   int podgroup_api_poll_ms = 30000;
   // ServiceOptions::filter_keep_best: 0 answers every fitting node.
   int filter_keep_best = 0;
+  // Live mode, two replicas: decide only while the kube-scheduler of this
+  // pod holds this Lease ("NAMESPACE/NAME"); empty: always decide.
+  std::string leader_lease;
+  // The holder identity prefix of this pod's kube-scheduler ("<hostname>"
+  // of "<hostname>_<uuid>"); empty: this host's name.
+  std::string leader_identity;
   std::string log_format = "text";
   int verbosity = 0;
   // The mutating webhook that gates new pods (live mode only).
@@ -75,6 +82,8 @@ class ServeApp {
   absl::Status LoadCluster(const ServeConfig& config);
   absl::Status LoadPolicy(const ServeConfig& config);
   void StartTicker(int tick_ms);
+  // --leader-lease: starts standing by, and follows the Lease.
+  absl::Status FollowLeader(const ServeConfig& config);
   void Tick();
   void ReloadPolicyIfChanged();
 
@@ -92,6 +101,7 @@ class ServeApp {
   std::unique_ptr<DecisionWriter> writer_;
   std::unique_ptr<LoopFeed> feed_;  // the watches -> gate_
   std::unique_ptr<kube::PodGroupSync> podgroups_;  // live, with a gate
+  std::unique_ptr<kube::LeaseFollower> leader_;    // --leader-lease
   std::string policy_file_;
   std::filesystem::file_time_type policy_mtime_;
   std::mutex tick_mu_;

@@ -43,6 +43,22 @@ TEST(CliProcessTest, ValidateWithoutFilesIsAUsageError) {
   EXPECT_EQ(validate.Wait(milliseconds(10000)), 2);
 }
 
+// --leader-lease names kube-scheduler's Lease as NAMESPACE/NAME and only
+// makes sense against a cluster: both mistakes are usage errors that say so.
+TEST(CliProcessTest, ServeRejectsAMalformedOrStandaloneLeaderLease) {
+  Subprocess malformed({GPUSCHED_BINARY, "serve", "--kubeconfig", "/nonexistent",
+                        "--leader-lease", "gpusched"});
+  EXPECT_EQ(malformed.Wait(milliseconds(10000)), 2);
+  EXPECT_NE(malformed.stdout_text().find("want NAMESPACE/NAME"), std::string::npos)
+      << malformed.stdout_text();
+  Subprocess standalone({GPUSCHED_BINARY, "serve", "--leader-lease",
+                         "gpusched-system/gpusched"});
+  EXPECT_EQ(standalone.Wait(milliseconds(10000)), 2);
+  EXPECT_NE(standalone.stdout_text().find("--leader-lease needs --kubeconfig"),
+            std::string::npos)
+      << standalone.stdout_text();
+}
+
 TEST(CliProcessTest, SimulateComparesTheDeployExampleByteForByte) {
   Subprocess simulate(
       {GPUSCHED_BINARY, "simulate",
