@@ -162,24 +162,14 @@ void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
 template <class T>
 absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
   std::vector<T> all;
-  std::string continue_token;
-  std::string version;
-  do {
-    std::string path =
-        absl::StrFormat("%s?limit=%d", Kind<T>::kPath, options_.list_page_size);
-    if (!continue_token.empty()) {
-      path += "&continue=" + PercentEncode(continue_token);
-    }
-    absl::StatusOr<ListResult> page = client_.List(path, {.stop = stop});
-    if (!page.ok()) return page.status();
-    if (absl::Status s = DecodeItems(page->body, all); !s.ok()) return s;
-    version = std::move(page->resource_version);
-    continue_token = std::move(page->continue_token);
-  } while (!continue_token.empty());
+  absl::StatusOr<std::string> version = ListEveryPage(
+      client_, Kind<T>::kPath, options_.list_page_size, stop,
+      [&](const std::string& body) { return DecodeItems(body, all); });
+  if (!version.ok()) return version.status();
   const size_t count = all.size();
   Kind<T>::Replace(*updater_, options_.listener, std::move(all));
   spdlog::info("kube sync: listed {} {} at resourceVersion {}", count,
-               Kind<T>::kName, version);
+               Kind<T>::kName, *version);
   return version;
 }
 

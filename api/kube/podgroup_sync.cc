@@ -151,24 +151,12 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
 absl::StatusOr<std::string> PodGroupSync::ListAll(PodGroup::Flavor flavor,
                                                   std::stop_token stop) {
   std::vector<PodGroup> all;
-  std::string continue_token;
-  std::string version;
-  do {
-    std::string path = absl::StrFormat("%s?limit=%d", PodGroupListPath(flavor),
-                                       options_.list_page_size);
-    if (!continue_token.empty()) {
-      path += "&continue=" + PercentEncode(continue_token);
-    }
-    absl::StatusOr<ListResult> page = client_.List(path, {.stop = stop});
-    if (!page.ok()) return page.status();
-    if (absl::Status s = DecodeItems(page->body, flavor, all); !s.ok()) {
-      return s;
-    }
-    version = std::move(page->resource_version);
-    continue_token = std::move(page->continue_token);
-  } while (!continue_token.empty());
+  absl::StatusOr<std::string> version = ListEveryPage(
+      client_, PodGroupListPath(flavor), options_.list_page_size, stop,
+      [&](const std::string& body) { return DecodeItems(body, flavor, all); });
+  if (!version.ok()) return version.status();
   spdlog::info("kube sync: listed {} {} PodGroups at resourceVersion {}",
-               all.size(), ApiName(flavor), version);
+               all.size(), ApiName(flavor), *version);
   listener_.OnPodGroupsListed(flavor, std::move(all));
   return version;
 }

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 
@@ -26,6 +27,26 @@ std::string PercentEncode(std::string_view text) {
     }
   }
   return out;
+}
+
+absl::StatusOr<std::string> ListEveryPage(
+    KubeClient& client, std::string_view path, int page_size,
+    std::stop_token stop,
+    const std::function<absl::Status(const std::string& body)>& on_page) {
+  std::string continue_token;
+  std::string version;
+  do {
+    std::string target = absl::StrFormat("%s?limit=%d", path, page_size);
+    if (!continue_token.empty()) {
+      target += "&continue=" + PercentEncode(continue_token);
+    }
+    absl::StatusOr<ListResult> page = client.List(target, {.stop = stop});
+    if (!page.ok()) return page.status();
+    if (absl::Status s = on_page(page->body); !s.ok()) return s;
+    version = std::move(page->resource_version);
+    continue_token = std::move(page->continue_token);
+  } while (!continue_token.empty());
+  return version;
 }
 
 }  // namespace gpusched::kube

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <stop_token>
 #include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
+#include "api/kube/kube_client.h"
 
 namespace gpusched::kube {
 
@@ -33,6 +37,14 @@ bool SleepFor(std::chrono::milliseconds duration, std::stop_token stop);
 
 // A continue token is opaque base64; it must be escaped in a query.
 std::string PercentEncode(std::string_view text);
+
+// GETs `path` page by page (limit/continue), handing each page's body to
+// `on_page`, and returns the list's resourceVersion (watch from there).
+// Stops at the first error, its own or on_page's.
+absl::StatusOr<std::string> ListEveryPage(
+    KubeClient& client, std::string_view path, int page_size,
+    std::stop_token stop,
+    const std::function<absl::Status(const std::string& body)>& on_page);
 
 }  // namespace gpusched::kube
 

@@ -121,15 +121,24 @@ type podGroupGangOptions struct {
 
 const podGroupPollMs = "500"
 
-func runPodGroupGang(t *testing.T, o podGroupGangOptions) {
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: writeGangPolicy(t),
+// startPodGroupPlane starts the control plane with the webhook, the policy
+// and a short PodGroup API poll, and returns it with a dynamic client for
+// CRDs and PodGroups.
+func startPodGroupPlane(t *testing.T, policy string) (*controlplane.ControlPlane, dynamic.Interface) {
+	t.Helper()
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy,
 		GpuschedArgs: []string{"--podgroup-api-poll-ms", podGroupPollMs}})
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
 	client, err := dynamic.NewForConfig(cp.RestConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cp, client
+}
+
+func runPodGroupGang(t *testing.T, o podGroupGangOptions) {
+	cp, client := startPodGroupPlane(t, writeGangPolicy(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
 	if !o.crdLate {
 		installPodGroupCRD(ctx, t, client, o.api)
 	}

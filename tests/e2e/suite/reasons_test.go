@@ -147,14 +147,9 @@ func checkUnschedulableBecause(t *testing.T, status map[string]any, reason, sent
 // and its PodGroup is Running. No object gets more than a handful of Events.
 func TestWaitingPodGroupGangSaysWhyOnItsPodsAndPodGroup(t *testing.T) {
 	policy := queuePolicy(t, map[string]int{"team-a": 16}, nil)
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy,
-		GpuschedArgs: []string{"--podgroup-api-poll-ms", podGroupPollMs}})
+	cp, client := startPodGroupPlane(t, policy)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	client, err := dynamic.NewForConfig(cp.RestConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	installPodGroupCRD(ctx, t, client, volcanoAPI)
 	setUpDemoCluster(ctx, t, cp)
 	const runFor = 15 * time.Second
