@@ -22,7 +22,8 @@ INGEST_MB_S = 500
 SOAK_GROWTH_PCT = 5
 
 KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json",
-         "kube_scheduler.json", "gang_time_to_bound.json"}
+         "kube_scheduler.json", "gang_time_to_bound.json",
+         "admissions_live_vs_simulator.json"}
 
 # kube-scheduler with gpusched as its extender must keep this share of
 # kube-scheduler's own throughput (pods bound per second).
@@ -393,6 +394,35 @@ def gang_time_to_bound(doc):
     return out
 
 
+def admissions_live_vs_simulator(doc):
+    """BenchmarkAdmissionsLiveVsSimulator: one backlog admitted by the
+    live loop (API writes included) and by the simulator (engine only)."""
+    cond = doc.get("conditions") or {}
+    live, sim = doc.get("live") or {}, doc.get("simulator") or {}
+    out = ["## Admissions per second, live against the simulator "
+           "(BenchmarkAdmissionsLiveVsSimulator, admissions_live_vs_simulator.json)", ""]
+    out.append(f"Conditions: {doc.get('nodes')} generated DGX H100 nodes; "
+               f"{doc.get('pods')} pods ({doc.get('single_gpu_pods')} single-GPU, "
+               f"{doc.get('gangs')} gangs of {doc.get('gang_size')}); live: "
+               f"{cond.get('live', '?')}; simulator: {cond.get('simulator', '?')}; "
+               f"load average {fmt(get(cond, 'machine', 'loadavg_1m'), 2)} at start.")
+    out.append("")
+    out += table(["driver", "pods", "first → last admitted ms", "admitted/s",
+                  "first admitted → last bound ms", "bound/s"],
+                 [["live (gpusched serve)", doc.get("pods"),
+                   live.get("first_to_last_admitted_ms"), live.get("admitted_per_second"),
+                   live.get("first_admitted_to_last_bound_ms"), live.get("bound_per_second")],
+                  ["simulator", sim.get("admitted_pods"), sim.get("wall_ms"),
+                   sim.get("pods_per_second"), "–", "–"]])
+    out.append("")
+    out.append(f"Live / simulator admissions per second: "
+               f"{fmt(doc.get('live_over_simulator'), 3)}. The live rate includes one "
+               "API write per admitted pod (the gate's removal with its node "
+               "affinity); the simulator's is the engine alone.")
+    out.append("")
+    return out
+
+
 def kube_scheduler_arms(runs):
     components = ["kube-scheduler", "kube-apiserver", "etcd", "gpusched",
                   "bench_client"]
@@ -464,9 +494,11 @@ def main():
     sections = {"extender_http.json": extender_http, "memory.json": memory,
                 "soak.json": soak, "queueing_scale.json": queueing_scale,
                 "kube_scheduler.json": kube_scheduler,
-                "gang_time_to_bound.json": gang_time_to_bound}
+                "gang_time_to_bound.json": gang_time_to_bound,
+                "admissions_live_vs_simulator.json": admissions_live_vs_simulator}
     for name in ("extender_http.json", "kube_scheduler.json",
-                 "gang_time_to_bound.json", "soak.json",
+                 "gang_time_to_bound.json", "admissions_live_vs_simulator.json",
+                 "soak.json",
                  "memory.json", "queueing_scale.json"):
         if name in files:
             doc = load(os.path.join(results, name))

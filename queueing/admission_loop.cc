@@ -240,10 +240,18 @@ void AdmissionLoop::ApplyPod(const Pod& pod, int64_t now) {
   }
 }
 
+// A member that succeeded has done its part. One that failed leaves its
+// gang short, as a deleted one does: a gang below minMember is evicted
+// whole after its grace period rather than left running broken.
 void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
   const std::string key = pod.Key();
   Forget(key);
-  if (engine_->FindWorkloadOfPod(key) != nullptr) engine_->Finish(key, now);
+  if (engine_->FindWorkloadOfPod(key) == nullptr) return;
+  if (pod.phase == "Failed") {
+    engine_->Delete(key, now);
+  } else {
+    engine_->Finish(key, now);
+  }
 }
 
 void AdmissionLoop::AddPending(const Pod& pod, int64_t now) {

@@ -29,9 +29,10 @@ std::vector<WorkloadStatus> StatusesOf(RecordingSink& sink,
 
 class AdmissionLoopTest : public ::testing::Test {
  protected:
-  void Start(Policy policy, int nodes = 1) {
-    auto loop = AdmissionLoop::Create(std::move(policy),
-                                      {.clock = [this] { return now_.load(); }});
+  void Start(Policy policy, int nodes = 1, int64_t max_idle_ms = 1000) {
+    auto loop = AdmissionLoop::Create(
+        std::move(policy),
+        {.clock = [this] { return now_.load(); }, .max_idle_ms = max_idle_ms});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
     service_ = std::make_unique<ExtenderService>(
@@ -114,6 +115,60 @@ TEST_F(AdmissionLoopTest, SucceededPodsGiveTheirQuotaBackAtOnce) {
   loop_->WaitIdle();
   EXPECT_NE(loop_->Check(GangPod("team-a", "second", 0, 4, 2)).assigned_node, "");
   EXPECT_EQ(sink_.Take().size(), 2u);  // the second gang's two admissions
+}
+
+// The revocations told within `wait` of real time (the loop checks its
+// timers every few milliseconds in these tests).
+std::vector<RevokeMember> RevocationsWithin(RecordingSink& sink,
+                                            std::chrono::milliseconds wait) {
+  std::vector<RevokeMember> out;
+  for (auto end = std::chrono::steady_clock::now() + wait;
+       out.empty() && std::chrono::steady_clock::now() < end;) {
+    for (QueueDecision& d : sink.Take()) {
+      if (auto* revoke = std::get_if<RevokeMember>(&d)) out.push_back(*revoke);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return out;
+}
+
+// A running gang of two whose member 0 ends in `phase`.
+void RunGangThenEndMember(AdmissionLoop& loop, RecordingSink& sink,
+                          const std::string& phase) {
+  for (int i = 0; i < 2; ++i) loop.PodUpserted(Gated(GangPod("team-a", "ring", i, 4, 2)));
+  loop.WaitIdle();
+  ASSERT_EQ(sink.Take().size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    Pod running = GangPod("team-a", "ring", i, 4, 2);
+    running.node_name = "dgx-0";
+    running.phase = i == 0 ? phase : "Running";
+    loop.PodUpserted(running);
+  }
+  loop.WaitIdle();
+}
+
+TEST_F(AdmissionLoopTest, AGangShortOfAFailedMemberIsEvictedAfterItsGrace) {
+  Policy policy = TwoTeams();
+  policy.config.stale_gang_grace_ms = 5000;
+  Start(std::move(policy), 1, /*max_idle_ms=*/2);
+  RunGangThenEndMember(*loop_, sink_, "Failed");
+  now_ += 4000;  // inside the grace: a replacement could still come
+  EXPECT_TRUE(RevocationsWithin(sink_, std::chrono::milliseconds(100)).empty());
+  now_ += 2000;
+  std::vector<RevokeMember> revoked =
+      RevocationsWithin(sink_, std::chrono::seconds(5));
+  ASSERT_EQ(revoked.size(), 1u);
+  EXPECT_EQ(revoked[0].pod.pod_name, "ring-1");
+  EXPECT_TRUE(revoked[0].evict);
+}
+
+TEST_F(AdmissionLoopTest, AGangWhoseMemberSucceededKeepsRunning) {
+  Policy policy = TwoTeams();
+  policy.config.stale_gang_grace_ms = 5000;
+  Start(std::move(policy), 1, /*max_idle_ms=*/2);
+  RunGangThenEndMember(*loop_, sink_, "Succeeded");
+  now_ += 60'000;
+  EXPECT_TRUE(RevocationsWithin(sink_, std::chrono::milliseconds(200)).empty());
 }
 
 TEST_F(AdmissionLoopTest, MembersOfALostNodeAreRevokedAndGatedOnesEvicted) {
