@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "policies/document_decoder.h"
 #include "policies/policy_draft.h"
 #include "policies/policy_validator.h"
+#include "policies/yaml_guard.h"
 #include "scheduler/string_util.h"
 #include "yaml-cpp/yaml.h"
 
@@ -25,6 +27,11 @@ using policy_internal::SourceFile;
 
 void ParseInto(std::string_view text, const SourceFile& file,
                Diagnostics* diagnostics, PolicyDraft* draft) {
+  if (std::optional<YamlRejection> refused = FindYamlRejection(text)) {
+    diagnostics->AddFileError(
+        file, refused->line, absl::StrCat("YAML refused: ", refused->message));
+    return;
+  }
   std::vector<YAML::Node> documents;
   try {  // yaml-cpp reports syntax errors only by exception
     documents = YAML::LoadAll(std::string(text));

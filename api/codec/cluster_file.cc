@@ -14,6 +14,7 @@
 #include "api/codec/k8s_decode_impl.h"
 #include "api/codec/k8s_json_adapter.h"
 #include "api/codec/k8s_yaml_adapter.h"
+#include "policies/yaml_guard.h"
 
 namespace gpusched {
 namespace {
@@ -136,6 +137,10 @@ absl::StatusOr<ClusterObjects> ParseJsonCluster(std::string_view text,
 
 absl::StatusOr<std::vector<YAML::Node>> LoadYaml(std::string_view text,
                                                  std::string_view source) {
+  if (absl::Status refused = CheckYamlText(text); !refused.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(source), ": ", refused.message()));
+  }
   // yaml-cpp reports syntax errors only by exception.
   try {
     return YAML::LoadAll(std::string(text));

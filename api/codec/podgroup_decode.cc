@@ -7,6 +7,7 @@
 #include "api/codec/k8s_json_adapter.h"
 #include "api/codec/k8s_yaml_adapter.h"
 #include "api/codec/podgroup_decode_impl.h"
+#include "policies/yaml_guard.h"
 #include "scheduler/string_util.h"
 
 namespace gpusched {
@@ -46,6 +47,9 @@ absl::StatusOr<PodGroup> PodGroupFromJson(std::string_view json) {
 
 absl::StatusOr<PodGroup> PodGroupFromYaml(std::string_view yaml,
                                           std::string_view source_name) {
+  if (absl::Status refused = CheckYamlText(yaml); !refused.ok()) {
+    return WithSource(source_name, refused);
+  }
   YAML::Node node;
   // yaml-cpp reports syntax errors only by exception.
   try {

@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "api/codec/scenario_internal.h"
 #include "policies/policy_loader.h"
+#include "policies/yaml_guard.h"
 #include "scheduler/string_util.h"
 
 namespace gpusched::scenario_internal {
@@ -44,6 +45,9 @@ std::string Emit(const YAML::Node& node) {
 
 // True when `text` parses into exactly the documents `items`.
 bool Reproduces(const std::string& text, const std::vector<YAML::Node>& items) {
+  // A piece cut from indented JSON ends in the ',' before the next item,
+  // which yaml-cpp would scan forever.
+  if (!CheckYamlText(text).ok()) return false;
   try {
     const std::vector<YAML::Node> docs = YAML::LoadAll(text);
     if (docs.size() != items.size()) return false;

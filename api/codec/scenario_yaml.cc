@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/codec/file_text.h"
 #include "api/codec/scenario_internal.h"
+#include "policies/yaml_guard.h"
 #include "scheduler/string_util.h"
 
 namespace gpusched {
@@ -40,6 +41,10 @@ absl::Status WithFile(std::string_view file, const absl::Status& status) {
 // The one document of the scenario.
 absl::StatusOr<YAML::Node> LoadDocument(std::string_view yaml,
                                         std::string_view file_name) {
+  if (absl::Status refused = CheckYamlText(yaml); !refused.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(file_name), ": ", refused.message()));
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(yaml));

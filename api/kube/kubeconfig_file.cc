@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "api/kube/kube_config.h"
+#include "policies/yaml_guard.h"
 #include "scheduler/string_util.h"
 
 namespace gpusched::kube {
@@ -146,22 +147,26 @@ absl::StatusOr<KubeConfig> FromRoot(const YAML::Node& root,
   return config;
 }
 
+absl::StatusOr<KubeConfig> ParseYaml(std::string_view text,
+                                     std::string_view dir) {
+  if (absl::Status refused = CheckYamlText(text); !refused.ok()) {
+    return refused;
+  }
+  try {  // yaml-cpp reports syntax errors only by exception
+    const YAML::Node root = YAML::Load(std::string(text));
+    if (!root.IsMap()) return absl::InvalidArgumentError("not a YAML mapping");
+    return FromRoot(root, dir);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<KubeConfig> ParseKubeconfig(std::string_view text,
                                            std::string_view dir,
                                            std::string_view name) {
-  absl::StatusOr<KubeConfig> config;
-  try {
-    const YAML::Node root = YAML::Load(std::string(text));
-    if (!root.IsMap()) {
-      config = absl::InvalidArgumentError("not a YAML mapping");
-    } else {
-      config = FromRoot(root, dir);
-    }
-  } catch (const YAML::Exception& e) {
-    config = absl::InvalidArgumentError(e.what());
-  }
+  absl::StatusOr<KubeConfig> config = ParseYaml(text, dir);
   if (!config.ok()) {
     return absl::Status(
         config.status().code(),

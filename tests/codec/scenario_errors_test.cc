@@ -280,10 +280,24 @@ TEST(ScenarioErrorsTest, InlinePolicyLinesSurviveCommentsOnDashes) {
             "\"missing\": no ClusterQueue of that name");
 }
 
-// A document that cannot be cut out of the text as is (here it uses an
-// anchor of another document) is re-emitted; its errors then point at the
-// line where it starts.
+// A document that cannot be cut out of the text as is (here an item of a
+// JSON array, whose line ends in the ',' before the next item) is
+// re-emitted; its errors then point at the line where it starts.
 TEST(ScenarioErrorsTest, InlinePolicyFallbackNamesDocumentLine) {
+  const std::string message = ErrorOf(std::string(kHeader) + R"(policy: [
+  {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
+   "metadata": {"name": "h100"}},
+  {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
+   "metadata": {"name": "Not_A_Name"}}
+]
+)");
+  EXPECT_THAT(message, StartsWith("s.yaml:9: ResourceFlavor \"Not_A_Name\""));
+}
+
+// Aliases are refused before yaml-cpp reads the text: each one repeats its
+// anchor's whole value for the readers that walk the tree, exponentially
+// when they nest.
+TEST(ScenarioErrorsTest, AliasesAreRefusedWithTheirLine) {
   const std::string message = ErrorOf(std::string(kHeader) + R"(policy:
 - apiVersion: kueue.x-k8s.io/v1beta1
   kind: ResourceFlavor
@@ -292,12 +306,13 @@ TEST(ScenarioErrorsTest, InlinePolicyFallbackNamesDocumentLine) {
     nodeLabels: &labels {gpu: h100}
 - apiVersion: kueue.x-k8s.io/v1beta1
   kind: ResourceFlavor
-  metadata:
-    name: Not_A_Name
+  metadata: {name: h200}
   spec:
     nodeLabels: *labels
 )");
-  EXPECT_THAT(message, StartsWith("s.yaml:12: ResourceFlavor \"Not_A_Name\""));
+  EXPECT_EQ(message,
+            "s.yaml: line 16, column 17: YAML aliases (*name) are not "
+            "accepted: each one repeats its anchor's whole value");
 }
 
 }  // namespace

@@ -106,6 +106,38 @@ nodes: cluster/nodes.yaml
   EXPECT_THAT(s->nodes, SizeIs(2));
 }
 
+// Indented JSON with an inline policy: cutting each policy item out of the
+// scenario used to hand yaml-cpp "  {...},", which it scans forever while
+// allocating (simulate grew past 12 GB and died with std::bad_alloc).
+TEST(ScenarioYamlTest, IndentedJsonWithAnInlinePolicyIsRead) {
+  constexpr std::string_view kText = R"({
+ "apiVersion": "gpusched.io/v1alpha1",
+ "kind": "Scenario",
+ "nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "8"}}}],
+ "policy": [
+  {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "default"}},
+  {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}}
+ ],
+ "events": []
+}
+)";
+  absl::StatusOr<Scenario> s = ParseScenarioText(kText, "t.json", "");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(s->nodes, SizeIs(1));
+  ASSERT_THAT(s->policy.cluster_queues, SizeIs(1));
+  EXPECT_EQ(s->policy.cluster_queues[0].name, "cq");
+}
+
+TEST(ScenarioYamlTest, AScenarioYamlCppWouldNeverFinishIsRefusedByLine) {
+  absl::StatusOr<Scenario> s = ParseScenarioText(
+      "apiVersion: gpusched.io/v1alpha1\nkind: Scenario\n---\n{a: 1},\n",
+      "t.yaml", "");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "t.yaml: line 4, column 7: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
+}
+
 TEST(ScenarioYamlTest, DefaultsWithoutPolicyUntilOrEvents) {
   constexpr std::string_view kText = R"(apiVersion: gpusched.io/v1alpha1
 kind: Scenario
