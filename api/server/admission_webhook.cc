@@ -82,6 +82,25 @@ std::string PodForLogs(const Json& request, const Json& pod) {
   return absl::StrCat(StringField(request, "namespace"), "/", name);
 }
 
+// What `manages` needs of the reviewed pod: where it is and its labels and
+// annotations (non-string values, invalid in a pod, are skipped).
+Pod PodMetaOf(const Json& request, const Json& pod) {
+  Pod out;
+  out.meta.namespace_name = StringField(request, "namespace");
+  out.meta.name = StringField(request, "name");
+  const Json metadata = pod.value("metadata", Json::object());
+  if (!metadata.is_object()) return out;
+  for (auto [field, into] : {std::pair{"labels", &out.meta.labels},
+                             std::pair{"annotations", &out.meta.annotations}}) {
+    const Json map = metadata.value(field, Json::object());
+    if (!map.is_object()) continue;
+    for (const auto& [key, value] : map.items()) {
+      if (value.is_string()) (*into)[key] = value.get<std::string>();
+    }
+  }
+  return out;
+}
+
 // The JSONPatch that adds the gate to `gates` (spec.schedulingGates), or ""
 // when it is there already. An absent list is created whole: "add" to
 // /spec/schedulingGates/- needs the list to exist.
@@ -123,6 +142,10 @@ absl::StatusOr<AdmissionDecision> DecidePodGating(
   const Json spec = pod->value("spec", Json::object());
   if (!spec.is_object()) return Invalid("request.object.spec", "not an object");
   if (StringField(spec, "schedulerName") != options.scheduler_name) {
+    return decision;
+  }
+  if (options.manages && !options.manages(PodMetaOf(request, *pod))) {
+    decision.gating = PodGating::kNotManaged;
     return decision;
   }
   absl::StatusOr<std::string> patch =

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "api/kube/webhook_certs.h"
 #include "api/server/flags.h"
 #include "queueing/workload_types.h"  // kAdmissionGate
+#include "scheduler/k8s_objects.h"
 
 namespace gpusched {
 
@@ -46,11 +48,18 @@ struct AdmissionWebhookOptions {
   // server takes request bodies of at most 3 MiB, so a review of a pod
   // CREATE (object, no oldObject) stays well below this.
   size_t body_limit_bytes = 4 << 20;
+  // Whether the queueing core holds the pod (a queue label or a gang key),
+  // from its namespace, name, labels and annotations. Only such pods are
+  // gated: any other pod of our scheduler has no admission to wait for, so
+  // it goes straight to kube-scheduler and filter, and a gate nobody lifts
+  // would hold it forever. Unset: every pod of our scheduler is gated.
+  std::function<bool(const Pod&)> manages;
 };
 
 // What the webhook does with one review: a value, not an error.
 enum class PodGating {
   kNotOurs,       // not a Pod CREATE of our scheduler: allowed as is
+  kNotManaged,    // our scheduler's, but no queue or gang: allowed as is
   kAlreadyGated,  // ours, and the gate is there already
   kGate,          // ours: allowed with a patch that adds the gate
 };

@@ -166,6 +166,11 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     absl::StatusOr<WebhookServerOptions> webhook =
         WebhookServerOptionsFrom(config.webhook);
     if (!webhook.ok()) return webhook.status();
+    // Only pods the queueing core holds are gated (none without a policy):
+    // it alone lifts the gate.
+    webhook->review.manages = [gate = app->gate_.get()](const Pod& pod) {
+      return gate != nullptr && gate->Manages(pod);
+    };
     webhook->threads = config.threads;
     webhook->read_timeout = std::chrono::milliseconds(config.read_timeout_ms);
     app->webhook_ =

@@ -135,6 +135,37 @@ TEST(AdmissionWebhookTest, ConfiguredSchedulerNameIsGated) {
   EXPECT_EQ(theirs->gating, PodGating::kNotOurs);
 }
 
+// Only pods the queueing core holds wait at the gate: a pod of our
+// scheduler with no queue and no gang has nothing to be admitted to, and
+// nobody would lift its gate.
+TEST(AdmissionWebhookTest, OnlyPodsTheQueueingCoreManagesAreGated) {
+  std::vector<std::string> asked;
+  const AdmissionWebhookOptions options{
+      .manages = [&asked](const Pod& pod) {
+        asked.push_back(pod.meta.namespace_name + "/" + pod.meta.name);
+        return pod.meta.labels.contains("kueue.x-k8s.io/queue-name");
+      }};
+  Json plain = Review(GpuschedPodSpec());
+  Json queued = Review(GpuschedPodSpec());
+  queued["request"]["object"]["metadata"]["labels"] = {
+      {"kueue.x-k8s.io/queue-name", "team-a"}, {"odd", 7}};
+  absl::StatusOr<AdmissionDecision> plain_decision =
+      DecidePodGating(plain.dump(), options);
+  ASSERT_TRUE(plain_decision.ok()) << plain_decision.status();
+  EXPECT_EQ(plain_decision->gating, PodGating::kNotManaged);
+  absl::StatusOr<AdmissionDecision> queued_decision =
+      DecidePodGating(queued.dump(), options);
+  ASSERT_TRUE(queued_decision.ok()) << queued_decision.status();
+  EXPECT_EQ(queued_decision->gating, PodGating::kGate);
+  EXPECT_EQ(asked, (std::vector<std::string>{"team-a/train-0",
+                                             "team-a/train-0"}));
+  // Another scheduler's pod is not even looked at.
+  Json other = GpuschedPodSpec();
+  other["schedulerName"] = "default-scheduler";
+  ASSERT_TRUE(DecidePodGating(Review(other).dump(), options).ok());
+  EXPECT_EQ(asked.size(), 2u);
+}
+
 TEST(AdmissionWebhookTest, BadReviewsGet400NamingTheField) {
   Json no_uid = Review(GpuschedPodSpec());
   no_uid["request"].erase("uid");

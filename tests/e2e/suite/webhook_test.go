@@ -19,13 +19,16 @@ import (
 
 // TestAdmissionWebhookGatesGpuschedPods: the real apiserver calls gpusched's
 // webhook (deploy/'s MutatingWebhookConfiguration, pointed at loopback) and
-// pods of gpusched come back with the scheduling gate; other pods do not;
+// gpusched's queued pods come back with the scheduling gate; gpusched's
+// pods with no queue and no gang do not (nothing would lift it), nor do
+// other schedulers' pods;
 // with gpusched killed, creation still succeeds (failurePolicy Ignore)
 // without the gate. gpusched made the Secret and wrote its CA into the
 // caBundle, and a restart reuses both. Gated pods stay Pending until the
 // admission loop lifts the gate, so nothing here waits for a binding.
 func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, NoScheduler: true, NoKubelet: true})
+	policy := queuePolicy(t, map[string]int{"team-a": 8}, nil)
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy, NoScheduler: true, NoKubelet: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	const ns = "e2e"
@@ -36,9 +39,13 @@ func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 	checkServingCertificate(ctx, t, cp, ca)
 
 	createGated(ctx, t, cp, ns, "train")
-	other := cluster.NewPod(ns, "train-other-gate").SchedulerName(cluster.SchedulerName).SchedulingGate("example.com/other")
+	other := cluster.NewPod(ns, "train-other-gate").SchedulerName(cluster.SchedulerName).
+		Label(queueLabel, "team-a").SchedulingGate("example.com/other")
 	if pod := createPod(ctx, t, cp, other); !slices.Equal(gateNames(pod), []string{"example.com/other", controlplane.WebhookGate}) {
 		t.Errorf("pod with another gate: gates %v, want that gate and %s", gateNames(pod), controlplane.WebhookGate)
+	}
+	if pod := createPod(ctx, t, cp, cluster.NewPod(ns, "no-queue").SchedulerName(cluster.SchedulerName).Gpus(1)); len(pod.Spec.SchedulingGates) != 0 {
+		t.Errorf("gpusched pod with no queue and no gang: gates %v, want none", gateNames(pod))
 	}
 	if pod := createPod(ctx, t, cp, cluster.NewPod(ns, "default-scheduler")); len(pod.Spec.SchedulingGates) != 0 {
 		t.Errorf("default-scheduler pod: gates %v, want none", gateNames(pod))
@@ -46,7 +53,8 @@ func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 
 	cp.KillGpusched()
 	began := time.Now()
-	pod := createPod(ctx, t, cp, cluster.NewPod(ns, "while-gpusched-is-down").SchedulerName(cluster.SchedulerName))
+	pod := createPod(ctx, t, cp, cluster.NewPod(ns, "while-gpusched-is-down").SchedulerName(cluster.SchedulerName).
+		Label(queueLabel, "team-a"))
 	if len(pod.Spec.SchedulingGates) != 0 {
 		t.Errorf("pod created while gpusched was down: gates %v, want none", gateNames(pod))
 	}
@@ -58,6 +66,8 @@ func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 		t.Errorf("after a restart the caBundle changed: gpusched made a new CA instead of reusing its Secret")
 	}
 }
+
+const queueLabel = "kueue.x-k8s.io/queue-name"
 
 func createPod(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, b *cluster.PodBuilder) *corev1.Pod {
 	t.Helper()
@@ -84,7 +94,8 @@ func createGated(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 	t.Helper()
 	var last []string
 	for i := 0; ; i++ {
-		b := cluster.NewPod(ns, fmt.Sprintf("%s-%d", prefix, i)).SchedulerName(cluster.SchedulerName).Gpus(1)
+		b := cluster.NewPod(ns, fmt.Sprintf("%s-%d", prefix, i)).SchedulerName(cluster.SchedulerName).
+			Label(queueLabel, "team-a").Gpus(1)
 		pod := createPod(ctx, t, cp, b)
 		last = gateNames(pod)
 		if slices.Equal(last, []string{controlplane.WebhookGate}) {
