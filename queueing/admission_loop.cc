@@ -450,6 +450,7 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
 std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(
     const PendingPositionMap& positions) const {
   auto published = std::make_shared<Published>();
+  published->guard = VictimGuard::Of(*engine_);
   for (const auto& [key, w] : engine_->workloads()) {
     if (w.state == Workload::State::kFinished) continue;
     for (const auto& [pod, unused] : w.pods) {
@@ -482,12 +483,14 @@ bool AdmissionLoop::Manages(const Pod& pod) const {
          WorkloadOf(pod).kind != WorkloadRef::Kind::kSinglePod;
 }
 
+std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Latest()
+    const {
+  std::lock_guard lock(published_mu_);
+  return published_;
+}
+
 GateVerdict AdmissionLoop::Check(const Pod& pod) {
-  std::shared_ptr<const Published> published;
-  {
-    std::lock_guard lock(published_mu_);
-    published = published_;
-  }
+  std::shared_ptr<const Published> published = Latest();
   const std::string key = pod.Key();
   if (auto node = published->node_of_pod.find(key);
       node != published->node_of_pod.end()) {
@@ -503,6 +506,11 @@ GateVerdict AdmissionLoop::Check(const Pod& pod) {
   return {.waiting_reason = reason == published->reason_of_workload.end()
                                 ? std::string("waiting for admission")
                                 : reason->second};
+}
+
+VictimReview AdmissionLoop::ReviewVictims(
+    std::span<const std::string> victim_uids) const {
+  return Latest()->guard.Review(victim_uids);
 }
 
 // Called with the model under the exclusive lock, like every engine call.

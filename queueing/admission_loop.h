@@ -36,6 +36,7 @@
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
 #include "queueing/status_tracker.h"
+#include "queueing/victim_guard.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/extender_service.h"
 
@@ -82,6 +83,8 @@ class AdmissionLoop : public AdmissionGate {
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
   GateVerdict Check(const Pod& pod) override;
+  VictimReview ReviewVictims(
+      std::span<const std::string> victim_uids) const override;
   void Bound(const Pod& pod, int64_t now_ms) override;
 
   // Blocks until every input given before the call went through a pass
@@ -121,11 +124,12 @@ class AdmissionLoop : public AdmissionGate {
                              NodeBack, Policy>;
   // What filter reads: per admitted member its node, per waiting workload
   // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
-  // pod its workload.
+  // pod its workload; and what kube-scheduler's preemption may take.
   struct Published {
     absl::flat_hash_map<std::string, std::string> node_of_pod;
     absl::flat_hash_map<std::string, std::string> workload_of_pod;
     absl::flat_hash_map<std::string, std::string> reason_of_workload;
+    VictimGuard guard;
   };
   // What the loop remembers of each admitted member between passes, to
   // tell which admissions a pass took back.
@@ -157,6 +161,7 @@ class AdmissionLoop : public AdmissionGate {
   void RevokeStale(const Pod& pod, const std::string& node, bool pinned,
                    const std::string& why);
   std::vector<QueueDecision> Diff();
+  std::shared_ptr<const Published> Latest() const;
   std::shared_ptr<const Published> Publish(
       const PendingPositionMap& positions) const;
   int64_t Now() const;

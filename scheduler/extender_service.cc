@@ -303,55 +303,6 @@ int ExtenderService::CombinedScore(const PodView& view,
   return options_.weights.Combined(ScoreInput{view, node, fit.assignment});
 }
 
-std::optional<PreemptionCandidate> ExtenderService::CheckCandidate(
-    const PodView& view, PreemptionCandidate candidate) const {
-  const NodeState* node = model_.FindNode(candidate.node);
-  if (node == nullptr || candidate.victim_uids.empty()) return std::nullopt;
-  NodeState without_victims = *node;
-  std::vector<const PodAllocation*> known;
-  for (const std::string& uid : candidate.victim_uids) {
-    const PlacedPod* placed = model_.FindPodByUid(uid);
-    if (placed == nullptr || placed->node != candidate.node) continue;
-    known.push_back(node->FindPod(placed->pod_key));
-    without_victims.RemovePod(placed->pod_key);
-  }
-  if (!FitPodOnNode(view, without_victims).verdict.fits()) return std::nullopt;
-  // Reprieve: put known victims back, highest priority first, while the pod
-  // still fits, as kube-scheduler does. At least one victim always stays, so
-  // the answer is valid for kube-scheduler.
-  std::stable_sort(known.begin(), known.end(),
-                   [](auto* a, auto* b) { return a->priority > b->priority; });
-  std::vector<std::string> reprieved;
-  for (const PodAllocation* victim : known) {
-    if (candidate.victim_uids.size() - reprieved.size() <= 1) break;
-    NodeState trial = without_victims;
-    if (!trial.AddPod(*victim).ok()) continue;
-    if (!FitPodOnNode(view, trial).verdict.fits()) continue;
-    without_victims = std::move(trial);
-    reprieved.push_back(victim->uid);
-  }
-  std::erase_if(candidate.victim_uids, [&](const std::string& uid) {
-    return std::find(reprieved.begin(), reprieved.end(), uid) !=
-           reprieved.end();
-  });
-  return candidate;
-}
-
-std::vector<PreemptionCandidate> ExtenderService::Preempt(
-    const Pod& pod, std::vector<PreemptionCandidate> candidates) const {
-  const PodView view = PodView::Of(pod);
-  std::sort(candidates.begin(), candidates.end(),
-            [](const auto& a, const auto& b) { return a.node < b.node; });
-  std::vector<PreemptionCandidate> kept;
-  std::shared_lock lock(mu_);
-  for (PreemptionCandidate& candidate : candidates) {
-    if (auto checked = CheckCandidate(view, std::move(candidate))) {
-      kept.push_back(*std::move(checked));
-    }
-  }
-  return kept;
-}
-
 BindOutcome ExtenderService::PlaceForBind(const Pod& pod,
                                           const BindRequest& request) {
   const NodeState* node = model_.FindNode(request.node);

@@ -160,8 +160,16 @@ class ExtenderService {
   // workload-model version and node generation.
   std::vector<HostScore> Prioritize(const Pod& pod,
                                     std::span<const std::string> nodes) const;
+  // kube-scheduler's preemption victims per node, checked: a node stays
+  // only when removing its victims frees room for the pod; victims not
+  // needed are reprieved, highest priority first, at least one kept. With a
+  // gate, the queueing core's pods are reviewed first (ReviewVictims): the
+  // ones it keeps are dropped from the victims (the node stays only if the
+  // pod fits without them), and a workload's members are reprieved all or
+  // none. `notes`, when given, receives a sentence per node changed so.
   std::vector<PreemptionCandidate> Preempt(
-      const Pod& pod, std::vector<PreemptionCandidate> candidates) const;
+      const Pod& pod, std::vector<PreemptionCandidate> candidates,
+      std::vector<std::string>* notes = nullptr) const;
   BindOutcome Bind(const BindRequest& request);
 
   // The API server says pod `pod` is bound to pod.node_name (a watch event
@@ -204,7 +212,14 @@ class ExtenderService {
                                       VerdictCache::Shape& shape,
                                       GpuVerdictMemo& memo) const;
   std::optional<PreemptionCandidate> CheckCandidate(
-      const PodView& view, PreemptionCandidate candidate) const;
+      const PodView& view, PreemptionCandidate candidate,
+      const VictimReview& review, std::vector<std::string>* notes) const;
+  // The victims of `candidate` put back on `without_victims` while the pod
+  // still fits, workload by workload (`together`), highest priority first.
+  std::vector<std::string> Reprieve(
+      const PodView& view, const PreemptionCandidate& candidate,
+      const std::vector<std::vector<std::string>>& together,
+      NodeState& without_victims) const;
   BindOutcome PlaceForBind(const Pod& pod, const BindRequest& request);
   void GateFilter(const Pod& pod, std::span<const std::string> nodes,
                   FilterVisitor visit);

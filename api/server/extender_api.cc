@@ -166,10 +166,14 @@ http::Response ExtenderApi::Preempt(const http::Request& request) {
       return http::JsonError(400, Message(args.status()));
     }
     const size_t proposed = args->candidates.size();
+    std::vector<std::string> notes;
     std::vector<PreemptionCandidate> kept =
-        service_.Preempt(args->pod, std::move(args->candidates));
+        service_.Preempt(args->pod, std::move(args->candidates), &notes);
     spdlog::info("preempt pod={} proposed={} kept={}", args->pod.Key(),
                  proposed, kept.size());
+    for (const std::string& note : notes) {
+      spdlog::info("preempt pod={} {}", args->pod.Key(), note);
+    }
     return Json(EncodePreemptionResult(kept));
   });
 }
