@@ -113,7 +113,6 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.x-k8s.io/podgroups":          {"get", "list", "watch"},
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
-		"coordination.k8s.io/leases":             {"get", "list", "watch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
 	})
 	var role rbacv1.Role
@@ -126,7 +125,8 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		t.Fatalf("kustomize rendered no Role %s/gpusched", controlplane.DeployNamespace)
 	}
 	checkRules(t, "Role gpusched", role.Rules, map[string][]string{
-		"/secrets": {"create", "get[gpusched-webhook-tls]"},
+		"/secrets":                   {"create", "get[gpusched-webhook-tls]"},
+		"coordination.k8s.io/leases": {"list[gpusched]", "watch[gpusched]"},
 	})
 }
 
