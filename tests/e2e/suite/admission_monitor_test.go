@@ -69,8 +69,8 @@ type monitorWorkload struct {
 }
 
 func startAdmissionMonitor(ctx context.Context, client kubernetes.Interface, nodes []corev1.Node,
-	quotas map[string]int64, partlyLimit, orderSlack time.Duration) *admissionMonitor {
-	m := &admissionMonitor{quotas: quotas, partlyLimit: partlyLimit, orderSlack: orderSlack, nodes: nodes,
+	quotas map[string]int64, partlyLimit, orderSlack time.Duration, extra func() []string) *admissionMonitor {
+	m := &admissionMonitor{quotas: quotas, partlyLimit: partlyLimit, orderSlack: orderSlack, nodes: nodes, extra: extra,
 		stopCh: make(chan struct{}), done: make(chan struct{}), seen: map[string]bool{},
 		admittedAt: map[string]time.Time{}, partlySince: map[string]time.Time{}}
 	m.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(placementNamespace))

@@ -50,8 +50,8 @@ func TestTwoReplicasHandOverWithoutDoubleAdmission(t *testing.T) {
 	defer cancel()
 	nodes := setUpDemoCluster(ctx, t, cp)
 	first, _ := haWaitLeader(ctx, t, cp, time.Now(), 60*time.Second)
-	monitor := startAdmissionMonitor(ctx, cp.Client, nodes, map[string]int64{"team-a": 16}, 45*time.Second, 0)
-	monitor.extra = func() []string { return haOneDeciding(cp) }
+	monitor := startAdmissionMonitor(ctx, cp.Client, nodes, map[string]int64{"team-a": 16}, 45*time.Second, 0,
+		func() []string { return haOneDeciding(cp) })
 	defer monitor.stop()
 	runFor := func(b *cluster.PodBuilder) *cluster.PodBuilder { return b.RunFor(6 * time.Second) }
 

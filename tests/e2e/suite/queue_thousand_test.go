@@ -90,7 +90,7 @@ func TestThousandQueuedPodsAndFiftyGangsRunInQueueOrder(t *testing.T) {
 	nodes := setUpDemoCluster(ctx, t, cp)
 	monitor := startAdmissionMonitor(ctx, cp.Client, nodes,
 		map[string]int64{"singles": thousandSingleGPU, "gangs": thousandGangGPU},
-		thousandAdmissionTimeout+15*time.Second, 3*time.Second)
+		thousandAdmissionTimeout+15*time.Second, 5*time.Second, nil)
 	defer monitor.stop()
 
 	began := time.Now()
