@@ -51,6 +51,7 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 		t.Fatalf("dry run accepted %d objects, kustomize rendered %d:\n%s", len(applied), len(objects), out)
 	}
 	checkDeployment(t, objects)
+	checkReplicas(t, cp.Repo, objects)
 	checkExtenderRole(t, objects)
 	checkSchedulerConfigMap(t, cp.Repo, objects)
 	checkWebhook(t, objects)
@@ -91,6 +92,36 @@ func checkDeployment(t *testing.T, objects []*unstructured.Unstructured) {
 			if !strings.HasSuffix(c.Image, ":"+release) {
 				t.Errorf("kube-scheduler image %s: want the pinned %s", c.Image, release)
 			}
+		}
+	}
+}
+
+// checkReplicas: two replicas, and the Lease each gpusched follows is the
+// one its kube-scheduler elects on (leaderElection in the scheduler config,
+// which must be on).
+func checkReplicas(t *testing.T, repo string, objects []*unstructured.Unstructured) {
+	t.Helper()
+	var deployment appsv1.Deployment
+	find(t, objects, "Deployment", "gpusched", &deployment)
+	if r := deployment.Spec.Replicas; r == nil || *r != 2 {
+		t.Errorf("Deployment replicas %v, want 2", r)
+	}
+	var config struct {
+		LeaderElection struct {
+			LeaderElect       bool   `json:"leaderElect"`
+			ResourceName      string `json:"resourceName"`
+			ResourceNamespace string `json:"resourceNamespace"`
+		} `json:"leaderElection"`
+	}
+	data := readFile(t, filepath.Join(repo, "deploy", "kube-scheduler-config.yaml"))
+	if err := sigsyaml.Unmarshal([]byte(data), &config); err != nil {
+		t.Fatal(err)
+	}
+	election := config.LeaderElection
+	want := "--leader-lease=" + election.ResourceNamespace + "/" + election.ResourceName
+	for _, c := range deployment.Spec.Template.Spec.Containers {
+		if c.Name == "gpusched" && (!election.LeaderElect || !slices.Contains(c.Args, want)) {
+			t.Errorf("gpusched args %v: want %s, kube-scheduler's Lease (leaderElect %v)", c.Args, want, election.LeaderElect)
 		}
 	}
 }
