@@ -34,7 +34,11 @@ class ExtenderApi {
   // Two replicas: the one beside the kube-scheduler that does not lead
   // answers every verb with an Error (it decides nothing; see
   // AdmissionLoop::SetDeciding).
-  void SetStandby(bool standby) { standby_ = standby; }
+  // The gauge gpusched_standby follows it.
+  void SetStandby(bool standby) {
+    standby_ = standby;
+    metrics_.SetStandby(standby ? 1 : 0);
+  }
 
   http::Response Filter(const http::Request& request);
   http::Response Prioritize(const http::Request& request);

@@ -74,6 +74,12 @@ std::string Metrics::Render(const GpuCounts& gpus) const {
          "Policy file reloads rejected as invalid.");
   absl::StrAppend(&out, "gpusched_policy_reload_errors_total ",
                   policy_reload_errors_, "\n");
+  if (const int standby = standby_; standby >= 0) {
+    Header(out, "gpusched_standby", "gauge",
+           "1 while this replica stands by (the kube-scheduler beside it does "
+           "not hold the leader Lease), 0 while it decides.");
+    absl::StrAppend(&out, "gpusched_standby ", standby, "\n");
+  }
   return out;
 }
 

@@ -26,6 +26,9 @@ class Metrics {
 
   void ObserveRequest(std::string_view verb, int code, double seconds);
   void CountPolicyReloadError();
+  // -1: not one of two replicas (no --leader-lease), the gauge is left out;
+  // 1 while this replica stands by, 0 while it decides.
+  void SetStandby(int standby) { standby_ = standby; }
   std::string Render(const GpuCounts& gpus) const;
 
  private:
@@ -38,6 +41,7 @@ class Metrics {
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   std::map<std::string, Histogram> durations_;
   uint64_t policy_reload_errors_ = 0;
+  std::atomic<int> standby_{-1};
 };
 
 }  // namespace gpusched

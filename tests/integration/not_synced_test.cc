@@ -73,5 +73,23 @@ TEST_F(NotSyncedTest, OnceSyncedFilterJudgesNodes) {
   EXPECT_EQ(api_.Ready(http::Request{}).status, 200);
 }
 
+// One of two replicas: which one decides shows in /metrics, so an operator
+// (and the two-replica e2e test) can tell them apart; a single replica has
+// no such gauge.
+TEST_F(NotSyncedTest, StandbyGaugeFollowsTheReplicasRole) {
+  api_.SetReady(true);
+  EXPECT_THAT(api_.MetricsText(http::Request{}).body,
+              ::testing::Not(HasSubstr("gpusched_standby")));
+  api_.SetStandby(true);
+  EXPECT_THAT(api_.MetricsText(http::Request{}).body,
+              HasSubstr("\ngpusched_standby 1\n"));
+  nlohmann::json filter =
+      nlohmann::json::parse(Post("/filter", kFilterBody).body);
+  EXPECT_THAT(filter["Error"].get<std::string>(), HasSubstr("standing by"));
+  api_.SetStandby(false);
+  EXPECT_THAT(api_.MetricsText(http::Request{}).body,
+              HasSubstr("\ngpusched_standby 0\n"));
+}
+
 }  // namespace
 }  // namespace gpusched

@@ -51,6 +51,7 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 		t.Fatalf("dry run accepted %d objects, kustomize rendered %d:\n%s", len(applied), len(objects), out)
 	}
 	checkDeployment(t, objects)
+	checkReplicas(t, cp.Repo, objects)
 	checkExtenderRole(t, objects)
 	checkSchedulerConfigMap(t, cp.Repo, objects)
 	checkWebhook(t, objects)
@@ -95,6 +96,36 @@ func checkDeployment(t *testing.T, objects []*unstructured.Unstructured) {
 	}
 }
 
+// checkReplicas: two replicas, and the Lease each gpusched follows is the
+// one its kube-scheduler elects on (leaderElection in the scheduler config,
+// which must be on).
+func checkReplicas(t *testing.T, repo string, objects []*unstructured.Unstructured) {
+	t.Helper()
+	var deployment appsv1.Deployment
+	find(t, objects, "Deployment", "gpusched", &deployment)
+	if r := deployment.Spec.Replicas; r == nil || *r != 2 {
+		t.Errorf("Deployment replicas %v, want 2", r)
+	}
+	var config struct {
+		LeaderElection struct {
+			LeaderElect       bool   `json:"leaderElect"`
+			ResourceName      string `json:"resourceName"`
+			ResourceNamespace string `json:"resourceNamespace"`
+		} `json:"leaderElection"`
+	}
+	data := readFile(t, filepath.Join(repo, "deploy", "kube-scheduler-config.yaml"))
+	if err := sigsyaml.Unmarshal([]byte(data), &config); err != nil {
+		t.Fatal(err)
+	}
+	election := config.LeaderElection
+	want := "--leader-lease=" + election.ResourceNamespace + "/" + election.ResourceName
+	for _, c := range deployment.Spec.Template.Spec.Containers {
+		if c.Name == "gpusched" && (!election.LeaderElect || !slices.Contains(c.Args, want)) {
+			t.Errorf("gpusched args %v: want %s, kube-scheduler's Lease (leaderElect %v)", c.Args, want, election.LeaderElect)
+		}
+	}
+}
+
 // ClusterRole gpusched and Role gpusched grant exactly what gpusched's code
 // calls; the other tests fail on a 403 when they grant too little. Keys are
 // "group/resource"; a verb limited to some names reads "verb[name,...]".
@@ -113,7 +144,6 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.x-k8s.io/podgroups":          {"get", "list", "watch"},
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
-		"coordination.k8s.io/leases":             {"get", "list", "watch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
 	})
 	var role rbacv1.Role
@@ -126,7 +156,8 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		t.Fatalf("kustomize rendered no Role %s/gpusched", controlplane.DeployNamespace)
 	}
 	checkRules(t, "Role gpusched", role.Rules, map[string][]string{
-		"/secrets": {"create", "get[gpusched-webhook-tls]"},
+		"/secrets":                   {"create", "get[gpusched-webhook-tls]"},
+		"coordination.k8s.io/leases": {"list[gpusched]", "watch[gpusched]"},
 	})
 }
 

@@ -22,7 +22,7 @@ import (
 // binds; when the Lease expires, it stands by again.
 func TestStandbyReplicaFollowsTheLeaderLease(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{
-		GpuschedArgs: []string{"--leader-lease", "kube-system/e2e-leader"}})
+		GpuschedArgs: []string{"--leader-lease", controlplane.DeployNamespace + "/gpusched"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	setUpDemoCluster(ctx, t, cp)
@@ -65,9 +65,9 @@ func TestStandbyReplicaFollowsTheLeaderLease(t *testing.T) {
 func writeLease(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, lease *coordinationv1.Lease,
 	holder string, seconds int32) *coordinationv1.Lease {
 	t.Helper()
-	leases := cp.Client.CoordinationV1().Leases("kube-system")
+	leases := cp.Client.CoordinationV1().Leases(controlplane.DeployNamespace)
 	if lease == nil {
-		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "e2e-leader", Namespace: "kube-system"}}
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "gpusched", Namespace: controlplane.DeployNamespace}}
 	}
 	renewed := lease.Spec.RenewTime
 	if renewed == nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != holder {

@@ -85,22 +85,30 @@ func (c *ControlPlane) apiserverProcess(tokenFile string) *process {
 }
 
 func (c *ControlPlane) schedulerProcess(configFile string) *process {
+	return c.newProcess(KubeScheduler, c.Bins.KubeScheduler, c.schedulerArgs(configFile, c.ports.scheduler))
+}
+
+func (c *ControlPlane) schedulerArgs(configFile string, port int) []string {
 	args := []string{
 		"--config=" + configFile,
 		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", c.ports.scheduler),
+		fmt.Sprintf("--secure-port=%d", port),
 		// No --authentication-kubeconfig: requests are anonymous, and these
 		// paths are allowed without a SubjectAccessReview, so that the
 		// test can scrape /metrics.
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--v=2",
 	}
-	return c.newProcess(KubeScheduler, c.Bins.KubeScheduler, append(args, c.opts.SchedulerArgs...))
+	return append(args, c.opts.SchedulerArgs...)
 }
 
 func (c *ControlPlane) gpuschedProcess(kubeconfig string) *process {
+	return c.newProcess(Gpusched, c.Bins.Gpusched, c.gpuschedArgs(kubeconfig, c.ports.gpusched, c.ports.webhook))
+}
+
+func (c *ControlPlane) gpuschedArgs(kubeconfig string, port, webhookPort int, extra ...string) []string {
 	args := []string{"serve",
-		fmt.Sprintf("--listen=127.0.0.1:%d", c.ports.gpusched),
+		fmt.Sprintf("--listen=127.0.0.1:%d", port),
 		"--kubeconfig=" + kubeconfig,
 		"-v", "1",
 		// As deploy/'s Deployment runs it.
@@ -110,9 +118,10 @@ func (c *ControlPlane) gpuschedProcess(kubeconfig string) *process {
 		args = append(args, "--policy="+c.opts.Policy)
 	}
 	if c.opts.Webhook {
-		args = append(args, c.webhookArgs()...)
+		args = append(args, c.webhookArgs(webhookPort)...)
 	}
-	return c.newProcess(Gpusched, c.Bins.Gpusched, append(args, c.opts.GpuschedArgs...))
+	args = append(args, extra...)
+	return append(args, c.opts.GpuschedArgs...)
 }
 
 // httpClients builds a client that trusts the control plane's CA (for the

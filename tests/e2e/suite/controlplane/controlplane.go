@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,15 @@ type Options struct {
 	Webhook bool
 	// ReadyTimeout bounds each component's start (default 60 s).
 	ReadyTimeout time.Duration
+	// Replicas of 2 or more start that many gpusched + kube-scheduler
+	// pairs (ControlPlane.Replicas) in place of one, as deploy/'s
+	// Deployment runs them: kube-scheduler elects its leader on deploy/'s
+	// Lease (with the short Replica* timings) and each gpusched follows
+	// it. GpuschedURL, SchedulerURL and the *Gpusched methods are replica
+	// 0's; with Webhook, the webhook's URL is a proxy that forwards to the
+	// first replica that accepts, as its Service would. Needs `unshare
+	// --uts` (the test is skipped without it).
+	Replicas int
 }
 
 // ControlPlane is a running control plane. Its methods must be called from
@@ -83,6 +93,12 @@ type ControlPlane struct {
 	// Proxy sits between gpusched and the apiserver when
 	// Options.GpuschedViaProxy is set; nil otherwise.
 	Proxy *DelayProxy
+	// Replicas are the pairs of Options.Replicas, and LeaderLease
+	// ("namespace/name") the Lease their kube-schedulers elect on.
+	Replicas    []*Replica
+	LeaderLease string
+	// webhookService stands for the webhook's Service with Replicas.
+	webhookService *DelayProxy
 
 	t     testing.TB
 	opts  Options
@@ -171,6 +187,9 @@ func (c *ControlPlane) prepare() error {
 		return fmt.Errorf("client: %w", err)
 	}
 	c.AdminKubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
+	if err := c.replicaPorts(); err != nil {
+		return err
+	}
 	return writeKubeconfig(c.AdminKubeconfig, c.APIServerURL, c.pki.CAPEM, c.ids.admin)
 }
 
@@ -212,6 +231,9 @@ func (c *ControlPlane) applyRBAC(ctx context.Context) error {
 // startSchedulers starts gpusched and kube-scheduler together and then
 // waits for both, so their start-up times overlap.
 func (c *ControlPlane) startSchedulers(ctx context.Context) error {
+	if len(c.Replicas) > 0 {
+		return c.startReplicas(ctx)
+	}
 	if err := c.prepareGpusched(); err != nil {
 		return err
 	}
@@ -299,6 +321,19 @@ func (c *ControlPlane) startKubelet(context.Context) error {
 	return err
 }
 
+// processes are every component, newest first (gpusched before its
+// kube-scheduler, the replicas' pairs in order).
+func (c *ControlPlane) processes() []*process {
+	if len(c.Replicas) == 0 {
+		return []*process{c.gpusched, c.scheduler, c.apiserver, c.etcd}
+	}
+	var all []*process
+	for _, r := range c.Replicas {
+		all = append(all, r.gpusched, r.scheduler)
+	}
+	return append(all, c.apiserver, c.etcd)
+}
+
 // cleanup stops everything, newest first, and keeps the files of a failed
 // test.
 func (c *ControlPlane) cleanup() {
@@ -308,7 +343,7 @@ func (c *ControlPlane) cleanup() {
 	if c.kubeletLog != nil {
 		c.kubeletLog.Close()
 	}
-	for _, p := range []*process{c.gpusched, c.scheduler, c.apiserver, c.etcd} {
+	for _, p := range c.processes() {
 		if p == nil {
 			continue
 		}
@@ -322,12 +357,14 @@ func (c *ControlPlane) cleanup() {
 		// status is not checked: kube-scheduler without leader election
 		// exits 1 ("finished without leader elect") and etcd re-raises
 		// SIGTERM, by design.
-		if err := p.stop(stopGrace); err != nil && p == c.gpusched {
+		if err := p.stop(stopGrace); err != nil && strings.HasPrefix(p.name, Gpusched) {
 			c.t.Errorf("controlplane: gpusched after SIGTERM: %v, want exit status 0 (log %s)", err, p.logPath)
 		}
 	}
-	if c.Proxy != nil {
-		c.Proxy.Close()
+	for _, proxy := range []*DelayProxy{c.Proxy, c.webhookService} {
+		if proxy != nil {
+			proxy.Close()
+		}
 	}
 	if c.Dir == "" {
 		return

@@ -106,11 +106,8 @@ func (c *ControlPlane) keepLogs() {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "controlplane: test failed; logs kept in %s\n", dst)
-	for _, name := range []string{Etcd, KubeAPIServer, KubeScheduler, Gpusched, "fake-kubelet"} {
-		path := filepath.Join(dst, name+".log")
-		if _, err := os.Stat(path); err != nil {
-			continue
-		}
+	logs, _ := filepath.Glob(filepath.Join(dst, "*.log"))
+	for _, path := range logs {
 		fmt.Fprintf(&b, "----- last %d lines of %s -----\n%s\n", logTailLines, path, tailFile(path, logTailLines))
 	}
 	c.t.Log(b.String())

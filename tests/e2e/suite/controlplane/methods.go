@@ -109,7 +109,7 @@ func (c *ControlPlane) Pid(component string) int {
 // Pids maps each running component to its pid (for /proc/<pid>/stat).
 func (c *ControlPlane) Pids() map[string]int {
 	pids := map[string]int{}
-	for _, p := range []*process{c.etcd, c.apiserver, c.scheduler, c.gpusched} {
+	for _, p := range c.processes() {
 		if p != nil && p.running() {
 			pids[p.name] = p.pid()
 		}

@@ -15,8 +15,10 @@ import (
 // apiserver's certificate).
 type DelayProxy struct {
 	listener net.Listener
-	target   string
-	delay    atomic.Int64 // nanoseconds, applied to target → client bytes
+	// targets are tried in order for each connection, as a Service picks
+	// an endpoint that is up.
+	targets []string
+	delay   atomic.Int64 // nanoseconds, applied to target → client bytes
 
 	mu     sync.Mutex
 	conns  map[*proxyConn]struct{}
@@ -38,13 +40,14 @@ func (c *proxyConn) close() {
 	})
 }
 
-// newDelayProxy listens on a free loopback port and forwards to target.
-func newDelayProxy(target string) (*DelayProxy, error) {
+// newDelayProxy listens on a free loopback port and forwards each
+// connection to the first of targets that accepts it.
+func newDelayProxy(targets ...string) (*DelayProxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	p := &DelayProxy{listener: l, target: target, conns: map[*proxyConn]struct{}{}}
+	p := &DelayProxy{listener: l, targets: targets, conns: map[*proxyConn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -86,9 +89,9 @@ func (p *DelayProxy) accept() {
 		if err != nil {
 			return // listener closed
 		}
-		upstream, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		upstream, err := p.dial()
 		if err != nil {
-			client.Close() // the apiserver is down: so is the proxy
+			client.Close() // every target is down: so is the proxy
 			continue
 		}
 		c := &proxyConn{client: client, upstream: upstream, done: make(chan struct{})}
@@ -103,6 +106,18 @@ func (p *DelayProxy) accept() {
 		p.mu.Unlock()
 		go p.serve(c)
 	}
+}
+
+func (p *DelayProxy) dial() (net.Conn, error) {
+	var last error
+	for _, target := range p.targets {
+		conn, err := net.DialTimeout("tcp", target, 5*time.Second)
+		if err == nil {
+			return conn, nil
+		}
+		last = err
+	}
+	return nil, last
 }
 
 // serve forwards both directions; each half-closes its destination when

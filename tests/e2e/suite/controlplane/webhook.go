@@ -18,9 +18,9 @@ const (
 
 // webhookArgs serve the webhook on loopback with a certificate for the
 // address the apiserver dials (an IP SAN for 127.0.0.1).
-func (c *ControlPlane) webhookArgs() []string {
+func (c *ControlPlane) webhookArgs(port int) []string {
 	return []string{
-		fmt.Sprintf("--webhook-listen=127.0.0.1:%d", c.ports.webhook),
+		fmt.Sprintf("--webhook-listen=127.0.0.1:%d", port),
 		"--webhook-dns-names=127.0.0.1,localhost",
 	}
 }
@@ -33,6 +33,17 @@ func (c *ControlPlane) registerWebhook(ctx context.Context) error {
 		return nil
 	}
 	c.WebhookURL = fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", c.ports.webhook)
+	if len(c.Replicas) > 0 {
+		var targets []string
+		for _, r := range c.Replicas {
+			targets = append(targets, fmt.Sprintf("127.0.0.1:%d", r.webhookPort))
+		}
+		var err error
+		if c.webhookService, err = newDelayProxy(targets...); err != nil {
+			return err
+		}
+		c.WebhookURL = "https://" + c.webhookService.Addr() + "/mutate-pods"
+	}
 	objs, err := RenderDeploy(c.Repo, c.Bins.Kubectl)
 	if err != nil {
 		return err
