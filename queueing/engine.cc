@@ -315,6 +315,7 @@ size_t QueueingEngine::ForgetFinished() {
     // one leaves no dangling pointer.
     if (w.state == Workload::State::kFinished && w.pods.empty()) {
       timers_.Forget(w.key);
+      planner_.Forget(w.key);
       it = workloads_.erase(it);
       ++forgotten;
     } else {

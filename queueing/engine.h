@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "queueing/admission_decision.h"
+#include "queueing/admission_outcome.h"
 #include "queueing/gang_placer.h"
 #include "queueing/gang_timers.h"
 #include "queueing/gang_trial.h"
@@ -45,6 +45,9 @@ struct EngineOptions {
   // The simulator binds admitted members at once; the extender waits for
   // kube-scheduler's bind, and rolls back gangs not bound in time.
   bool bind_on_admission = false;
+  // How long a workload whose eviction a disruption budget refused is left
+  // alone by preemption (EvictionBlocked).
+  RefusalBackoff eviction_refusal_backoff;
 };
 
 // What Adopt made of a pod found already running or admitted.
@@ -102,6 +105,15 @@ class QueueingEngine {
   void NodeUp(const std::string& node, int64_t now);
   // kube-scheduler bound an admitted member to its assigned node.
   void MarkBound(const std::string& pod_key);
+  // The API server refused to evict a member of `workload`, preempted
+  // before: a PodDisruptionBudget allows no disruption now (`message`, the
+  // server's, names it). The workload is no preemption victim for a
+  // back-off that doubles with each refusal; the preemptor it was evicted
+  // for, if admitted on its capacity with no member bound yet, plans again
+  // and waits (Preempting) or takes other victims. The caller re-adopts
+  // the pods that still run.
+  void EvictionBlocked(const std::string& workload, const std::string& message,
+                       int64_t now);
   // The workload a pod belongs to, if the engine knows the pod.
   const Workload* FindWorkloadOfPod(const std::string& pod_key) const;
   // Replaces the policy (hot reload): a new quota tree, with admitted
@@ -184,7 +196,7 @@ class QueueingEngine {
   std::string ReasonOf(const Workload& workload) const;
 
   // engine_admission.cc: one admission transaction.
-  AdmissionDecision TryAdmit(Workload& workload, int64_t now);
+  AdmissionOutcome TryAdmit(Workload& workload, int64_t now);
   bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
   bool AdmitExtraMembers(int64_t now);
   void ReplanLostPlacements(int64_t now);
@@ -207,7 +219,7 @@ class QueueingEngine {
   void NoteFreedCapacity();
 
   // engine_preemption.cc: carries out the planner's plan.
-  AdmissionDecision TryPreempt(Workload& workload, int64_t now);
+  AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
   bool CouldFitWithFreed(const Workload& workload,
                          const std::vector<Workload*>& candidates);
   void Release(Workload& workload);

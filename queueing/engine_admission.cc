@@ -120,11 +120,11 @@ void QueueingEngine::Commit(Workload& w, PlacementTrial trial, int64_t now) {
   }
 }
 
-AdmissionDecision QueueingEngine::TryAdmit(Workload& w, int64_t now) {
+AdmissionOutcome QueueingEngine::TryAdmit(Workload& w, int64_t now) {
   FitResult fit = Fit(w);
   if (fit.trial) {
     Commit(w, *std::move(fit.trial), now);
-    return AdmissionDecision::Admitted();
+    return AdmissionOutcome::Admitted();
   }
   w.Explain(std::move(fit.why));
   return TryPreempt(w, now);

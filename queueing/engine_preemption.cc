@@ -42,7 +42,7 @@ bool QueueingEngine::CouldFitWithFreed(
 // The plan is made on trials (nothing is remembered from them); its
 // victims are evicted, and the workload is admitted if it fits now, else
 // it waits for the victims' pods to go.
-AdmissionDecision QueueingEngine::TryPreempt(Workload& w, int64_t now) {
+AdmissionOutcome QueueingEngine::TryPreempt(Workload& w, int64_t now) {
   const PreemptionPlanner::Trials trials{
       .could_fit =
           [this](const Workload& x, const std::vector<Workload*>& freeing) {
@@ -54,28 +54,54 @@ AdmissionDecision QueueingEngine::TryPreempt(Workload& w, int64_t now) {
     GangPlacementStage::PreemptionTrialScope scope(&placement_);
     plan = planner_.Plan(w, now, trials);
   }
-  if (plan.verdict != PreemptionPlan::Verdict::kEvict) {
-    return AdmissionDecision::Waiting({w.code, w.reason});
+  if (plan.verdict == PreemptionPlan::Verdict::kBlockedByBudget) {
+    // Not a tight loop: the refused victims are left out until their
+    // back-off ends (NextWakeup wakes it then).
+    w.Explain({ReasonCode::kPreempting, std::move(plan.reason)});
+    return {AdmissionOutcome::Verdict::kPreempting, w.code, w.reason, {}};
   }
-  AdmissionDecision decision;
+  if (plan.verdict != PreemptionPlan::Verdict::kEvict) {
+    return AdmissionOutcome::Waiting({w.code, w.reason});
+  }
+  AdmissionOutcome decision;
   for (const PreemptionPlan::Victim& victim : plan.victims) {
     Evict(*victim.workload, now, EngineEvent::Type::kPreempted, w.key,
           victim.reason);
+    planner_.NoteVictim(victim.workload->key, w.key);
     decision.victims.push_back(victim.workload->key);
   }
   FitResult fit = Fit(w);
   if (fit.trial) {
     Commit(w, *std::move(fit.trial), now);
-    decision.verdict = AdmissionDecision::Verdict::kAdmitted;
+    decision.verdict = AdmissionOutcome::Verdict::kAdmitted;
     return decision;
   }
   // The victims are on their way out; their capacity comes back when
   // their pods are gone.
   w.Explain({ReasonCode::kPreempting, std::move(fit.why.text)});
-  decision.verdict = AdmissionDecision::Verdict::kPreempting;
+  decision.verdict = AdmissionOutcome::Verdict::kPreempting;
   decision.code = w.code;
   decision.reason = w.reason;
   return decision;
+}
+
+void QueueingEngine::EvictionBlocked(const std::string& victim,
+                                     const std::string& message, int64_t now) {
+  if (!workloads_.contains(victim)) return;
+  planner_.NoteRefused(victim, message, now, options_.eviction_refusal_backoff);
+  const std::string* by = planner_.PreemptorOf(victim);
+  auto it = by == nullptr ? workloads_.end() : workloads_.find(*by);
+  if (it == workloads_.end()) return;
+  Workload& preemptor = it->second;
+  // Admitted on capacity the victim still holds: nothing of it can run
+  // there, so it plans again. A member bound already runs: left as it is.
+  if (!preemptor.admitted() || !preemptor.bound.empty()) return;
+  Release(preemptor);
+  SetState(preemptor, Workload::State::kPending);
+  preemptor.admitted_at_ms = -1;
+  preemptor.pending_since_ms = now;
+  preemptor.Explain(
+      {ReasonCode::kPreempting, WaitingForBudget(victim, message)});
 }
 
 }  // namespace gpusched

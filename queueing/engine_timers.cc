@@ -52,7 +52,13 @@ void QueueingEngine::RunTimers(int64_t now) {
 }
 
 std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
-  return timers_.NextWakeup(workloads_, live_, now);
+  std::optional<int64_t> next = timers_.NextWakeup(workloads_, live_, now);
+  // A victim whose eviction was refused may be tried again.
+  if (std::optional<int64_t> refusal = planner_.NextRefusalExpiry(now);
+      refusal && (!next || *refusal < *next)) {
+    next = refusal;
+  }
+  return next;
 }
 
 }  // namespace gpusched

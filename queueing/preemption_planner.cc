@@ -24,6 +24,12 @@ bool OwnQueueAllows(const PreemptionPolicy& p, const Workload& w,
 
 }  // namespace
 
+std::string WaitingForBudget(const std::string& victim,
+                             const std::string& message) {
+  return absl::StrCat("waiting to preempt ", victim,
+                      ": its eviction was refused: ", message);
+}
+
 // A victim from another queue of the cohort tree (one that borrows now).
 bool PreemptionPlanner::Allowed(const Workload& w, const Workload& v,
                                 const std::string& queue,
@@ -59,20 +65,31 @@ bool PreemptionPlanner::Allowed(const Workload& w, const Workload& v,
 // borrowWithinCohort for queues of the same cohort tree that borrow;
 // fair-sharing strategies when enabled. Only the own queue and the
 // borrowing queues of the tree are walked.
-std::vector<Workload*> PreemptionPlanner::Candidates(const Workload& w,
-                                                     const ClusterQueue& cq,
-                                                     bool borrows,
-                                                     int64_t now) {
+CandidateSet PreemptionPlanner::Candidates(const Workload& w,
+                                           const ClusterQueue& cq,
+                                           bool borrows, int64_t now) {
   const PreemptionPolicy& p = cq.preemption;
-  std::vector<Workload*> candidates;
+  CandidateSet set;
+  std::vector<Workload*>& candidates = set.workloads;
   auto old_enough = [&](const Workload& v) {
     return &v != &w && !v.cluster_queue.empty() &&
            now - v.admitted_at_ms >=
                policy_->config.preemption_minimum_runtime_ms;
   };
+  // A budget refused its eviction: not again before the back-off ends.
+  auto refused = [&](const Workload& v) {
+    auto it = refused_.find(v.key);
+    if (it == refused_.end() || it->second.until <= now) return false;
+    if (set.blocked.empty()) {
+      set.blocked = WaitingForBudget(v.key, it->second.message);
+    }
+    return true;
+  };
   if (auto own = admitted_->find(cq.name); own != admitted_->end()) {
     for (auto& [key, v] : own->second) {
-      if (old_enough(*v) && OwnQueueAllows(p, w, *v)) candidates.push_back(v);
+      if (old_enough(*v) && OwnQueueAllows(p, w, *v) && !refused(*v)) {
+        candidates.push_back(v);
+      }
     }
   }
   const std::string* root = flavors_->RootOf(cq.name);
@@ -80,7 +97,7 @@ std::vector<Workload*> PreemptionPlanner::Candidates(const Workload& w,
   if (p.reclaim_within_cohort == ReclaimWithinCohort::kNever ||
       root == nullptr ||
       (borrows && p.borrow_within_cohort == BorrowWithinCohort::kNever)) {
-    return candidates;
+    return set;
   }
   const int64_t own_share =
       policy_->config.fair_sharing
@@ -91,12 +108,49 @@ std::vector<Workload*> PreemptionPlanner::Candidates(const Workload& w,
     auto admitted = admitted_->find(*other);
     if (admitted == admitted_->end()) continue;
     for (auto& [key, v] : admitted->second) {
-      if (old_enough(*v) && Allowed(w, *v, *other, cq, borrows, own_share)) {
+      if (old_enough(*v) && Allowed(w, *v, *other, cq, borrows, own_share) &&
+          !refused(*v)) {
         candidates.push_back(v);
       }
     }
   }
-  return candidates;
+  return set;
+}
+
+const std::string* PreemptionPlanner::PreemptorOf(
+    const std::string& victim) const {
+  auto it = preemptor_of_.find(victim);
+  return it == preemptor_of_.end() ? nullptr : &it->second;
+}
+
+int64_t PreemptionPlanner::NoteRefused(const std::string& victim,
+                                       std::string message, int64_t now,
+                                       const RefusalBackoff& backoff) {
+  Refusal& refusal = refused_[victim];
+  // Members of one gang are refused one by one: one back-off for them all.
+  if (refusal.until > now) return refusal.until;
+  int64_t delay = backoff.base_ms;
+  for (int i = 0; i < refusal.count && delay < backoff.max_ms; ++i) delay *= 2;
+  ++refusal.count;
+  refusal.until = now + std::min(delay, backoff.max_ms);
+  refusal.message = std::move(message);
+  return refusal.until;
+}
+
+std::optional<int64_t> PreemptionPlanner::NextRefusalExpiry(
+    int64_t now) const {
+  std::optional<int64_t> next;
+  for (const auto& [victim, refusal] : refused_) {
+    if (refusal.until > now && (!next || refusal.until < *next)) {
+      next = refusal.until;
+    }
+  }
+  return next;
+}
+
+void PreemptionPlanner::Forget(const std::string& key) {
+  refused_.erase(key);
+  preemptor_of_.erase(key);
 }
 
 std::optional<std::vector<Workload*>> PreemptionPlanner::ChooseVictims(
@@ -152,9 +206,17 @@ PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
   }
   const bool borrows =
       quota_->WouldBorrow(cq->name, flavors_->FirstFlavorDemand(w));
-  std::vector<Workload*> order = Candidates(w, *cq, borrows, now);
-  plan.verdict = PreemptionPlan::Verdict::kNoCandidates;
-  if (order.empty()) return plan;
+  CandidateSet candidates = Candidates(w, *cq, borrows, now);
+  std::vector<Workload*>& order = candidates.workloads;
+  // Without the refused ones it found nothing: it waits for the budget.
+  auto blocked_or = [&](PreemptionPlan::Verdict verdict) {
+    plan.verdict = candidates.blocked.empty()
+                       ? verdict
+                       : PreemptionPlan::Verdict::kBlockedByBudget;
+    plan.reason = std::move(candidates.blocked);
+    return plan;
+  };
+  if (order.empty()) return blocked_or(PreemptionPlan::Verdict::kNoCandidates);
   std::stable_sort(order.begin(), order.end(), [&](Workload* a, Workload* b) {
     const bool a_other = a->cluster_queue != cq->name;
     const bool b_other = b->cluster_queue != cq->name;
@@ -166,8 +228,7 @@ PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
   });
   std::optional<std::vector<Workload*>> victims =
       ChooseVictims(w, order, trials);
-  plan.verdict = PreemptionPlan::Verdict::kCannotFit;
-  if (!victims) return plan;
+  if (!victims) return blocked_or(PreemptionPlan::Verdict::kCannotFit);
   std::sort(victims->begin(), victims->end(),
             [](Workload* a, Workload* b) { return a->key < b->key; });
   plan.verdict = PreemptionPlan::Verdict::kEvict;

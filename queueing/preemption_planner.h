@@ -26,6 +26,9 @@ struct PreemptionPlan {
     kNotAllowed,    // the queue's policy never preempts
     kNoCandidates,  // nobody may be preempted for it
     kCannotFit,     // it would not fit even with every candidate gone
+    // Candidates whose eviction a disruption budget refused lately were
+    // left out, and it found no victims without them: it waits.
+    kBlockedByBudget,
     kEvict,         // evicting `victims` makes it fit (none: it fits now)
   };
   struct Victim {
@@ -34,6 +37,26 @@ struct PreemptionPlan {
   };
   Verdict verdict = Verdict::kNotAllowed;
   std::vector<Victim> victims;  // by key
+  // kBlockedByBudget: whom it waits for, and the budget's word.
+  std::string reason;
+};
+
+// Preemption candidates, and the first one left out because its eviction
+// was refused (a sentence naming the budget; empty when none was).
+struct CandidateSet {
+  std::vector<Workload*> workloads;
+  std::string blocked;
+};
+
+// Why a preemptor waits for `victim`, whose eviction a budget refused.
+std::string WaitingForBudget(const std::string& victim,
+                             const std::string& message);
+
+// How long a workload whose eviction a disruption budget refused is no
+// preemption victim: `base_ms`, doubling with each refusal up to `max_ms`.
+struct RefusalBackoff {
+  int64_t base_ms = 30'000;
+  int64_t max_ms = 300'000;
 };
 
 class PreemptionPlanner {
@@ -66,9 +89,25 @@ class PreemptionPlanner {
   // first, every victim it fits without.
   PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials);
 
-  // Candidates by Kueue's rules, in no particular order.
-  std::vector<Workload*> Candidates(const Workload& w, const ClusterQueue& cq,
-                                    bool borrows, int64_t now);
+  // Candidates by Kueue's rules, in no particular order; workloads whose
+  // eviction was refused lately are left out.
+  CandidateSet Candidates(const Workload& w, const ClusterQueue& cq,
+                          bool borrows, int64_t now);
+
+  // `preemptor` had `victim` evicted.
+  void NoteVictim(const std::string& victim, const std::string& preemptor) {
+    preemptor_of_[victim] = preemptor;
+  }
+  // Whom `victim` was last evicted for, or nullptr.
+  const std::string* PreemptorOf(const std::string& victim) const;
+  // The API server refused to evict a member of `victim` (`message` names
+  // the budget): it is no candidate until the returned time.
+  int64_t NoteRefused(const std::string& victim, std::string message,
+                      int64_t now, const RefusalBackoff& backoff);
+  // When the next refusal's back-off ends, after `now`.
+  std::optional<int64_t> NextRefusalExpiry(int64_t now) const;
+  // The workload is gone: forget its refusals and whom it was evicted for.
+  void Forget(const std::string& key);
 
  private:
   // `v` admitted in `queue`, another queue of the cohort tree.
@@ -87,6 +126,13 @@ class PreemptionPlanner {
   QuotaFlavors* flavors_;
   ClusterModel* model_;
   const AdmittedByQueue* admitted_;
+  struct Refusal {
+    int64_t until = 0;
+    int count = 0;  // refusals so far: the back-off doubles with each
+    std::string message;
+  };
+  std::map<std::string, Refusal> refused_;             // by victim
+  std::map<std::string, std::string> preemptor_of_;  // victim -> preemptor
 };
 
 }  // namespace gpusched

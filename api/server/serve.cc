@@ -174,7 +174,14 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
   app->service_ = std::make_unique<ExtenderService>(std::move(options));
   if (app->gate_ != nullptr) {
     if (live) {
-      app->writer_ = std::make_unique<DecisionWriter>(app->live_->client());
+      // A budget's refusal goes back to the loop, which decides again.
+      AdmissionLoop* gate = app->gate_.get();
+      app->writer_ = std::make_unique<DecisionWriter>(
+          app->live_->client(),
+          DecisionWriterOptions{.on_eviction_blocked =
+                                    [gate](EvictionRefusal refusal) {
+                                      gate->EvictionBlocked(std::move(refusal));
+                                    }});
     }
     // A replica of two stands by until the Lease says otherwise: it must
     // not decide in the moment before the follower's first answer.

@@ -1,7 +1,7 @@
 // What one admission attempt came to, as a value: the engine's stages
 // return it instead of a bool with the reason written aside.
-#ifndef GPUSCHED_QUEUEING_ADMISSION_DECISION_H_
-#define GPUSCHED_QUEUEING_ADMISSION_DECISION_H_
+#ifndef GPUSCHED_QUEUEING_ADMISSION_OUTCOME_H_
+#define GPUSCHED_QUEUEING_ADMISSION_OUTCOME_H_
 
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 
 namespace gpusched {
 
-struct AdmissionDecision {
+struct AdmissionOutcome {
   enum class Verdict {
     kAdmitted,    // quota charged, every member placed
     kWaiting,     // not admitted; `code` and `reason` say why
@@ -22,12 +22,12 @@ struct AdmissionDecision {
   std::vector<std::string> victims;  // workload keys, evicted for it
 
   bool admitted() const { return verdict == Verdict::kAdmitted; }
-  static AdmissionDecision Admitted() { return {Verdict::kAdmitted}; }
-  static AdmissionDecision Waiting(WaitReason why) {
+  static AdmissionOutcome Admitted() { return {Verdict::kAdmitted}; }
+  static AdmissionOutcome Waiting(WaitReason why) {
     return {Verdict::kWaiting, why.code, std::move(why.text), {}};
   }
 };
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_QUEUEING_ADMISSION_DECISION_H_
+#endif  // GPUSCHED_QUEUEING_ADMISSION_OUTCOME_H_
