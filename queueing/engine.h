@@ -2,6 +2,7 @@
 #define GPUSCHED_QUEUEING_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -186,6 +187,13 @@ class QueueingEngine {
   std::vector<Workload*> Candidates(int64_t now);
   bool AdmitQueued(int64_t now);
   bool AdmitBestEffortClasses(int64_t now);
+  struct ClassHead {
+    int signature = 0;
+    bool borrows = false;
+    Workload* workload = nullptr;
+  };
+  std::vector<ClassHead> BestEffortHeadsOf(
+      const std::function<bool(const Workload&)>& ready);
   bool AdmitStrictFifo(int64_t now);
   bool AdmitFairSharing(int64_t now);
   struct PassChanges {

@@ -41,6 +41,25 @@ struct CursorAfter {
 
 using CursorHeap =
     std::priority_queue<ClassCursor, std::vector<ClassCursor>, CursorAfter>;
+using ReadyFn = std::function<bool(const Workload&)>;
+
+// Parked classes whose failure the changes may have turned (their tree
+// moved, or capacity was freed and they searched nodes) go back on the
+// heap from their head.
+void Unpark(const PendingClasses& classes, const ReadyFn& ready,
+            const std::set<std::string>& trees, bool capacity_freed,
+            std::vector<ClassCursor>& parked, CursorHeap& heap) {
+  std::vector<ClassCursor> still_parked;
+  for (ClassCursor& c : parked) {
+    if (!trees.contains(c.tree) && !(capacity_freed && c.needs_capacity)) {
+      still_parked.push_back(std::move(c));
+    } else if ((c.next = classes.ReadyFrom(c.signature, nullptr, ready)) !=
+               nullptr) {
+      heap.push(std::move(c));
+    }
+  }
+  parked = std::move(still_parked);
+}
 
 }  // namespace
 
@@ -83,23 +102,10 @@ QueueingEngine::PassChanges QueueingEngine::ChangesSince(
 // capacity anywhere. An admission in another tree only takes capacity, so
 // it cannot turn a failure into a fit.
 bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
-  std::set<std::string> best_effort;
-  for (const ClusterQueue& cq : policy_.cluster_queues) {
-    if (cq.queueing_strategy != QueueingStrategy::kStrictFifo) {
-      best_effort.insert(cq.name);
-    }
-  }
-  const std::function<bool(const Workload&)> ready =
-      [&](const Workload& w) { return Ready(w, now); };
+  const ReadyFn ready = [&](const Workload& w) { return Ready(w, now); };
   CursorHeap heap;
-  for (int signature : classes_.Signatures()) {
-    const std::string& queue = classes_.queue_of(signature);
-    if (!best_effort.contains(queue)) continue;
-    if (Workload* head = classes_.ReadyFrom(signature, nullptr, ready)) {
-      heap.push({signature,
-                 quota_.WouldBorrow(queue, classes_.demand_of(signature)),
-                 head});
-    }
+  for (const ClassHead& head : BestEffortHeadsOf(ready)) {
+    heap.push({head.signature, head.borrows, head.workload});
   }
   bool progress = false;
   std::vector<ClassCursor> parked;
@@ -120,17 +126,8 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     if (events_.size() != events_before) {
       // Classes whose failure the events may have changed try again.
       const PassChanges changes = ChangesSince(events_before, reserved_before);
-      std::vector<ClassCursor> still_parked;
-      for (ClassCursor& c : parked) {
-        if (!changes.trees.contains(c.tree) &&
-            !(changes.capacity_freed && c.needs_capacity)) {
-          still_parked.push_back(std::move(c));
-        } else if ((c.next = classes_.ReadyFrom(c.signature, nullptr,
-                                                ready)) != nullptr) {
-          heap.push(std::move(c));
-        }
-      }
-      parked = std::move(still_parked);
+      Unpark(classes_, ready, changes.trees, changes.capacity_freed, parked,
+             heap);
     }
     if (!admitted) {
       cursor.tree = flavors_.TreeOf(w.cluster_queue);
@@ -149,6 +146,28 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     }
   }
   return progress;
+}
+
+// The ready head of every class of a BestEffortFIFO queue.
+std::vector<QueueingEngine::ClassHead> QueueingEngine::BestEffortHeadsOf(
+    const std::function<bool(const Workload&)>& ready) {
+  std::set<std::string> best_effort;
+  for (const ClusterQueue& cq : policy_.cluster_queues) {
+    if (cq.queueing_strategy != QueueingStrategy::kStrictFifo) {
+      best_effort.insert(cq.name);
+    }
+  }
+  std::vector<ClassHead> heads;
+  for (int signature : classes_.Signatures()) {
+    const std::string& queue = classes_.queue_of(signature);
+    if (!best_effort.contains(queue)) continue;
+    if (Workload* head = classes_.ReadyFrom(signature, nullptr, ready)) {
+      heads.push_back({signature,
+                       quota_.WouldBorrow(queue, classes_.demand_of(signature)),
+                       head});
+    }
+  }
+  return heads;
 }
 
 bool QueueingEngine::Ready(const Workload& w, int64_t now) const {

@@ -75,8 +75,9 @@ void GangPlacementStage::ForgetCapacityFacts() {
   bound_.valid = false;
 }
 
-bool GangPlacementStage::CouldHold(const std::vector<const Pod*>& members,
-                                   const std::vector<const Workload*>& freeing) {
+bool GangPlacementStage::CouldHold(
+    const std::vector<const Pod*>& members,
+    const std::vector<const Workload*>& freeing) {
   ++searches_;
   if (!bound_.valid) {
     bound_ = CapacityBound{.valid = true};

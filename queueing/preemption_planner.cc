@@ -55,7 +55,9 @@ bool PreemptionPlanner::Allowed(const Workload& w, const Workload& v,
   const int64_t target_after = quota_->WeightedShare(queue, without);
   bool allowed = false;
   for (const std::string& s : policy_->config.preemption_strategies) {
-    if (s == "LessThanOrEqualToFinalShare") allowed |= own_share <= target_after;
+    if (s == "LessThanOrEqualToFinalShare") {
+      allowed |= own_share <= target_after;
+    }
     if (s == "LessThanInitialShare") allowed |= own_share < target_now;
   }
   return allowed;

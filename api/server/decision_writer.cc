@@ -172,10 +172,11 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
                    pod.namespace_name, pod.name, revoke.workload,
                    result->message);
       if (options_.on_eviction_blocked) {
-        options_.on_eviction_blocked(EvictionRefusal{.pod = revoke.pod,
-                                                     .node = revoke.node,
-                                                     .workload = revoke.workload,
-                                                     .message = result->message});
+        options_.on_eviction_blocked(
+            EvictionRefusal{.pod = revoke.pod,
+                            .node = revoke.node,
+                            .workload = revoke.workload,
+                            .message = result->message});
       }
       return Written::kBlockedByBudget;
     }

@@ -93,7 +93,8 @@ TEST(GangTimersTest, GangBelowMinMemberIsEvictedAfterTheGraceOnly) {
   timers.NoteBelowMin(w.key, 9'000);  // the grace counts from the first
   EXPECT_EQ(timers.NextWakeup(workloads, {}, 5'000), 35'000);
   EXPECT_TRUE(timers.TakeBelowMinPastGrace(workloads, 34'999).empty());
-  std::vector<TimerOutcome> fired = timers.TakeBelowMinPastGrace(workloads, 35'000);
+  std::vector<TimerOutcome> fired =
+      timers.TakeBelowMinPastGrace(workloads, 35'000);
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0].kind, TimerOutcome::Kind::kBelowMinMember);
   EXPECT_EQ(fired[0].reason,
@@ -117,7 +118,8 @@ TEST(GangTimersTest, ReservationGoesToTheLongestWaitingAndIsLiftedOnAdmission) {
   const SchedulerConfig config = Config();
   GangTimers timers(&config);
   std::map<std::string, Workload> workloads;
-  Workload& old = workloads["team-a/old"] = SinglePodWorkload("team-a", "old", 8);
+  Workload& old = workloads["team-a/old"] =
+      SinglePodWorkload("team-a", "old", 8);
   Workload& young =
       workloads["team-a/young"] = SinglePodWorkload("team-a", "young", 8);
   old.key = "team-a/old";

@@ -88,7 +88,8 @@ TEST_F(GangTrialTest, VictimTrialFailingHalfWayPutsEverythingBack) {
   AdmitOn(model_, *quota_, b, "dgx-1", 4);
   const std::string before = Snapshot(model_);
   const FrAmounts usage_before = quota_->Borrowed("team-a");
-  const int64_t used_before = quota_->Usage("team-a", {"h100", "nvidia.com/gpu"});
+  const FlavorResource gpu{"h100", "nvidia.com/gpu"};
+  const int64_t used_before = quota_->Usage("team-a", gpu);
   auto trial_that_fails = [&]() {
     VictimTrial trial(&model_, &*quota_);
     trial.TakeOff(a);
