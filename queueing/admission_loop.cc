@@ -126,6 +126,9 @@ void AdmissionLoop::NodeAdded(std::string node) {
   Push(NodeBack{std::move(node)});
 }
 void AdmissionLoop::PolicyChanged(Policy policy) { Push(std::move(policy)); }
+void AdmissionLoop::EvictionBlocked(EvictionRefusal refusal) {
+  Push(std::move(refusal));
+}
 
 void AdmissionLoop::WaitIdle() {
   std::unique_lock lock(inbox_mu_);
@@ -218,6 +221,8 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     engine_->AddPodGroup(*group, now);
   } else if (NodeGone* node = std::get_if<NodeGone>(&input)) {
     engine_->NodeDown(node->node, now);
+  } else if (auto* refusal = std::get_if<EvictionRefusal>(&input)) {
+    ApplyRefusal(*refusal, now);
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
     // Validated by the caller; a rejected one keeps the old policy.
     (void)engine_->UpdatePolicy(std::move(*policy));
@@ -252,6 +257,24 @@ void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
   } else {
     engine_->Finish(key, now);
   }
+}
+
+// The engine let the member go when it was preempted, but it still runs
+// on its node: the engine learns the refusal first (a preemptor admitted
+// on its capacity plans again), then takes the pod back where it runs.
+void AdmissionLoop::ApplyRefusal(const EvictionRefusal& refusal, int64_t now) {
+  engine_->EvictionBlocked(refusal.workload, refusal.message, now);
+  const std::string key =
+      absl::StrCat(refusal.pod.pod_namespace, "/", refusal.pod.pod_name);
+  const Workload* w = engine_->FindWorkloadOfPod(key);
+  if (w == nullptr) return;
+  auto pod = w->pods.find(key);
+  if (pod == w->pods.end() || PodUid(pod->second) != refusal.pod.uid ||
+      pod->second.node_name.empty()) {
+    return;  // another incarnation, or not running: nothing to keep
+  }
+  const Pod running = pod->second;
+  AdoptBound(running, now);
 }
 
 void AdmissionLoop::AddPending(const Pod& pod, int64_t now) {

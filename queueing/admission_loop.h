@@ -79,6 +79,9 @@ class AdmissionLoop : public AdmissionGate {
   void NodeRemoved(std::string node);
   void NodeAdded(std::string node);
   void PolicyChanged(Policy policy);
+  // The writer's eviction of a revoked member was refused by a disruption
+  // budget: the member still runs where it was (see EvictionRefusal).
+  void EvictionBlocked(EvictionRefusal refusal);
 
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
@@ -121,7 +124,7 @@ class AdmissionLoop : public AdmissionGate {
     std::string node;
   };
   using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
-                             NodeBack, Policy>;
+                             NodeBack, Policy, EvictionRefusal>;
   // What filter reads: per admitted member its node, per waiting workload
   // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
   // pod its workload; and what kube-scheduler's preemption may take.
@@ -147,6 +150,7 @@ class AdmissionLoop : public AdmissionGate {
   void Apply(Input& input, int64_t now);
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);
+  void ApplyRefusal(const EvictionRefusal& refusal, int64_t now);
   void AddPending(const Pod& pod, int64_t now);
   void ApplyList(const std::vector<Pod>& pods, int64_t now);
   void ForgetUnlisted(const std::set<std::string>& listed, int64_t now);

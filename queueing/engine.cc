@@ -1,6 +1,8 @@
-// QueueingEngine: objects in, workloads out. Admission is in
-// engine_admission.cc, preemption in engine_preemption.cc, timers in
-// engine_timers.cc.
+// QueueingEngine: objects in, workloads out. The pass is in
+// engine_classes.cc, admission in engine_admission.cc, preemption in
+// engine_preemption.cc, timers in engine_timers.cc; each carries out what
+// its stage (pending_classes, quota_flavors, placement_stage,
+// preemption_planner, gang_timers) decided.
 #include "queueing/engine.h"
 
 #include <algorithm>
@@ -50,7 +52,7 @@ void QueueingEngine::SetState(Workload& w, Workload::State state) {
   }
   IndexAdmitted(w);
   IndexOutside(w);
-  Reindex(w);
+  classes_.Reindex(w);
 }
 
 void QueueingEngine::IndexOutside(Workload& w) {
@@ -77,6 +79,8 @@ void QueueingEngine::IndexAdmitted(Workload& w) {
 }
 
 void QueueingEngine::RebuildIndexes() {
+  // Signatures read the queues: index them first.
+  flavors_.Rebuild();
   live_.clear();
   admitted_.clear();
   admitted_by_queue_.clear();
@@ -85,40 +89,11 @@ void QueueingEngine::RebuildIndexes() {
     w.indexed_admitted_queue.clear();
     SetState(w, w.state);
   }
-  cluster_queue_by_name_.clear();
-  for (const ClusterQueue& cq : policy_.cluster_queues) {
-    cluster_queue_by_name_.emplace(cq.name, &cq);
-  }
-  root_of_queue_.clear();
-  queues_of_root_.clear();
-  borrowing_by_root_.clear();
-  for (const std::string& cq : quota_.ClusterQueueNames()) {
-    std::vector<std::string> path = quota_.PathToRoot(cq);
-    // A ClusterQueue without a cohort shares with nobody.
-    if (path.size() > 1) {
-      root_of_queue_[cq] = path.back();
-      queues_of_root_[path.back()].push_back(cq);
-    }
-  }
 }
 
-const ClusterQueue* QueueingEngine::ClusterQueueNamed(
-    const std::string& name) const {
-  auto it = cluster_queue_by_name_.find(name);
-  return it == cluster_queue_by_name_.end() ? nullptr : it->second;
-}
-
-const std::string& QueueingEngine::TreeOf(const std::string& cq) const {
-  auto root = root_of_queue_.find(cq);
-  return root == root_of_queue_.end() ? cq : root->second;
-}
-
-bool QueueingEngine::SameCohortTree(const std::string& a,
-                                    const std::string& b) const {
-  auto ra = root_of_queue_.find(a);
-  auto rb = root_of_queue_.find(b);
-  return ra != root_of_queue_.end() && rb != root_of_queue_.end() &&
-         ra->second == rb->second;
+void QueueingEngine::ResetSignatures() {
+  classes_.Reset(workloads_);
+  placement_.ForgetFailures();
 }
 
 int32_t QueueingEngine::PriorityOf(const Pod& pod,
@@ -181,7 +156,7 @@ void QueueingEngine::AddPodGroup(const PodGroup& group, int64_t now) {
     // minMember only now; short of it, it gets a running gang's grace.
     if (w.admitted() && w.is_gang &&
         static_cast<int>(w.placements.size()) < w.min_member) {
-      below_min_since_.try_emplace(w.key, now);
+      timers_.NoteBelowMin(w.key, now);
     }
   }
 }
@@ -226,7 +201,15 @@ void QueueingEngine::Resolve(Workload& w) {
   w.topology_preferred = annotation(kTopologyPreferredAnnotation);
   IndexAdmitted(w);
   IndexOutside(w);
-  Reindex(w);
+  classes_.Reindex(w);
+}
+
+void QueueingEngine::DropPlacedMember(Workload& w, const std::string& pod) {
+  auto placed = w.placements.find(pod);
+  if (placed == w.placements.end()) return;
+  model_->RemovePod(PodUid(w.pods[pod]));
+  w.placements.erase(placed);
+  w.bound.erase(pod);
 }
 
 bool QueueingEngine::Finish(const std::string& key, int64_t now) {
@@ -243,14 +226,10 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
   }
   Workload& w = workloads_[workload_key];
   for (const std::string& pod : pods) {
-    if (auto placed = w.placements.find(pod); placed != w.placements.end()) {
-      model_->RemovePod(PodUid(w.pods[pod]));
-      w.placements.erase(placed);
-      w.bound.erase(pod);
-    }
+    DropPlacedMember(w, pod);
     w.pods.erase(pod);
     w.signature_id = -1;
-    Reindex(w);
+    classes_.Reindex(w);
     workload_of_pod_.erase(pod);
   }
   if (w.pods.empty()) {
@@ -270,7 +249,7 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
     for (const auto& [pod, unused] : w.pods) workload_of_pod_.erase(pod);
     w.pods.clear();
     w.signature_id = -1;
-    Reindex(w);
+    classes_.Reindex(w);
     SetState(w, Workload::State::kFinished);
     w.Explain({ReasonCode::kNone, "deleted"});
     return true;
@@ -278,18 +257,14 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
   auto p = workload_of_pod_.find(key);
   if (p == workload_of_pod_.end()) return false;
   Workload& w = workloads_[p->second];
-  if (auto placed = w.placements.find(key); placed != w.placements.end()) {
-    model_->RemovePod(PodUid(w.pods[key]));
-    w.placements.erase(placed);
-    w.bound.erase(key);
-  }
+  DropPlacedMember(w, key);
   w.pods.erase(key);
   w.signature_id = -1;
-  Reindex(w);
+  classes_.Reindex(w);
   workload_of_pod_.erase(p);
   if (w.admitted() && w.is_gang &&
       static_cast<int>(w.placements.size()) < w.min_member) {
-    below_min_since_.try_emplace(w.key, now);
+    timers_.NoteBelowMin(w.key, now);
   }
   if (w.pods.empty() && w.admitted()) {
     Release(w);
@@ -308,14 +283,10 @@ void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
     for (const auto& [pod, placement] : w.placements) {
       if (placement.node == node) lost.push_back(pod);
     }
-    for (const std::string& pod : lost) {
-      model_->RemovePod(PodUid(w.pods[pod]));
-      w.placements.erase(pod);
-      w.bound.erase(pod);
-    }
+    for (const std::string& pod : lost) DropPlacedMember(w, pod);
     if (lost.empty()) continue;
     if (!w.is_gang || static_cast<int>(w.placements.size()) < w.min_member) {
-      below_min_since_.try_emplace(w.key, now);
+      timers_.NoteBelowMin(w.key, now);
     }
   }
   if (state == nullptr) return;
@@ -331,7 +302,8 @@ void QueueingEngine::NodeUp(const std::string& node, int64_t now) {
 }
 
 std::vector<EngineEvent> QueueingEngine::TakeEvents() {
-  placement_failures_events_ = 0;
+  // The placement stage counts events from here on.
+  placement_.set_facts_since({0, placement_.facts_since().reservations});
   return std::exchange(events_, {});
 }
 
@@ -342,7 +314,8 @@ size_t QueueingEngine::ForgetFinished() {
     // Finished workloads are in no index (SetState, Reindex), so erasing
     // one leaves no dangling pointer.
     if (w.state == Workload::State::kFinished && w.pods.empty()) {
-      below_min_since_.erase(w.key);
+      timers_.Forget(w.key);
+      planner_.Forget(w.key);
       it = workloads_.erase(it);
       ++forgotten;
     } else {
@@ -406,6 +379,7 @@ absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
   if (!quota.ok()) return quota.status();
   policy_ = std::move(policy);
   quota_ = *std::move(quota);
+  flavors_.Rebuild();  // its queues pointed into the old policy
   for (auto& [key, w] : workloads_) {
     Resolve(w);
     if (w.admitted() && quota_.HasClusterQueue(w.cluster_queue)) {

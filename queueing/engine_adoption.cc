@@ -89,7 +89,7 @@ std::optional<GpuAssignment> QueueingEngine::HoldOnNode(
 FrAmounts QueueingEngine::ChargeOnNode(const Workload& w, const Pod& pod,
                                        const NodeState& node) const {
   FrAmounts charge;
-  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
+  const ClusterQueue* cq = flavors_.ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) return charge;  // outside queues: nothing to charge
   const ResourceList requests = EffectiveRequests(pod);
   for (const ResourceGroup& g : cq->resource_groups) {
@@ -137,7 +137,7 @@ void QueueingEngine::RecordAdoption(Workload& w, const std::string& pod_key,
   }
   // Members still missing get the grace of a running gang that lost some.
   if (w.is_gang && static_cast<int>(w.placements.size()) < w.min_member) {
-    below_min_since_.try_emplace(w.key, now);
+    timers_.NoteBelowMin(w.key, now);
   }
 }
 

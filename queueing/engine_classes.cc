@@ -1,73 +1,20 @@
-// Equivalence classes of pending workloads (Kueue's scheduling equivalence
-// hashing, KEP-9694): workloads with equal admission signatures get equal
-// verdicts against the same cluster state, so a pass needs to look only at
-// the head of each class, and a failed head speaks for its class until
-// something is admitted or evicted. This keeps a pass proportional to the
-// number of shapes waiting, not to the depth of the queues.
+// The admission pass: which workload admission tries next. BestEffortFIFO
+// queues go by equivalence class (PendingClasses): a pass looks at the
+// head of each class, and a failed head parks its class until something
+// its failure depends on changes; StrictFIFO queues offer their head only;
+// with fair sharing a tournament picks, re-run after every admission.
+#include <algorithm>
+#include <deque>
 #include <queue>
 
+#include "absl/strings/str_cat.h"
 #include "queueing/engine_internal.h"
+#include "queueing/fair_sharing.h"
 
 namespace gpusched {
-
-void QueueingEngine::ResetSignatures() {
-  signature_ids_.clear();
-  signature_demand_.clear();
-  signature_queue_.clear();
-  signature_placement_.clear();
-  placement_failures_.clear();
-  signature_failure_.clear();
-  pending_by_signature_.clear();
-  for (auto& [key, w] : workloads_) {
-    w.signature_id = -1;
-    w.indexed_signature = -1;
-  }
-}
-
-void QueueingEngine::Reindex(Workload& w) {
-  if (w.indexed_signature >= 0) {
-    auto cls = pending_by_signature_.find(w.indexed_signature);
-    if (cls != pending_by_signature_.end()) {
-      cls->second.erase({-w.indexed_priority, w.indexed_created_ms, w.key});
-      if (cls->second.empty()) pending_by_signature_.erase(cls);
-    }
-    w.indexed_signature = -1;
-  }
-  if (w.state != Workload::State::kPending || !IsQueued(w) || w.pods.empty()) {
-    return;
-  }
-  w.signature_id = -1;  // whatever changed may change the signature
-  const int signature = SignatureId(w);
-  w.indexed_signature = signature;
-  w.indexed_priority = w.priority;
-  w.indexed_created_ms = w.created_ms;
-  pending_by_signature_[signature][{-w.priority, w.created_ms, w.key}] = &w;
-}
-
-// A newer failure of an equal workload speaks for this one.
-const WaitReason* QueueingEngine::SharedFailure(const Workload& w) const {
-  if (w.state == Workload::State::kPending && w.indexed_signature >= 0) {
-    auto failure = signature_failure_.find(w.indexed_signature);
-    if (failure != signature_failure_.end() &&
-        failure->second.first > w.attempt_stamp) {
-      return &failure->second.second;
-    }
-  }
-  return nullptr;
-}
-
-std::string QueueingEngine::ReasonOf(const Workload& w) const {
-  const WaitReason* shared = SharedFailure(w);
-  return shared != nullptr ? shared->text : w.reason;
-}
-
-ReasonCode QueueingEngine::PendingCode(const Workload& w) const {
-  if (w.state != Workload::State::kPending) return ReasonCode::kNone;
-  const WaitReason* shared = SharedFailure(w);
-  return shared != nullptr ? shared->code : w.code;
-}
-
 namespace {
+
+constexpr size_t kMaxSignatures = 1 << 16;
 
 // A class in the pass: its next member to try.
 struct ClassCursor {
@@ -92,7 +39,40 @@ struct CursorAfter {
   }
 };
 
+using CursorHeap =
+    std::priority_queue<ClassCursor, std::vector<ClassCursor>, CursorAfter>;
+using ReadyFn = std::function<bool(const Workload&)>;
+
+// Parked classes whose failure the changes may have turned (their tree
+// moved, or capacity was freed and they searched nodes) go back on the
+// heap from their head.
+void Unpark(const PendingClasses& classes, const ReadyFn& ready,
+            const std::set<std::string>& trees, bool capacity_freed,
+            std::vector<ClassCursor>& parked, CursorHeap& heap) {
+  std::vector<ClassCursor> still_parked;
+  for (ClassCursor& c : parked) {
+    if (!trees.contains(c.tree) && !(capacity_freed && c.needs_capacity)) {
+      still_parked.push_back(std::move(c));
+    } else if ((c.next = classes.ReadyFrom(c.signature, nullptr, ready)) !=
+               nullptr) {
+      heap.push(std::move(c));
+    }
+  }
+  parked = std::move(still_parked);
+}
+
 }  // namespace
+
+std::string QueueingEngine::ReasonOf(const Workload& w) const {
+  const WaitReason* shared = classes_.SharedFailure(w);
+  return shared != nullptr ? shared->text : w.reason;
+}
+
+ReasonCode QueueingEngine::PendingCode(const Workload& w) const {
+  if (w.state != Workload::State::kPending) return ReasonCode::kNone;
+  const WaitReason* shared = classes_.SharedFailure(w);
+  return shared != nullptr ? shared->code : w.code;
+}
 
 // What the events since `first_event` changed: the cohort trees whose
 // quota or admitted set moved, and whether capacity was freed (anything
@@ -100,7 +80,7 @@ struct CursorAfter {
 QueueingEngine::PassChanges QueueingEngine::ChangesSince(
     size_t first_event, uint64_t reserved_before) const {
   PassChanges changes;
-  changes.capacity_freed = reservation_changes_ != reserved_before;
+  changes.capacity_freed = timers_.reservation_changes() != reserved_before;
   for (size_t i = first_event; i < events_.size(); ++i) {
     const EngineEvent& e = events_[i];
     auto w = workloads_.find(e.workload);
@@ -109,7 +89,7 @@ QueueingEngine::PassChanges QueueingEngine::ChangesSince(
       changes.capacity_freed = true;
     }
     if (w != workloads_.end() && IsQueued(w->second)) {
-      changes.trees.insert(TreeOf(w->second.cluster_queue));
+      changes.trees.insert(flavors_.TreeOf(w->second.cluster_queue));
     }
   }
   return changes;
@@ -120,35 +100,12 @@ QueueingEngine::PassChanges QueueingEngine::ChangesSince(
 // its failure depends on changes: its cohort tree's quota or admitted
 // workloads (the preemption candidates), or, if it searched nodes, free
 // capacity anywhere. An admission in another tree only takes capacity, so
-// it cannot turn a failure into a fit. StrictFIFO queues are left to the
-// caller.
+// it cannot turn a failure into a fit.
 bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
-  std::map<std::string, const ClusterQueue*> best_effort;
-  for (const ClusterQueue& cq : policy_.cluster_queues) {
-    if (cq.queueing_strategy != QueueingStrategy::kStrictFifo) {
-      best_effort[cq.name] = &cq;
-    }
-  }
-  // The first ready member at or after `from` in its class, or nullptr.
-  auto ready_from = [&](int signature, const OrderKey* after) -> Workload* {
-    auto cls = pending_by_signature_.find(signature);
-    if (cls == pending_by_signature_.end()) return nullptr;
-    auto it = after == nullptr ? cls->second.begin()
-                               : cls->second.upper_bound(*after);
-    for (; it != cls->second.end(); ++it) {
-      if (Ready(*it->second, now)) return it->second;
-    }
-    return nullptr;
-  };
-  std::priority_queue<ClassCursor, std::vector<ClassCursor>, CursorAfter> heap;
-  for (const auto& [signature, members] : pending_by_signature_) {
-    if (!best_effort.contains(signature_queue_[signature])) continue;
-    if (Workload* head = ready_from(signature, nullptr)) {
-      heap.push({signature,
-                 quota_.WouldBorrow(signature_queue_[signature],
-                                    signature_demand_[signature]),
-                 head});
-    }
+  const ReadyFn ready = [&](const Workload& w) { return Ready(w, now); };
+  CursorHeap heap;
+  for (const ClassHead& head : BestEffortHeadsOf(ready)) {
+    heap.push({head.signature, head.borrows, head.workload});
   }
   bool progress = false;
   std::vector<ClassCursor> parked;
@@ -159,44 +116,226 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     ClassCursor cursor = heap.top();
     heap.pop();
     Workload& w = *cursor.next;
-    const OrderKey at{-w.priority, w.created_ms, w.key};
-    w.attempt_stamp = ++attempt_counter_;
+    const PendingClasses::OrderKey at{-w.priority, w.created_ms, w.key};
+    classes_.StampAttempt(w);
     const size_t events_before = events_.size();
-    const uint64_t reserved_before = reservation_changes_;
-    const int64_t searches_before = placement_searches_;
-    const bool admitted = TryAdmit(w, now);
+    const uint64_t reserved_before = timers_.reservation_changes();
+    const int64_t searches_before = placement_.searches();
+    const bool admitted = TryAdmit(w, now).admitted();
     progress |= admitted;
     if (events_.size() != events_before) {
+      // Classes whose failure the events may have changed try again.
       const PassChanges changes = ChangesSince(events_before, reserved_before);
-      std::vector<ClassCursor> still_parked;
-      for (ClassCursor& c : parked) {
-        if (!changes.trees.contains(c.tree) &&
-            !(changes.capacity_freed && c.needs_capacity)) {
-          still_parked.push_back(std::move(c));
-        } else if ((c.next = ready_from(c.signature, nullptr)) != nullptr) {
-          heap.push(std::move(c));
-        }
-      }
-      parked = std::move(still_parked);
+      Unpark(classes_, ready, changes.trees, changes.capacity_freed, parked,
+             heap);
     }
     if (!admitted) {
-      cursor.tree = TreeOf(w.cluster_queue);
-      cursor.needs_capacity = placement_searches_ != searches_before;
-      signature_failure_[cursor.signature] = {attempt_counter_,
-                                              {w.code, w.reason}};
-      w.attempt_stamp = attempt_counter_;
-      // Try the class again only after the state changes; from the next
-      // member on (this one just failed).
-      if ((cursor.next = ready_from(cursor.signature, &at)) != nullptr) {
+      cursor.tree = flavors_.TreeOf(w.cluster_queue);
+      cursor.needs_capacity = placement_.searches() != searches_before;
+      classes_.RecordFailure(cursor.signature, w, {w.code, w.reason});
+    }
+    // The class goes on from its next member (this one was just tried);
+    // after a failure, only once the state changes.
+    if ((cursor.next = classes_.ReadyFrom(cursor.signature, &at, ready)) !=
+        nullptr) {
+      if (admitted) {
+        heap.push(cursor);
+      } else {
         parked.push_back(cursor);
       }
-      continue;
-    }
-    if ((cursor.next = ready_from(cursor.signature, &at)) != nullptr) {
-      heap.push(cursor);
     }
   }
   return progress;
+}
+
+// The ready head of every class of a BestEffortFIFO queue.
+std::vector<QueueingEngine::ClassHead> QueueingEngine::BestEffortHeadsOf(
+    const std::function<bool(const Workload&)>& ready) {
+  std::set<std::string> best_effort;
+  for (const ClusterQueue& cq : policy_.cluster_queues) {
+    if (cq.queueing_strategy != QueueingStrategy::kStrictFifo) {
+      best_effort.insert(cq.name);
+    }
+  }
+  std::vector<ClassHead> heads;
+  for (int signature : classes_.Signatures()) {
+    const std::string& queue = classes_.queue_of(signature);
+    if (!best_effort.contains(queue)) continue;
+    if (Workload* head = classes_.ReadyFrom(signature, nullptr, ready)) {
+      heads.push_back({signature,
+                       quota_.WouldBorrow(queue, classes_.demand_of(signature)),
+                       head});
+    }
+  }
+  return heads;
+}
+
+bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
+  if (w.state != Workload::State::kPending || w.pods.empty()) return false;
+  if (w.backoff_until_ms > now || w.podgroup_missing) return false;
+  return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
+}
+
+// Every queue's pending workloads in queue order, in one walk.
+std::map<std::string, std::vector<Workload*>> QueueingEngine::PendingByQueue() {
+  std::map<std::string, std::vector<Workload*>> by_queue;
+  for (auto& [key, w] : live_) {
+    if (IsQueued(*w) && w->state == Workload::State::kPending &&
+        !w->pods.empty()) {
+      by_queue[w->cluster_queue].push_back(w);
+    }
+  }
+  for (auto& [cq, pending] : by_queue) {
+    std::sort(pending.begin(), pending.end(), QueueOrder);
+  }
+  return by_queue;
+}
+
+// Per ClusterQueue, its ready workloads in queue order; StrictFIFO offers
+// its head only, and only when the head is ready.
+std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
+    int64_t now) {
+  std::map<std::string, std::vector<Workload*>> ready;
+  std::map<std::string, std::vector<Workload*>> pending = PendingByQueue();
+  for (const ClusterQueue& cq : policy_.cluster_queues) {
+    const Workload* head = nullptr;
+    for (Workload* w : pending[cq.name]) {
+      if (head != nullptr) {
+        w->Explain({ReasonCode::kWaitingForQuota,
+                    absl::StrCat("StrictFIFO: waiting behind the head of "
+                                 "queue ",
+                                 cq.name, ", ", head->key)});
+        continue;
+      }
+      if (Ready(*w, now)) ready[cq.name].push_back(w);
+      if (cq.queueing_strategy == QueueingStrategy::kStrictFifo) head = w;
+    }
+  }
+  return ready;
+}
+
+// Without fair sharing, across queues: workloads that fit without
+// borrowing first, then priority, then creation.
+std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
+  // Borrowing depends only on the queue and the demand: once per signature.
+  std::map<int, bool> borrows_by_signature;
+  std::vector<std::pair<bool, Workload*>> keyed;
+  for (auto& [cq, workloads] : ReadyByQueue(now)) {
+    for (Workload* w : workloads) {
+      const int id = classes_.SignatureId(*w);
+      auto [it, inserted] = borrows_by_signature.try_emplace(id, false);
+      if (inserted) it->second = quota_.WouldBorrow(cq, classes_.demand_of(id));
+      keyed.emplace_back(it->second, w);
+    }
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return !a.first;
+    return QueueOrder(a.second, b.second);
+  });
+  std::vector<Workload*> out;
+  out.reserve(keyed.size());
+  for (const auto& [borrows, w] : keyed) out.push_back(w);
+  return out;
+}
+
+// One admission pass over the queued workloads.
+bool QueueingEngine::AdmitQueued(int64_t now) {
+  // A long-running server sees ever new shapes (group names in Volcano
+  // annotations): start over between passes rather than grow unbounded.
+  if (classes_.signature_count() >= kMaxSignatures) {
+    ResetSignatures();
+    RebuildIndexes();
+  }
+  if (policy_.config.fair_sharing) return AdmitFairSharing(now);
+  bool progress = AdmitBestEffortClasses(now);
+  return AdmitStrictFifo(now) || progress;
+}
+
+// StrictFIFO queues, each offering its head (Candidates' order).
+bool QueueingEngine::AdmitStrictFifo(int64_t now) {
+  const bool any_strict = std::any_of(
+      policy_.cluster_queues.begin(), policy_.cluster_queues.end(),
+      [](const ClusterQueue& cq) {
+        return cq.queueing_strategy == QueueingStrategy::kStrictFifo;
+      });
+  if (!any_strict) return false;
+  bool progress = false;
+  for (Workload* w : Candidates(now)) {
+    const ClusterQueue* cq = flavors_.ClusterQueueNamed(w->cluster_queue);
+    if (cq == nullptr ||
+        cq->queueing_strategy != QueueingStrategy::kStrictFifo) {
+      continue;
+    }
+    classes_.StampAttempt(*w);
+    progress |= TryAdmit(*w, now).admitted();
+  }
+  return progress;
+}
+
+// Fair sharing: a tournament re-run after every admission (shares move).
+bool QueueingEngine::AdmitFairSharing(int64_t now) {
+  bool progress = false;
+  std::map<std::string, std::deque<Contender>> queues;
+  for (auto& [cq, workloads] : ReadyByQueue(now)) {
+    for (Workload* w : workloads) {
+      queues[cq].push_back(
+          Contender{w, classes_.demand_of(classes_.SignatureId(*w))});
+    }
+  }
+  FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
+  while (Workload* w = tournament.Next()) {
+    classes_.StampAttempt(*w);
+    progress |= TryAdmit(*w, now).admitted();
+  }
+  return progress;
+}
+
+std::vector<const Workload*> QueueingEngine::PendingOrder(
+    const std::string& cq) const {
+  std::vector<const Workload*> pending;
+  for (const auto& [key, w] : live_) {
+    if (w->cluster_queue == cq && w->state == Workload::State::kPending &&
+        !w->pods.empty()) {
+      pending.push_back(w);
+    }
+  }
+  std::sort(pending.begin(), pending.end(), QueueOrder);
+  return pending;
+}
+
+std::string QueueingEngine::PendingReason(const Workload& w) const {
+  if (w.state != Workload::State::kPending || !IsQueued(w)) return ReasonOf(w);
+  std::vector<const Workload*> order = PendingOrder(w.cluster_queue);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == &w) return PendingReason(w, i + 1, order.size());
+  }
+  return ReasonOf(w);
+}
+
+std::string QueueingEngine::PendingReason(const Workload& w, size_t position,
+                                          size_t total) const {
+  const std::string reason = ReasonOf(w);
+  return absl::StrCat(reason, reason.empty() ? "" : "; ", "position ", position,
+                      " of ", total);
+}
+
+std::map<const Workload*, std::pair<size_t, size_t>>
+QueueingEngine::PendingPositions() const {
+  std::map<const Workload*, std::pair<size_t, size_t>> positions;
+  std::map<std::string, std::vector<const Workload*>> by_queue;
+  for (const auto& [key, w] : live_) {
+    if (IsQueued(*w) && w->state == Workload::State::kPending &&
+        !w->pods.empty()) {
+      by_queue[w->cluster_queue].push_back(w);
+    }
+  }
+  for (auto& [cq, pending] : by_queue) {
+    std::sort(pending.begin(), pending.end(), QueueOrder);
+    for (size_t i = 0; i < pending.size(); ++i) {
+      positions[pending[i]] = {i + 1, pending.size()};
+    }
+  }
+  return positions;
 }
 
 }  // namespace gpusched

@@ -85,6 +85,20 @@ struct WorkloadStatus {
 
 using QueueDecision = std::variant<AdmitMember, RevokeMember, WorkloadStatus>;
 
+// A revocation's eviction the API server refused (429): a
+// PodDisruptionBudget allows no disruption now. The writer hands it back
+// to the loop (AdmissionLoop::EvictionBlocked), which keeps the pod where
+// it runs and has preemption leave its workload alone for a while, rather
+// than retry the eviction.
+struct EvictionRefusal {
+  PodRef pod;
+  std::string node;
+  std::string workload;
+  std::string message;  // the API server's, naming the budget
+  friend bool operator==(const EvictionRefusal&, const EvictionRefusal&) =
+      default;
+};
+
 // Receives the decisions of each pass, in order, on the loop thread. Must
 // return at once (queue the work): the loop does not wait for the API.
 class DecisionSink {

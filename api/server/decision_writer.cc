@@ -27,30 +27,6 @@ absl::Status WriteAdmit(kube::KubeClient& client, const AdmitMember& admit,
   return absl::OkStatus();
 }
 
-// A disruption budget's refusal is retried like a fault: the budget lets
-// the eviction through once a replacement runs elsewhere.
-absl::Status WriteRevoke(kube::KubeClient& client, const RevokeMember& revoke,
-                         const kube::CallOptions& call) {
-  const kube::PodTarget pod{revoke.pod.pod_namespace, revoke.pod.pod_name,
-                            revoke.pod.uid};
-  if (revoke.evict) {
-    absl::StatusOr<kube::EvictionResult> result = kube::EvictPod(
-        client, {pod.namespace_name, pod.name, pod.uid}, call);
-    if (!result.ok()) return result.status();
-    if (result->outcome == kube::EvictionOutcome::kBlockedByDisruptionBudget) {
-      return absl::UnavailableError(result->message);
-    }
-  } else {
-    absl::StatusOr<kube::ClearResult> result =
-        kube::ClearAdmission(client, pod, call);
-    if (!result.ok()) return result.status();
-  }
-  spdlog::info("revoked pod={}/{} workload={} node={} evicted={} reason=\"{}\"",
-               pod.namespace_name, pod.name, revoke.workload, revoke.node,
-               revoke.evict, revoke.reason);
-  return absl::OkStatus();
-}
-
 std::string InstanceName(const std::string& configured) {
   if (!configured.empty()) return configured;
   char host[256] = {};
@@ -164,16 +140,55 @@ DecisionWriter::Counts DecisionWriter::counts() const {
   return counts_;
 }
 
-absl::Status DecisionWriter::Write(const QueueDecision& decision) {
+absl::StatusOr<DecisionWriter::Written> DecisionWriter::Write(
+    const QueueDecision& decision) {
   const kube::CallOptions call{
       .deadline = std::chrono::steady_clock::now() + options_.call_timeout};
+  absl::Status written;
   if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
-    return WriteAdmit(client_, *admit, call);
+    written = WriteAdmit(client_, *admit, call);
+  } else if (const auto* status = std::get_if<WorkloadStatus>(&decision)) {
+    written = WriteStatus(*status, call);
+  } else {
+    return WriteRevoke(std::get<RevokeMember>(decision), call);
   }
-  if (const auto* status = std::get_if<WorkloadStatus>(&decision)) {
-    return WriteStatus(*status, call);
+  if (!written.ok()) return written;
+  return Written::kDone;
+}
+
+// A disruption budget's refusal is no fault to retry: the budget lets the
+// eviction through only once a replacement runs elsewhere, which may be
+// never. It goes back to the loop, whose planner decides again.
+absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
+    const RevokeMember& revoke, const kube::CallOptions& call) {
+  const kube::PodTarget pod{revoke.pod.pod_namespace, revoke.pod.pod_name,
+                            revoke.pod.uid};
+  if (revoke.evict) {
+    absl::StatusOr<kube::EvictionResult> result = kube::EvictPod(
+        client_, {pod.namespace_name, pod.name, pod.uid}, call);
+    if (!result.ok()) return result.status();
+    if (result->outcome == kube::EvictionOutcome::kBlockedByDisruptionBudget) {
+      spdlog::warn("eviction refused pod={}/{} workload={}: {}",
+                   pod.namespace_name, pod.name, revoke.workload,
+                   result->message);
+      if (options_.on_eviction_blocked) {
+        options_.on_eviction_blocked(
+            EvictionRefusal{.pod = revoke.pod,
+                            .node = revoke.node,
+                            .workload = revoke.workload,
+                            .message = result->message});
+      }
+      return Written::kBlockedByBudget;
+    }
+  } else {
+    absl::StatusOr<kube::ClearResult> result =
+        kube::ClearAdmission(client_, pod, call);
+    if (!result.ok()) return result.status();
   }
-  return WriteRevoke(client_, std::get<RevokeMember>(decision), call);
+  spdlog::info("revoked pod={}/{} workload={} node={} evicted={} reason=\"{}\"",
+               pod.namespace_name, pod.name, revoke.workload, revoke.node,
+               revoke.evict, revoke.reason);
+  return Written::kDone;
 }
 
 // Events first: they never fail the decision (the recorder counts its own
@@ -244,19 +259,20 @@ void DecisionWriter::Run(std::stop_token stop) {
       cv_.wait_until(lock, stop, next.not_before, [] { return false; });
     }
     lock.unlock();
-    absl::Status written = Write(next.decision);
+    absl::StatusOr<Written> written = Write(next.decision);
     lock.lock();
     if (written.ok()) {
-      ++counts_.written;
+      ++(*written == Written::kDone ? counts_.written : counts_.blocked);
     } else if (++next.attempts < options_.max_attempts) {
       ++counts_.retried;
-      spdlog::warn("decision write failed, retrying: {}", Message(written));
+      spdlog::warn("decision write failed, retrying: {}",
+                   Message(written.status()));
       next.not_before = std::chrono::steady_clock::now() + options_.retry_after;
       from.push_front(std::move(next));
     } else {
       ++counts_.failed;
       spdlog::error("decision write failed {} times, giving up: {}",
-                    next.attempts, Message(written));
+                    next.attempts, Message(written.status()));
     }
   }
 }

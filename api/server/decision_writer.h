@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -39,6 +40,10 @@ struct DecisionWriterOptions {
   // The Events' reportingInstance; empty: this host's name (the pod's name
   // in a cluster), which tells two replicas apart.
   std::string reporting_instance;
+  // An eviction a PodDisruptionBudget refused (429) is not retried: the
+  // refusal goes back to the admission loop here (on the writer's thread;
+  // must not block), whose planner waits or chooses other victims.
+  std::function<void(EvictionRefusal)> on_eviction_blocked;
 };
 
 class DecisionWriter : public DecisionSink {
@@ -55,6 +60,7 @@ class DecisionWriter : public DecisionSink {
     int64_t written = 0;
     int64_t retried = 0;
     int64_t failed = 0;  // gave up after max_attempts
+    int64_t blocked = 0;  // evictions a disruption budget refused
   };
   Counts counts() const;
   kube::EventRecorderCounters event_counts() const {
@@ -68,8 +74,11 @@ class DecisionWriter : public DecisionSink {
     std::chrono::steady_clock::time_point not_before;
   };
   void Run(std::stop_token stop);
-  // OK when the decision took effect or no longer applies.
-  absl::Status Write(const QueueDecision& decision);
+  enum class Written { kDone, kBlockedByBudget };
+  // kDone when the decision took effect or no longer applies.
+  absl::StatusOr<Written> Write(const QueueDecision& decision);
+  absl::StatusOr<Written> WriteRevoke(const RevokeMember& revoke,
+                                      const kube::CallOptions& call);
   absl::Status WriteStatus(const WorkloadStatus& status,
                            const kube::CallOptions& call);
   void RecordEvents(const WorkloadStatus& status);

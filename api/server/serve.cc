@@ -179,12 +179,18 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
   app->service_ = std::make_unique<ExtenderService>(std::move(options));
   if (app->gate_ != nullptr) {
     if (live) {
+      // A budget's refusal goes back to the loop, which decides again.
       // --leader-identity names this replica in its Events'
       // reportingInstance (by default both are the pod's hostname), so
       // that which replica decided can be seen from the cluster.
+      AdmissionLoop* gate = app->gate_.get();
       app->writer_ = std::make_unique<DecisionWriter>(
           app->live_->client(),
-          DecisionWriterOptions{.reporting_instance = config.leader_identity});
+          DecisionWriterOptions{.reporting_instance = config.leader_identity,
+                                .on_eviction_blocked =
+                                    [gate](EvictionRefusal refusal) {
+                                      gate->EvictionBlocked(std::move(refusal));
+                                    }});
     }
     // A replica of two stands by until the Lease says otherwise: it must
     // not decide in the moment before the follower's first answer.

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/test_util.h"
@@ -15,6 +17,7 @@ namespace {
 
 using kube::testing::CoschedulingPodGroup;
 using kube::testing::FakeApiServer;
+using kube::testing::GpuPod;
 using kube::testing::Json;
 using kube::testing::VolcanoPodGroup;
 using kube::testing::WaitUntil;
@@ -160,6 +163,49 @@ TEST_F(DecisionWriterTest, AGroupAlreadyGoneIsNotAFailure) {
   ASSERT_TRUE(Written(1));
   EXPECT_EQ(writer_->counts().failed, 0);
   EXPECT_EQ(writer_->counts().retried, 0);
+}
+
+// A disruption budget's 429 is handed back to the loop once and never
+// retried: the planner decides again (waits, or other victims).
+TEST_F(DecisionWriterTest, BudgetRefusalGoesBackToTheLoopAndIsNotRetried) {
+  server_.AddPod(GpuPod("team-a/victim", 2, "n1"));
+  server_.BlockEvictions("team-a/victim", "serving-pdb");
+  std::mutex mu;
+  std::vector<EvictionRefusal> refusals;
+  DecisionWriter writer(
+      *client_,
+      DecisionWriterOptions{
+          .retry_after = std::chrono::milliseconds(10),
+          .reporting_instance = "gpusched-0",
+          .on_eviction_blocked = [&](EvictionRefusal refusal) {
+            std::lock_guard lock(mu);
+            refusals.push_back(std::move(refusal));
+          }});
+  const RevokeMember revoke{
+      .pod = {"team-a", "victim", "uid-team-a-victim"},
+      .node = "n1",
+      .workload = "team-a/victim",
+      .evict = true,
+      .reason = "InClusterQueue: preempted by team-a/urgent (priority 5)"};
+  writer.Publish({revoke});
+  ASSERT_TRUE(WaitUntil([&] { return writer.counts().blocked == 1; }));
+  // Later decisions still go through: the refusal did not stall the queue.
+  writer.Publish({RingStatus(PodGroup::Flavor::kVolcano,
+                             ReasonCode::kPreempting,
+                             WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(WaitUntil([&] { return writer.counts().written == 1; }));
+  writer.Stop();
+  EXPECT_EQ(server_.Count("POST eviction"), 1);
+  EXPECT_EQ(writer.counts().retried, 0);
+  EXPECT_EQ(writer.counts().failed, 0);
+  EXPECT_FALSE(server_.Pod("team-a/victim").is_null());
+  std::lock_guard lock(mu);
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_EQ(refusals[0].pod, revoke.pod);
+  EXPECT_EQ(refusals[0].node, "n1");
+  EXPECT_EQ(refusals[0].workload, "team-a/victim");
+  EXPECT_NE(refusals[0].message.find("disruption budget"), std::string::npos)
+      << refusals[0].message;
 }
 
 }  // namespace

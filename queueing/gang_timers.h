@@ -1,0 +1,102 @@
+// Gang timers, the stage that watches time: partial gangs that time out
+// (they back off), admitted workloads not bound in time (rolled back),
+// running gangs below minMember (evicted whole after a grace), and the
+// starvation reservation (nodes held for the longest-waiting workload).
+// It decides; the engine carries the outcomes out.
+#ifndef GPUSCHED_QUEUEING_GANG_TIMERS_H_
+#define GPUSCHED_QUEUEING_GANG_TIMERS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "queueing/policy.h"
+#include "queueing/workload.h"
+
+namespace gpusched {
+
+// What a timer that fired asks of the engine.
+struct TimerOutcome {
+  enum class Kind {
+    kBackedOff,     // pending gang short of pods: backoff set, emit TimedOut
+    kBindTimedOut,  // admitted, not bound in time: roll back, emit TimedOut
+    kBelowMinMember,  // running gang short of minMember: evict whole
+  };
+  Kind kind = Kind::kBackedOff;
+  Workload* workload = nullptr;
+  std::string reason;
+};
+
+class GangTimers {
+ public:
+  using LiveMap = std::map<std::string, Workload*>;
+
+  explicit GangTimers(const SchedulerConfig* config) : config_(config) {}
+
+  // Pending gangs whose pods did not all come in time: each gets its
+  // backoff (failed_attempts, backoff_until_ms, reason) here.
+  std::vector<TimerOutcome> BackOffIncompleteGangs(const LiveMap& live,
+                                                   int64_t now) const;
+  // Admitted workloads with members not bound in time. The engine rolls
+  // each back, then calls BackOffAfterRollback.
+  std::vector<TimerOutcome> UnboundPastTimeout(const LiveMap& live,
+                                               int64_t now) const;
+  void BackOffAfterRollback(Workload& w, const TimerOutcome& outcome,
+                            int64_t now) const;
+  // Running gangs below minMember past the grace; forgets them (and those
+  // no longer short).
+  std::vector<TimerOutcome> TakeBelowMinPastGrace(
+      std::map<std::string, Workload>& workloads, int64_t now);
+
+  // A running workload lost members: the grace counts from now, unless it
+  // already counts.
+  void NoteBelowMin(const std::string& key, int64_t now) {
+    below_min_since_.try_emplace(key, now);
+  }
+  void Forget(const std::string& key) { below_min_since_.erase(key); }
+
+  // The starvation reservation: lifted when its workload no longer waits,
+  // given to the longest-waiting ready queued workload past the timeout.
+  // `nodes_for` picks the nodes for a workload.
+  void UpdateReservation(
+      const std::map<std::string, Workload>& workloads, const LiveMap& live,
+      int64_t now, const std::function<bool(const Workload&)>& ready,
+      const std::function<std::vector<std::string>(const Workload&)>&
+          nodes_for);
+  // The workload `w` was admitted: a reservation for it is done.
+  void NoteAdmitted(const Workload& w);
+  const std::string& reserved_for() const { return reserved_for_; }
+  const std::set<std::string>& reserved_nodes() const {
+    return reserved_nodes_;
+  }
+  // Counts every change of the reservation: a lifted one frees capacity.
+  uint64_t reservation_changes() const { return reservation_changes_; }
+
+  // The next time a timer is due.
+  std::optional<int64_t> NextWakeup(
+      const std::map<std::string, Workload>& workloads, const LiveMap& live,
+      int64_t now) const;
+
+ private:
+  int64_t TimeoutOf(const Workload& w) const {
+    return w.schedule_timeout_ms.value_or(config_->gang_admission_timeout_ms);
+  }
+  void LiftReservation();
+
+  const SchedulerConfig* config_;
+  std::map<std::string, int64_t> below_min_since_;
+  std::set<std::string> reserved_nodes_;
+  uint64_t reservation_changes_ = 0;
+  std::string reserved_for_;
+};
+
+// The delay before a gang's next try after `attempts` failed ones.
+int64_t GangBackoff(const SchedulerConfig& config, int attempts);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_GANG_TIMERS_H_

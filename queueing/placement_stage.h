@@ -1,0 +1,111 @@
+// Gang placement, the admission stage that searches nodes: what it keeps
+// between searches (sorted nodes, nodes per flavor label set, node score
+// memo), and what stays true while only admissions happen (placements that
+// failed, upper bounds on free GPUs), dropped when capacity is freed.
+#ifndef GPUSCHED_QUEUEING_PLACEMENT_STAGE_H_
+#define GPUSCHED_QUEUEING_PLACEMENT_STAGE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "queueing/gang_placer.h"
+#include "queueing/reason_code.h"
+#include "queueing/workload.h"
+#include "scheduler/cluster_model.h"
+#include "scheduler/scoring.h"
+
+namespace gpusched {
+
+class GangPlacementStage {
+ public:
+  GangPlacementStage(ClusterModel* model, const ScoringWeights* weights)
+      : model_(model), weights_(weights) {}
+
+  // The model's nodes by name, kept while no node comes or goes.
+  const std::vector<const NodeState*>* SortedNodes();
+  // SortedNodes() filtered by a flavor's node labels, per label set.
+  const std::vector<const NodeState*>* NodesWithLabels(const StringMap& labels);
+  // Member verdicts and scores per node generation, for every search.
+  NodeScoreMemo* ScoreMemo();
+
+  // PlaceGang, unless a placement with the same `memo_key` failed since
+  // capacity was last freed (then its verdict, worded for `owner`). Inside
+  // a preemption trial the cluster is changed: search, remember nothing.
+  GangPlacement PlaceOrRecall(const std::string& owner, std::string memo_key,
+                              const GangPlacementRequest& request);
+  // PlaceGang, neither counted nor remembered (pods outside queues).
+  GangPlacement Place(const GangPlacementRequest& request) {
+    return PlaceGang(*model_, request);
+  }
+
+  // A necessary condition for placing `members` once `freeing` are gone,
+  // from counts alone: the GPU capacity they free plus an upper bound on
+  // what is free elsewhere can hold the largest member and the whole
+  // demand. Counts as a search (its verdict depends on free capacity).
+  bool CouldHold(const std::vector<const Pod*>& members,
+                 const std::vector<const Workload*>& freeing);
+
+  // Searches so far: an attempt that never searched failed on quota alone.
+  int64_t searches() const { return searches_; }
+
+  // Forgets what depended on free capacity.
+  void ForgetCapacityFacts();
+  void ForgetFailures() { failures_.clear(); }
+  // Since when (engine events, reservation changes) the facts hold.
+  struct Since {
+    size_t events = 0;
+    uint64_t reservations = 0;
+  };
+  const Since& facts_since() const { return since_; }
+  void set_facts_since(Since since) { since_ = since; }
+
+  // While alive, searches are preemption trials (see PlaceOrRecall).
+  class PreemptionTrialScope {
+   public:
+    explicit PreemptionTrialScope(GangPlacementStage* stage) : stage_(stage) {
+      stage_->in_trial_ = true;
+    }
+    ~PreemptionTrialScope() { stage_->in_trial_ = false; }
+    PreemptionTrialScope(const PreemptionTrialScope&) = delete;
+    PreemptionTrialScope& operator=(const PreemptionTrialScope&) = delete;
+
+   private:
+    GangPlacementStage* stage_;
+  };
+  bool in_preemption_trial() const { return in_trial_; }
+
+ private:
+  ClusterModel* model_;
+  const ScoringWeights* weights_;
+  std::vector<const NodeState*> sorted_nodes_;
+  uint64_t sorted_nodes_generation_ = UINT64_MAX;
+  std::map<std::string, std::vector<const NodeState*>> nodes_with_labels_;
+  uint64_t nodes_with_labels_generation_ = UINT64_MAX;
+  // Bounded: a server sees ever new shapes (names in annotations).
+  NodeScoreMemo score_memo_{size_t{1} << 20};
+  uint64_t score_memo_model_version_ = 0;
+  // Placements that failed since capacity was last freed, by placement
+  // signature and flavors: queues with the same shapes share one failed
+  // search of the nodes (key -> (workload that failed, why)).
+  std::map<std::string, std::pair<std::string, WaitReason>> failures_;
+  // Upper bounds on free GPU milli over all nodes (largest on one node,
+  // sum): admissions only lower the true values, so the bounds hold until
+  // capacity is freed.
+  struct CapacityBound {
+    bool valid = false;
+    bool time_shared = false;  // replica shares: milli bounds do not apply
+    int64_t max_free = 0;
+    int64_t total_free = 0;
+  };
+  CapacityBound bound_;
+  Since since_;
+  bool in_trial_ = false;
+  int64_t searches_ = 0;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_PLACEMENT_STAGE_H_

@@ -1,0 +1,227 @@
+#include "queueing/quota_flavors.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/node_predicates.h"
+
+namespace gpusched {
+namespace {
+
+// More than the queue could take with every queue of its cohort idle can
+// never fit; less waits for quota to be given back.
+WaitReason QuotaShortfall(const QuotaTree& quota, const std::string& cq,
+                          const FlavorResource& fr, int64_t need) {
+  auto format = [&](int64_t amount) {
+    return ResourceList::FormatAmount(fr.resource, amount);
+  };
+  const int64_t nominal = quota.Nominal(cq, fr);
+  const int64_t own_free = std::max<int64_t>(0, nominal - quota.Usage(cq, fr));
+  const int64_t lend = std::max<int64_t>(0, quota.Available(cq, fr) - own_free);
+  std::string text = absl::StrCat(
+      "queue ", cq, ": needs ", format(need), " ", fr.resource, " of flavor ",
+      fr.flavor, "; ", format(own_free), " free of nominal ", format(nominal),
+      ", cohort has ", format(lend), " to lend");
+  // When the ClusterQueue's own borrowingLimit binds, say so: the cohort
+  // may have more unused quota than the queue is allowed to take.
+  const int64_t unlimited_lend = std::max<int64_t>(
+      0, quota.AvailableWithoutBorrowingLimit(cq, fr) - own_free);
+  if (auto limit = quota.BorrowingLimit(cq, fr);
+      limit && unlimited_lend > lend) {
+    absl::StrAppend(&text, " (borrowingLimit ", format(*limit), " reached; ",
+                    format(unlimited_lend), " unused in the cohort)");
+  }
+  return {need > quota.MaxAvailable(cq, fr) ? ReasonCode::kExceedsMaxQuota
+                                            : ReasonCode::kWaitingForQuota,
+          std::move(text)};
+}
+
+// What must be free for the workload to take `demand`: the demand itself,
+// raised to Volcano's minResources before a gang's first admission (a
+// gang whose queue cannot hold its declared minimum does not start).
+FrAmounts QuotaToCheck(const Workload& w, const ResourceGroup& group,
+                       const std::string& flavor, const FrAmounts& demand) {
+  if (w.admitted() || w.min_resources.entries().empty()) return demand;
+  FrAmounts check = demand;
+  for (const std::string& r : group.covered_resources) {
+    const int64_t minimum = w.min_resources.Get(r);
+    int64_t& need = check[{flavor, r}];
+    need = std::max(need, minimum);
+    if (need == 0) check.erase({flavor, r});
+  }
+  return check;
+}
+
+}  // namespace
+
+namespace {
+
+bool Tolerated(const ResourceFlavor& flavor,
+               const std::vector<const Pod*>& pods) {
+  auto tolerates = [](const std::vector<Toleration>& list,
+                      const Taint& taint) {
+    return std::any_of(list.begin(), list.end(), [&](const Toleration& t) {
+      return Tolerates(t, taint);
+    });
+  };
+  for (const Taint& taint : flavor.node_taints) {
+    for (const Pod* pod : pods) {
+      if (!tolerates(flavor.tolerations, taint) &&
+          !tolerates(pod->tolerations, taint)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// The resource the queue's groups do not cover, or "" when all are.
+std::string UncoveredResource(const ClusterQueue& cq,
+                              const ResourceList& total) {
+  for (const auto& [resource, amount] : total.entries()) {
+    if (amount <= 0 || resource == kPods) continue;
+    bool covered = false;
+    for (const ResourceGroup& g : cq.resource_groups) {
+      covered |=
+          std::find(g.covered_resources.begin(), g.covered_resources.end(),
+                    resource) != g.covered_resources.end();
+    }
+    if (!covered) return resource;
+  }
+  return "";
+}
+
+}  // namespace
+
+const ResourceFlavor* FindFlavor(const Policy& policy,
+                                 const std::string& name) {
+  for (const ResourceFlavor& f : policy.flavors) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+void QuotaFlavors::Rebuild() {
+  cluster_queue_by_name_.clear();
+  for (const ClusterQueue& cq : policy_->cluster_queues) {
+    cluster_queue_by_name_.emplace(cq.name, &cq);
+  }
+  root_of_queue_.clear();
+  queues_of_root_.clear();
+  borrowing_by_root_.clear();
+  for (const std::string& cq : quota_->ClusterQueueNames()) {
+    std::vector<std::string> path = quota_->PathToRoot(cq);
+    // A ClusterQueue without a cohort shares with nobody.
+    if (path.size() > 1) {
+      root_of_queue_[cq] = path.back();
+      queues_of_root_[path.back()].push_back(cq);
+    }
+  }
+}
+
+const ClusterQueue* QuotaFlavors::ClusterQueueNamed(
+    const std::string& name) const {
+  auto it = cluster_queue_by_name_.find(name);
+  return it == cluster_queue_by_name_.end() ? nullptr : it->second;
+}
+
+const std::string& QuotaFlavors::TreeOf(const std::string& cq) const {
+  const std::string* root = RootOf(cq);
+  return root == nullptr ? cq : *root;
+}
+
+const std::string* QuotaFlavors::RootOf(const std::string& cq) const {
+  auto root = root_of_queue_.find(cq);
+  return root == root_of_queue_.end() ? nullptr : &root->second;
+}
+
+const std::vector<const std::string*>& QuotaFlavors::BorrowingQueuesOf(
+    const std::string& root) {
+  BorrowingQueues& cached = borrowing_by_root_[root];
+  if (cached.usage_version != quota_->usage_version() || !cached.valid) {
+    cached.queues.clear();
+    for (const std::string& queue : queues_of_root_[root]) {
+      if (quota_->IsBorrowing(queue)) cached.queues.push_back(&queue);
+    }
+    cached.usage_version = quota_->usage_version();
+    cached.valid = true;
+  }
+  return cached.queues;
+}
+
+FrAmounts QuotaFlavors::FirstFlavorDemand(const Workload& w) const {
+  FrAmounts demand;
+  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
+  if (cq == nullptr) return demand;
+  ResourceList total = TotalRequests(w.MembersToAdmit());
+  for (const ResourceGroup& g : cq->resource_groups) {
+    if (g.flavors.empty()) continue;
+    for (const std::string& r : g.covered_resources) {
+      if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
+    }
+  }
+  return demand;
+}
+
+WaitReason QuotaFlavors::QuotaFits(const Workload& w, const ClusterQueue& cq,
+                                   const ResourceGroup& group,
+                                   const std::string& flavor,
+                                   const FrAmounts& demand) const {
+  for (const auto& [fr, need] : QuotaToCheck(w, group, flavor, demand)) {
+    if (need > quota_->Available(cq.name, fr)) {
+      return QuotaShortfall(*quota_, cq.name, fr, need);
+    }
+  }
+  return {};
+}
+
+FlavorChoices QuotaFlavors::Choose(
+    const Workload& w, const std::vector<const Pod*>& members) const {
+  FlavorChoices choices;
+  const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
+  if (cq == nullptr) {
+    choices.why = {ReasonCode::kNoMatchingFlavor,
+                   absl::StrCat("ClusterQueue ", w.cluster_queue,
+                                " does not exist")};
+    return choices;
+  }
+  const ResourceList total = TotalRequests(members);
+  if (std::string r = UncoveredResource(*cq, total); !r.empty()) {
+    choices.why = {ReasonCode::kNoMatchingFlavor,
+                   absl::StrCat("queue ", cq->name, ": resource ", r,
+                                " is not covered by its resourceGroups")};
+    return choices;
+  }
+  for (const ResourceGroup& g : cq->resource_groups) {
+    std::vector<FlavorOption> fitting;
+    bool requested = false;
+    for (const FlavorQuotas& f : g.flavors) {
+      FrAmounts demand;
+      for (const std::string& r : g.covered_resources) {
+        if (total.Get(r) > 0) demand[{f.flavor, r}] = total.Get(r);
+      }
+      requested = !demand.empty();
+      WaitReason refused;
+      const ResourceFlavor* flavor = FindFlavor(*policy_, f.flavor);
+      if (flavor != nullptr && !Tolerated(*flavor, members)) {
+        refused = {ReasonCode::kNoMatchingFlavor,
+                   absl::StrCat("flavor ", f.flavor,
+                                ": the pods do not tolerate its node taints")};
+      } else {
+        refused = QuotaFits(w, *cq, g, f.flavor, demand);
+      }
+      if (refused.empty()) {
+        fitting.push_back({&f, std::move(demand)});
+      } else if (choices.why.empty()) {
+        choices.why = std::move(refused);
+      }
+    }
+    if (!requested) continue;
+    if (fitting.empty()) return choices;
+    choices.groups.push_back(std::move(fitting));
+  }
+  choices.fits = true;
+  return choices;
+}
+
+}  // namespace gpusched

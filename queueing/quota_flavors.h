@@ -1,0 +1,86 @@
+// Quota and flavor, the admission stage before placement: which
+// ClusterQueue a workload's quota comes from, the cohort trees (who can
+// lend, who borrows now), the flavors whose quota fits, and why a
+// workload waits when none does.
+#ifndef GPUSCHED_QUEUEING_QUOTA_FLAVORS_H_
+#define GPUSCHED_QUEUEING_QUOTA_FLAVORS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "queueing/policy.h"
+#include "queueing/quota_tree.h"
+#include "queueing/reason_code.h"
+#include "queueing/workload.h"
+
+namespace gpusched {
+
+// One flavor of a resource group whose quota fits, with what it charges.
+struct FlavorOption {
+  const FlavorQuotas* flavor = nullptr;
+  FrAmounts demand;
+};
+
+// The flavors a workload's quota fits, per requested resource group, in
+// the queue's order. `fits` is false when some group has none; `why` says
+// why the first refused flavor was refused.
+struct FlavorChoices {
+  bool fits = false;
+  std::vector<std::vector<FlavorOption>> groups;
+  WaitReason why;
+};
+
+class QuotaFlavors {
+ public:
+  // Reads the engine's policy and quota tree, which outlive it.
+  QuotaFlavors(const Policy* policy, const QuotaTree* quota)
+      : policy_(policy), quota_(quota) {}
+
+  // Indexes the policy's queues and cohort trees again (a new policy).
+  void Rebuild();
+
+  const ClusterQueue* ClusterQueueNamed(const std::string& name) const;
+  // The root of the queue's cohort tree; the queue itself without cohort.
+  const std::string& TreeOf(const std::string& cluster_queue) const;
+  // The root of the queue's cohort tree, or nullptr without cohort.
+  const std::string* RootOf(const std::string& cluster_queue) const;
+  // The ClusterQueues of the tree that borrow now.
+  const std::vector<const std::string*>& BorrowingQueuesOf(
+      const std::string& root);
+
+  // The quota a workload would take on the first flavor of each resource
+  // group: what borrowing and shares are judged on before a flavor is
+  // chosen.
+  FrAmounts FirstFlavorDemand(const Workload& w) const;
+  // The flavors of the workload's queue that it tolerates and whose quota
+  // holds `members`.
+  FlavorChoices Choose(const Workload& w,
+                       const std::vector<const Pod*>& members) const;
+  // The quota check of one flavor: the shortfall, or an empty reason.
+  WaitReason QuotaFits(const Workload& w, const ClusterQueue& cq,
+                       const ResourceGroup& group, const std::string& flavor,
+                       const FrAmounts& demand) const;
+
+ private:
+  const Policy* policy_;
+  const QuotaTree* quota_;
+  absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queue_by_name_;
+  std::map<std::string, std::string> root_of_queue_;  // ClusterQueue -> root
+  // The ClusterQueues of each cohort tree, by root.
+  std::map<std::string, std::vector<std::string>> queues_of_root_;
+  struct BorrowingQueues {
+    bool valid = false;
+    uint64_t usage_version = 0;
+    std::vector<const std::string*> queues;  // into queues_of_root_
+  };
+  std::map<std::string, BorrowingQueues> borrowing_by_root_;
+};
+
+const ResourceFlavor* FindFlavor(const Policy& policy, const std::string& name);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_QUOTA_FLAVORS_H_
