@@ -106,7 +106,7 @@ func (c *ControlPlane) keepLogs() {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "controlplane: test failed; logs kept in %s\n", dst)
-	for _, name := range []string{Etcd, KubeAPIServer, KubeScheduler, Gpusched, "fake-kubelet"} {
+	for _, name := range []string{Etcd, KubeAPIServer, KubeScheduler, KubeControllerManager, Gpusched, "fake-kubelet"} {
 		path := filepath.Join(dst, name+".log")
 		if _, err := os.Stat(path); err != nil {
 			continue

@@ -101,7 +101,7 @@ func (c *ControlPlane) GpuschedMetrics() (string, error) {
 }
 
 // Pid is the pid of a running component (Etcd, KubeAPIServer,
-// KubeScheduler, Gpusched), or 0.
+// KubeScheduler, KubeControllerManager, Gpusched), or 0.
 func (c *ControlPlane) Pid(component string) int {
 	return c.Pids()[component]
 }
@@ -109,7 +109,7 @@ func (c *ControlPlane) Pid(component string) int {
 // Pids maps each running component to its pid (for /proc/<pid>/stat).
 func (c *ControlPlane) Pids() map[string]int {
 	pids := map[string]int{}
-	for _, p := range []*process{c.etcd, c.apiserver, c.scheduler, c.gpusched} {
+	for _, p := range []*process{c.etcd, c.apiserver, c.scheduler, c.controllerManager, c.gpusched} {
 		if p != nil && p.running() {
 			pids[p.name] = p.pid()
 		}
