@@ -143,6 +143,9 @@ class AdmissionLoop : public AdmissionGate {
   void Apply(Input& input, int64_t now);
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);
+  // A pod being deleted that holds no admission: see ApplyPod.
+  bool Leaving(const Pod& pod) const;
+  void ApplyLeaving(const Pod& pod, int64_t now);
   void AddPending(const Pod& pod, int64_t now);
   void ApplyList(const std::vector<Pod>& pods, int64_t now);
   void ForgetUnlisted(const std::set<std::string>& listed, int64_t now);
