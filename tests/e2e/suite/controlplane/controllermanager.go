@@ -26,8 +26,8 @@ const ControllerManagerUser = "system:kube-controller-manager"
 // (upstream's bootstrappolicy names the role after the controller's
 // ServiceAccount, which is not always the controller's name).
 var controllerRoles = map[string]string{
-	"job":               "system:controller:job-controller",
-	"garbage-collector": "system:controller:generic-garbage-collector",
+	"job-controller":               "system:controller:job-controller",
+	"garbage-collector-controller": "system:controller:generic-garbage-collector",
 }
 
 // prepareControllerManager checks the binary and the controller names

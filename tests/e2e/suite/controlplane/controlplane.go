@@ -60,8 +60,8 @@ type Options struct {
 	// fills in its caBundle, as in a cluster.
 	Webhook bool
 	// Controllers starts kube-controller-manager with only these
-	// controllers (its --controllers names, e.g. "job"), after gpusched
-	// and kube-scheduler; none (the default) starts no controller-manager.
+	// controllers (its --controllers names, e.g. "job-controller"), after
+	// gpusched and kube-scheduler; none (the default) starts none.
 	Controllers []string
 	// ReadyTimeout bounds each component's start (default 60 s).
 	ReadyTimeout time.Duration
