@@ -233,13 +233,18 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
 }
 
 // A pod update: terminal pods give back their quota and devices at once;
-// pods that run or were admitted on a node keep it (adopted when the
-// engine does not hold them there, as after a restart); pending ones
-// (re)enter their workload, which keeps its admission when it has one.
+// pods being deleted that hold no admission (an evicted gang's, whose
+// controller may already have made their replacements under the same
+// group) leave their workload, neither adopted nor queued; pods that run
+// or were admitted on a node keep it (adopted when the engine does not
+// hold them there, as after a restart); pending ones (re)enter their
+// workload, which keeps its admission when it has one.
 void AdmissionLoop::ApplyPod(const Pod& pod, int64_t now) {
   if (!Manages(pod)) return;
   if (IsTerminal(pod)) {
     ApplyTerminal(pod, now);
+  } else if (Leaving(pod)) {
+    ApplyLeaving(pod, now);
   } else if (!AdoptIfAdmitted(pod, now)) {
     AddPending(pod, now);
   }
@@ -277,6 +282,19 @@ void AdmissionLoop::ApplyRefusal(const EvictionRefusal& refusal, int64_t now) {
   AdoptBound(running, now);
 }
 
+// A member the engine holds keeps its place until it is gone: its devices
+// are in use until then.
+bool AdmissionLoop::Leaving(const Pod& pod) const {
+  if (!pod.meta.deleting) return false;
+  const Workload* w = engine_->FindWorkloadOfPod(pod.Key());
+  return w == nullptr || !w->placements.contains(pod.Key());
+}
+
+void AdmissionLoop::ApplyLeaving(const Pod& pod, int64_t now) {
+  Forget(pod.Key());
+  engine_->Delete(pod.Key(), now);
+}
+
 void AdmissionLoop::AddPending(const Pod& pod, int64_t now) {
   if (HasOurGate(pod)) gated_[pod.Key()] = true;
   engine_->AddPod(pod, now);
@@ -298,11 +316,15 @@ void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
   for (const Pod& pod : pods) {
     listed.insert(pod.Key());
     if (!Manages(pod)) continue;
-    if (IsTerminal(pod) || !AdoptIfAdmitted(pod, now)) rest.push_back(&pod);
+    if (IsTerminal(pod) || Leaving(pod) || !AdoptIfAdmitted(pod, now)) {
+      rest.push_back(&pod);
+    }
   }
   for (const Pod* pod : rest) {
     if (IsTerminal(*pod)) {
       ApplyTerminal(*pod, now);
+    } else if (Leaving(*pod)) {
+      ApplyLeaving(*pod, now);
     } else {
       AddPending(*pod, now);
     }

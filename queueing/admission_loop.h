@@ -151,6 +151,9 @@ class AdmissionLoop : public AdmissionGate {
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);
   void ApplyRefusal(const EvictionRefusal& refusal, int64_t now);
+  // A pod being deleted that holds no admission: see ApplyPod.
+  bool Leaving(const Pod& pod) const;
+  void ApplyLeaving(const Pod& pod, int64_t now);
   void AddPending(const Pod& pod, int64_t now);
   void ApplyList(const std::vector<Pod>& pods, int64_t now);
   void ForgetUnlisted(const std::set<std::string>& listed, int64_t now);

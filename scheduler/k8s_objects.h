@@ -33,6 +33,9 @@ struct ObjectMeta {
   StringMap annotations;
   // metadata.creationTimestamp as Unix seconds; 0 when absent.
   int64_t creation_unix_seconds = 0;
+  // metadata.deletionTimestamp is set: the object is going away (it may
+  // linger while finalizers, such as a Job's, hold it).
+  bool deleting = false;
 };
 
 struct Taint {

@@ -275,6 +275,11 @@ absl::Status DecodeObjectMeta(const V& v, const PathSegment& at,
     if (key == "creationTimestamp") {
       return DecodeTimestamp(child, here, &meta->creation_unix_seconds);
     }
+    if (key == "deletionTimestamp") {
+      int64_t unused = 0;  // when does not matter, only that it is set
+      meta->deleting = child.kind() != ValueKind::kNull;
+      return DecodeTimestamp(child, here, &unused);
+    }
     return absl::OkStatus();
   });
 }

@@ -88,6 +88,24 @@ TEST(K8sJsonTest, CreationTimestampToUnixSeconds) {
   }
 }
 
+TEST(K8sJsonTest, DeletionTimestampMarksThePodDeleting) {
+  absl::StatusOr<Pod> going = PodFromJson(
+      R"({"metadata": {"deletionTimestamp": "2025-01-01T00:00:30Z"}})");
+  ASSERT_TRUE(going.ok()) << going.status();
+  EXPECT_TRUE(going->meta.deleting);
+  for (std::string_view json :
+       {R"({"metadata": {"deletionTimestamp": null}})", R"({"metadata": {}})"}) {
+    absl::StatusOr<Pod> staying = PodFromJson(json);
+    ASSERT_TRUE(staying.ok()) << json << ": " << staying.status();
+    EXPECT_FALSE(staying->meta.deleting) << json;
+  }
+  absl::StatusOr<Pod> bad =
+      PodFromJson(R"({"metadata": {"deletionTimestamp": "soon"}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(Message(bad.status()),
+              StartsWith("Pod.metadata.deletionTimestamp: "));
+}
+
 TEST(K8sJsonTest, InvalidCreationTimestampNamesField) {
   for (std::string_view bad :
        {"2025-02-30T00:00:00Z", "yesterday", "2025-01-01 00:00:00"}) {

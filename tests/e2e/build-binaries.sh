@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the upstream components the end-to-end suite runs (etcd,
-# kube-apiserver, kube-scheduler, kubectl) from the Go modules pinned in
-# tests/e2e/k8s and tests/e2e/etcd, once, into a cache outside the clone:
+# kube-apiserver, kube-scheduler, kube-controller-manager, kubectl) from the
+# Go modules pinned in tests/e2e/k8s and tests/e2e/etcd, once, into a cache
+# outside the clone:
 #   ${GPUSCHED_E2E_CACHE:-~/.cache/gpusched-e2e}/k8s-<release>-etcd-<release>-<hash>/bin
 # The hash covers the pins (go.mod, go.sum), the Go version and this script,
 # so the binaries are rebuilt exactly when one of them changes. Prints the
@@ -19,7 +20,7 @@ key="$( (go version; cat "$0" "$here/go-env.sh" "$here"/k8s/go.mod "$here"/k8s/g
           "$here"/etcd/go.mod "$here"/etcd/go.sum) | sha256sum | cut -c1-12)"
 root="${GPUSCHED_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpusched-e2e}"
 out="$root/k8s-$k8s_release-etcd-$etcd_release-$key"
-bins=(etcd kube-apiserver kube-scheduler kubectl)
+bins=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl)
 
 complete() { for b in "${bins[@]}"; do [[ -x "$out/bin/$b" ]] || return 1; done; }
 if complete; then echo "$out/bin"; exit 0; fi
@@ -44,10 +45,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 started=$SECONDS
-echo "build-binaries: building kube-apiserver, kube-scheduler, kubectl $k8s_release and etcd $etcd_release into $out (cold: about 6 minutes on 2 cores)" >&2
+echo "build-binaries: building kube-apiserver, kube-scheduler, kube-controller-manager, kubectl $k8s_release and etcd $etcd_release into $out (cold: about 6 minutes on 2 cores)" >&2
 (cd "$here/k8s" && go build -ldflags "$ldflags" -o "$out.tmp/bin/" \
    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
-   k8s.io/kubernetes/cmd/kubectl)
+   k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
 (cd "$here/etcd" && go build -ldflags "-s -w" -o "$out.tmp/bin/etcd" go.etcd.io/etcd/server/v3)
 echo "$k8s_release $etcd_release built in $((SECONDS - started)) s" > "$out.tmp/BUILD"
 rm -rf "$out"; mv "$out.tmp" "$out"

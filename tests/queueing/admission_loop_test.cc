@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/queueing/builders.h"
 
@@ -306,6 +307,85 @@ TEST_F(AdmissionLoopTest, APreemptedWorkloadIsToldPreemptedThenWhyItWaits) {
       << low[0].message;
   EXPECT_EQ(low[1].phase, WorkloadPhase::kWaiting);
   EXPECT_NE(low[1].code, ReasonCode::kNone);
+}
+
+// An indexed Job's gang (team-a/job, 2 x 4 GPUs, priority 1) bound on the
+// one node, then evicted whole by a gang of priority 100: the state right
+// after the evictions were decided.
+class EvictedJobGangTest : public AdmissionLoopTest {
+ protected:
+  void SetUp() override {
+    Start(TwoTeams(PreemptionPolicy{
+              .within_cluster_queue = WithinClusterQueue::kLowerPriority}),
+          1);
+    for (int i = 0; i < 2; ++i) Add(Gated(Old(i)));
+    for (int i = 0; i < 2; ++i) {
+      Add(BoundTo(Old(i), "dgx-0", i == 0 ? "0,1,2,3" : "4,5,6,7"));
+    }
+    for (int i = 0; i < 2; ++i) Add(GangPod("team-a", "urgent", i, 4, 2, 100));
+    std::vector<QueueDecision> decisions = sink_.Take();
+    int evictions = 0;
+    for (const QueueDecision& d : decisions) {
+      const auto* revoke = std::get_if<RevokeMember>(&d);
+      if (revoke != nullptr && revoke->workload == "team-a/job") {
+        EXPECT_TRUE(revoke->evict);
+        ++evictions;
+      }
+    }
+    ASSERT_EQ(evictions, 2);
+    sink_.TakeStatuses();
+  }
+  static Pod Old(int i) { return GangPod("team-a", "job", i, 4, 2, 1); }
+  // The Eviction API marked it deleting; the Job's finalizer keeps it.
+  static Pod Terminating(int i) {
+    Pod pod = BoundTo(Old(i), "dgx-0", i == 0 ? "0,1,2,3" : "4,5,6,7");
+    pod.meta.deleting = true;
+    return pod;
+  }
+  // The job controller's replacement: same group, new name and UID.
+  static Pod Replacement(int i) {
+    Pod pod = Gated(Old(i));
+    pod.meta.name = "job-" + std::to_string(i) + "-new";
+    pod.meta.uid = "team-a-" + pod.meta.name;
+    return pod;
+  }
+  std::vector<std::string> AdmittedPods() {
+    std::vector<std::string> pods;
+    for (const QueueDecision& d : sink_.Take()) {
+      if (const auto* admit = std::get_if<AdmitMember>(&d)) {
+        pods.push_back(admit->pod.pod_name);
+      }
+    }
+    return pods;
+  }
+};
+
+TEST_F(EvictedJobGangTest, ItsTerminatingPodsAreNotAdoptedAgain) {
+  for (int i = 0; i < 2; ++i) Add(Terminating(i));
+  EXPECT_EQ(loop_->Check(Old(0)).assigned_node, "");
+  EXPECT_EQ(loop_->Check(GangPod("team-a", "urgent", 0, 4, 2, 100)).assigned_node,
+            "dgx-0");
+  EXPECT_TRUE(sink_.Take().empty());
+  for (const WorkloadStatus& s : StatusesOf(sink_, "team-a/job")) {
+    EXPECT_NE(s.phase, WorkloadPhase::kAdmitted) << s.message;
+    EXPECT_NE(s.phase, WorkloadPhase::kRunning) << s.message;
+  }
+}
+
+TEST_F(EvictedJobGangTest, ReplacementsAreAdmittedWholeWithoutTheOldPods) {
+  for (int i = 0; i < 2; ++i) Add(Terminating(i));
+  Add(Replacement(0));  // the old pods still linger, Failed not yet
+  for (int i = 0; i < 2; ++i) {
+    Pod done = GangPod("team-a", "urgent", i, 4, 2, 100);
+    done.node_name = "dgx-0";
+    done.phase = "Succeeded";
+    Add(done);
+  }
+  EXPECT_TRUE(AdmittedPods().empty()) << "one replacement of two exists";
+  Add(Replacement(1));
+  EXPECT_THAT(AdmittedPods(),
+              ::testing::UnorderedElementsAre("job-0-new", "job-1-new"));
+  EXPECT_EQ(loop_->Check(Old(0)).assigned_node, "");
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ for name in $staging; do
   go mod edit -replace "$name=$name@$staging_version"
 done
 go mod edit -require "k8s.io/kubernetes@$release"
-for cmd in kube-apiserver kube-scheduler kubectl; do
+for cmd in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
   go mod edit -tool "k8s.io/kubernetes/cmd/$cmd"
 done
 rm -f go.sum

@@ -44,12 +44,13 @@ func randomToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-func newIdentities() (admin, scheduler, gpusched identity, err error) {
+func newIdentities() (admin, scheduler, gpusched, controllerManager identity, err error) {
 	admin = identity{user: AdminUser, groups: []string{"system:masters"}}
 	scheduler = identity{user: SchedulerUser, groups: []string{
 		"system:serviceaccounts", "system:serviceaccounts:" + DeployNamespace, "system:authenticated"}}
 	gpusched = identity{user: GpuschedUser}
-	for _, id := range []*identity{&admin, &scheduler, &gpusched} {
+	controllerManager = identity{user: ControllerManagerUser}
+	for _, id := range []*identity{&admin, &scheduler, &gpusched, &controllerManager} {
 		if id.token, err = randomToken(); err != nil {
 			return
 		}

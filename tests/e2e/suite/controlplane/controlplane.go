@@ -2,8 +2,8 @@
 // end-to-end tests: etcd, kube-apiserver, kube-scheduler configured by
 // deploy/kube-scheduler-config.yaml, and gpusched as its extender, with
 // deploy/'s RBAC. Ports are free ones, so tests may run in parallel
-// processes. No controller-manager and no kubelet: package kubelet plays the
-// kubelet's part.
+// processes. No kubelet (package kubelet plays the kubelet's part), and
+// kube-controller-manager only with the controllers a test asks for.
 package controlplane
 
 import (
@@ -50,12 +50,20 @@ type Options struct {
 	APIServerArgs []string
 	// NoKubelet skips the fake kubelet: bound pods stay Pending.
 	NoKubelet bool
+	// KubeletFailsDeletedPods makes the fake kubelet mark a terminating pod
+	// Failed before deleting it, as a real kubelet does; a Job with a
+	// podFailurePolicy replaces its pods only once they are Failed.
+	KubeletFailsDeletedPods bool
 	// Webhook makes gpusched serve its admission webhook on a free loopback
 	// port (certificate for 127.0.0.1 and localhost, kept in its Secret),
 	// and registers deploy/'s MutatingWebhookConfiguration with
 	// clientConfig.url pointing there instead of the Service. gpusched
 	// fills in its caBundle, as in a cluster.
 	Webhook bool
+	// Controllers starts kube-controller-manager with only these
+	// controllers (its --controllers names, e.g. "job-controller"), after
+	// gpusched and kube-scheduler; none (the default) starts none.
+	Controllers []string
 	// ReadyTimeout bounds each component's start (default 60 s).
 	ReadyTimeout time.Duration
 	// Replicas of 2 or more start that many gpusched + kube-scheduler
@@ -103,10 +111,12 @@ type ControlPlane struct {
 	t     testing.TB
 	opts  Options
 	pki   *pki
-	ids   struct{ admin, scheduler, gpusched identity }
-	ports struct{ etcdClient, etcdPeer, apiserver, scheduler, gpusched, webhook int }
+	ids   struct{ admin, scheduler, gpusched, controllerManager identity }
+	ports struct {
+		etcdClient, etcdPeer, apiserver, scheduler, gpusched, webhook, controllerManager int
+	}
 
-	etcd, apiserver, scheduler, gpusched *process
+	etcd, apiserver, scheduler, gpusched, controllerManager *process
 	// stoppedByTest marks processes the test stopped on purpose; any other
 	// exit before cleanup is a crash and fails the test.
 	stoppedByTest map[*process]bool
@@ -114,6 +124,12 @@ type ControlPlane struct {
 	kubeletLog    *os.File
 	httpCA        *http.Client
 	httpInsecure  *http.Client
+}
+
+// startStep is one component's start, in Start's order.
+type startStep struct {
+	name string
+	run  func(context.Context) error
 }
 
 // Start starts a control plane and registers its teardown with t.Cleanup.
@@ -130,17 +146,17 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*opts.ReadyTimeout)
 	defer cancel()
 	began := time.Now()
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
+	steps := []startStep{
 		{Etcd, c.startEtcd},
 		{KubeAPIServer, c.startAPIServer},
 		{"deploy RBAC", c.applyRBAC},
 		{"admission webhook", c.registerWebhook},
 		{"gpusched + kube-scheduler", c.startSchedulers},
-		{"fake kubelet", c.startKubelet},
 	}
+	if len(opts.Controllers) > 0 {
+		steps = append(steps, startStep{KubeControllerManager, c.startControllerManager})
+	}
+	steps = append(steps, startStep{"fake kubelet", c.startKubelet})
 	for _, step := range steps {
 		stepBegan := time.Now()
 		if err := step.run(ctx); err != nil {
@@ -168,15 +184,19 @@ func (c *ControlPlane) prepare() error {
 	if c.pki, err = newPKI(c.Dir); err != nil {
 		return err
 	}
-	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, err = newIdentities(); err != nil {
+	if err := c.prepareControllerManager(); err != nil {
 		return err
 	}
-	ports, err := freePorts(6)
+	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager, err = newIdentities(); err != nil {
+		return err
+	}
+	ports, err := freePorts(7)
 	if err != nil {
 		return err
 	}
 	c.ports.etcdClient, c.ports.etcdPeer, c.ports.apiserver = ports[0], ports[1], ports[2]
 	c.ports.scheduler, c.ports.gpusched, c.ports.webhook = ports[3], ports[4], ports[5]
+	c.ports.controllerManager = ports[6]
 	c.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiserver)
 	c.GpuschedURL = fmt.Sprintf("http://127.0.0.1:%d", c.ports.gpusched)
 	if err := c.httpClients(); err != nil {
@@ -203,7 +223,7 @@ func (c *ControlPlane) startEtcd(ctx context.Context) error {
 
 func (c *ControlPlane) startAPIServer(ctx context.Context) error {
 	tokens := filepath.Join(c.Dir, "tokens.csv")
-	if err := writeTokenFile(tokens, c.ids.admin, c.ids.scheduler, c.ids.gpusched); err != nil {
+	if err := writeTokenFile(tokens, c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager); err != nil {
 		return err
 	}
 	c.apiserver = c.apiserverProcess(tokens)
@@ -317,7 +337,11 @@ func (c *ControlPlane) startKubelet(context.Context) error {
 	if c.kubeletLog, err = os.Create(filepath.Join(c.Dir, "fake-kubelet.log")); err != nil {
 		return fmt.Errorf("fake kubelet log: %w", err)
 	}
-	c.kubelet, err = kubelet.StartFakeKubelet(context.Background(), c.Client, kubelet.WithLog(c.kubeletLog))
+	opts := []kubelet.Option{kubelet.WithLog(c.kubeletLog)}
+	if c.opts.KubeletFailsDeletedPods {
+		opts = append(opts, kubelet.WithTerminalPhaseOnDeletion())
+	}
+	c.kubelet, err = kubelet.StartFakeKubelet(context.Background(), c.Client, opts...)
 	return err
 }
 
@@ -325,9 +349,9 @@ func (c *ControlPlane) startKubelet(context.Context) error {
 // kube-scheduler, the replicas' pairs in order).
 func (c *ControlPlane) processes() []*process {
 	if len(c.Replicas) == 0 {
-		return []*process{c.gpusched, c.scheduler, c.apiserver, c.etcd}
+		return []*process{c.controllerManager, c.gpusched, c.scheduler, c.apiserver, c.etcd}
 	}
-	var all []*process
+	all := []*process{c.controllerManager}
 	for _, r := range c.Replicas {
 		all = append(all, r.gpusched, r.scheduler)
 	}

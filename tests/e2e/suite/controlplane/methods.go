@@ -101,7 +101,7 @@ func (c *ControlPlane) GpuschedMetrics() (string, error) {
 }
 
 // Pid is the pid of a running component (Etcd, KubeAPIServer,
-// KubeScheduler, Gpusched), or 0.
+// KubeScheduler, KubeControllerManager, Gpusched), or 0.
 func (c *ControlPlane) Pid(component string) int {
 	return c.Pids()[component]
 }

@@ -16,8 +16,12 @@ type Binaries struct {
 	Etcd          string
 	KubeAPIServer string
 	KubeScheduler string
-	Kubectl       string
-	Gpusched      string
+	// KubeControllerManager is checked only by a control plane that runs
+	// it (Options.Controllers), so a bin directory built before it was
+	// added still serves every other test.
+	KubeControllerManager string
+	Kubectl               string
+	Gpusched              string
 }
 
 // RepoRoot is the gpusched checkout: $GPUSCHED_REPO, else the first directory
@@ -88,11 +92,12 @@ func FindBinaries(repo string) (Binaries, error) {
 		gpusched = filepath.Join(repo, "build", "gpusched")
 	}
 	bins := Binaries{
-		Etcd:          filepath.Join(dir, "etcd"),
-		KubeAPIServer: filepath.Join(dir, "kube-apiserver"),
-		KubeScheduler: filepath.Join(dir, "kube-scheduler"),
-		Kubectl:       filepath.Join(dir, "kubectl"),
-		Gpusched:      gpusched,
+		Etcd:                  filepath.Join(dir, "etcd"),
+		KubeAPIServer:         filepath.Join(dir, "kube-apiserver"),
+		KubeScheduler:         filepath.Join(dir, "kube-scheduler"),
+		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
+		Kubectl:               filepath.Join(dir, "kubectl"),
+		Gpusched:              gpusched,
 	}
 	for _, path := range []string{bins.Etcd, bins.KubeAPIServer, bins.KubeScheduler, bins.Kubectl, bins.Gpusched} {
 		if info, err := os.Stat(path); err != nil {

@@ -44,6 +44,9 @@ type FakeKubelet struct {
 	// startTime has whole seconds only, too coarse for run-for.
 	startedMu sync.Mutex
 	started   map[types.UID]time.Time
+
+	// failDeleted: see WithTerminalPhaseOnDeletion.
+	failDeleted bool
 }
 
 // Option configures StartFakeKubelet.
@@ -51,6 +54,13 @@ type Option func(*FakeKubelet)
 
 // WithLog writes one line per action (and per error) to w.
 func WithLog(w io.Writer) Option { return func(k *FakeKubelet) { k.log = w } }
+
+// WithTerminalPhaseOnDeletion makes a terminating pod Failed (its
+// containers killed) before it is deleted, as a real kubelet reports a
+// deleted pod's end (and PodGC an unbound one's). Controllers that keep a
+// finalizer on their pods, such as the Job controller with a
+// podFailurePolicy, wait for that phase before they let the pod go.
+func WithTerminalPhaseOnDeletion() Option { return func(k *FakeKubelet) { k.failDeleted = true } }
 
 // StartFakeKubelet watches pods in all namespaces until ctx ends or Stop.
 // It returns once its informer has listed the pods.
@@ -160,6 +170,12 @@ func (k *FakeKubelet) sync(ctx context.Context, key string) error {
 // finishDeletion deletes a terminating pod at once: its containers "stop"
 // immediately, so preemption and eviction victims really go away.
 func (k *FakeKubelet) finishDeletion(ctx context.Context, pod *corev1.Pod) error {
+	if k.failDeleted && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		// The update brings the pod back through the queue, Failed.
+		return k.writeStatus(ctx, pod, func(p *corev1.Pod) bool {
+			return p.DeletionTimestamp != nil && p.Status.Phase == pod.Status.Phase
+		}, markKilled)
+	}
 	zero := int64(0)
 	err := k.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: &zero,
@@ -194,9 +210,18 @@ func (k *FakeKubelet) finishWhenDue(ctx context.Context, key string, pod *corev1
 // updateStatus applies mutate to the latest pod through the status
 // subresource, if the pod is still bound, not terminating and in phase from.
 func (k *FakeKubelet) updateStatus(ctx context.Context, pod *corev1.Pod, from corev1.PodPhase, mutate func(*corev1.Pod, metav1.Time)) error {
+	return k.writeStatus(ctx, pod, func(p *corev1.Pod) bool {
+		return p.Status.Phase == from && p.DeletionTimestamp == nil && p.Spec.NodeName != ""
+	}, mutate)
+}
+
+// writeStatus applies mutate to the latest pod of the same UID through the
+// status subresource while applies holds for it.
+func (k *FakeKubelet) writeStatus(ctx context.Context, pod *corev1.Pod, applies func(*corev1.Pod) bool, mutate func(*corev1.Pod, metav1.Time)) error {
+	from := pod.Status.Phase
 	latest := pod.DeepCopy()
 	for attempt := 0; ; attempt++ {
-		if latest.Status.Phase != from || latest.DeletionTimestamp != nil || latest.Spec.NodeName == "" || latest.UID != pod.UID {
+		if latest.UID != pod.UID || !applies(latest) {
 			return nil
 		}
 		now := metav1.Now()

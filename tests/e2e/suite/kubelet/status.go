@@ -44,6 +44,24 @@ func markSucceeded(pod *corev1.Pod, now metav1.Time) {
 	}
 }
 
+// markKilled is the status of a pod whose containers were killed because
+// it was deleted: Failed, each container terminated by SIGKILL (137).
+func markKilled(pod *corev1.Pod, now metav1.Time) {
+	pod.Status.Phase = corev1.PodFailed
+	setCondition(pod, corev1.ContainersReady, corev1.ConditionFalse, "PodFailed", now)
+	setCondition(pod, corev1.PodReady, corev1.ConditionFalse, "PodFailed", now)
+	started := false
+	pod.Status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, Started: &started,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "Error", FinishedAt: now,
+			}},
+		})
+	}
+}
+
 // setCondition sets a pod condition, keeping its transition time when the
 // status does not change.
 func setCondition(pod *corev1.Pod, t corev1.PodConditionType, status corev1.ConditionStatus, reason string, now metav1.Time) {
