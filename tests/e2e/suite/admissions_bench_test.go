@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -184,18 +183,6 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	arm.AdmittedPerSecond = float64(n) / max(last.Sub(first).Seconds(), 1e-3)
 	arm.BoundPerSecond = float64(n) / max(latest(rec.bound).Sub(first).Seconds(), 1e-3)
 	return arm
-}
-
-func earliest(times map[string]time.Time) time.Time {
-	all := make([]time.Time, 0, len(times))
-	for _, t := range times {
-		all = append(all, t)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Before(all[j]) })
-	if len(all) == 0 {
-		return time.Time{}
-	}
-	return all[0]
 }
 
 // admitSimulate runs `gpusched simulate` on a scenario of the cluster's

@@ -177,13 +177,26 @@ func (r *gangRecorder) wait(ctx context.Context) (ungated, bound time.Time) {
 }
 
 func latest(times map[string]time.Time) time.Time {
+	all := sortedTimes(times)
+	if len(all) == 0 {
+		return time.Time{}
+	}
+	return all[len(all)-1]
+}
+
+func earliest(times map[string]time.Time) time.Time {
+	all := sortedTimes(times)
+	if len(all) == 0 {
+		return time.Time{}
+	}
+	return all[0]
+}
+
+func sortedTimes(times map[string]time.Time) []time.Time {
 	all := make([]time.Time, 0, len(times))
 	for _, t := range times {
 		all = append(all, t)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Before(all[j]) })
-	if len(all) == 0 {
-		return time.Time{}
-	}
-	return all[len(all)-1]
+	return all
 }
