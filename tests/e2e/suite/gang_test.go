@@ -85,7 +85,7 @@ func TestGangIsHeldByTheGateAndBoundWhole(t *testing.T) {
 			checkNoneBound(ctx, t, cp)
 		}
 	}
-	checkGangPlacement(t, waitAllBound(ctx, t, cp, members))
+	checkGangPlacement(t, waitAllBound(ctx, t, cp, members), 4)
 }
 
 // waitAllBound waits until `members` pods of the test namespace are bound
@@ -118,7 +118,7 @@ func checkNoneBound(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 
 // checkGangPlacement: every member is ungated, bound to the node gpusched
 // assigned it, carries its GPU ids, and no GPU of a node is given twice.
-func checkGangPlacement(t *testing.T, pods []corev1.Pod) {
+func checkGangPlacement(t *testing.T, pods []corev1.Pod, gpus int) {
 	t.Helper()
 	for i := range pods {
 		p := &pods[i]
@@ -129,5 +129,5 @@ func checkGangPlacement(t *testing.T, pods []corev1.Pod) {
 			t.Errorf("%s: bound to %s, assigned %q", p.Name, p.Spec.NodeName, assigned)
 		}
 	}
-	checkGangPlacementGpus(t, pods, 4)
+	checkGangPlacementGpus(t, pods, gpus)
 }

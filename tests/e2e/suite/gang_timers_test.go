@@ -3,6 +3,7 @@ package suite_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,12 +26,21 @@ const blockerLabel = "e2e.gpusched.io/blocker"
 // with the given gang timers.
 func timerPolicy(t *testing.T, gang string) string {
 	t.Helper()
-	return queuePolicy(t, map[string]int{"team-a": 32}, nil) + `---
+	path := queuePolicy(t, map[string]int{"team-a": 32}, nil)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = append(text, []byte(`---
 apiVersion: gpusched.io/v1alpha1
 kind: SchedulerConfig
 metadata: {name: config}
 spec:
-  gang: ` + gang + "\n"
+  gang: `+gang+"\n")...)
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod: a gang of 4 x 4

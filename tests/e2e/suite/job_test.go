@@ -76,8 +76,7 @@ func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
 
 	finishGang(ctx, t, cp, "urgent")
 	second := waitJobPodsBound(ctx, t, cp, firstUIDs, 90*time.Second)
-	checkGangPlacement(t, second)
-	checkGangPlacementGpus(t, second, jobGpus)
+	checkGangPlacement(t, second, jobGpus)
 	monitor.stopAndCheck(t, uidSet(recreated))
 	checkJobRunning(ctx, t, cp)
 	checkNoForbidden(t, cp)

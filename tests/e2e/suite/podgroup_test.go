@@ -177,7 +177,7 @@ func runPodGroupGang(t *testing.T, o podGroupGangOptions) {
 	if len(gpuPods) != gpuMembers {
 		t.Fatalf("%d GPU members, want %d", len(gpuPods), gpuMembers)
 	}
-	checkGangPlacement(t, gpuPods)
+	checkGangPlacement(t, gpuPods, 4)
 }
 
 // TestVolcanoPodGroupGangIsBoundWhole: Volcano's CRD appears only after
