@@ -19,10 +19,12 @@ import (
 // queues, goes through gpusched's preempt verb, which never lets it split
 // a gang nor take a queue below its nominal quota.
 
-// preemptGangPolicy: GPU-only ClusterQueues in cohort research. team-a has
-// no quota of its own and borrows all it runs from team-b's 16 GPUs, so
-// evicting any of its workloads takes only borrowed capacity: what keeps
-// its gang is the gang rule alone. team-c runs within its own 8.
+// preemptGangPolicy: ClusterQueues in cohort research covering GPUs and the
+// cpu every test pod requests (Kueue admits only what its queue covers).
+// team-a has no quota of its own and borrows all it runs from team-b's 16
+// GPUs and 64 cpu, so evicting any of its workloads takes only borrowed
+// capacity: what keeps its gang is the gang rule alone. team-c runs within
+// its own 8 GPUs and 8 cpu.
 const preemptGangPolicy = `apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
 metadata: {name: h100}
@@ -35,11 +37,12 @@ metadata: {name: team-a}
 spec:
   cohort: research
   resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
+  - coveredResources: [nvidia.com/gpu, cpu]
     flavors:
     - name: h100
       resources:
       - {name: nvidia.com/gpu, nominalQuota: 0}
+      - {name: cpu, nominalQuota: 0}
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
@@ -47,22 +50,24 @@ metadata: {name: team-b}
 spec:
   cohort: research
   resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
+  - coveredResources: [nvidia.com/gpu, cpu]
     flavors:
     - name: h100
       resources:
       - {name: nvidia.com/gpu, nominalQuota: 16}
+      - {name: cpu, nominalQuota: 64}
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: team-c}
 spec:
   resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
+  - coveredResources: [nvidia.com/gpu, cpu]
     flavors:
     - name: h100
       resources:
       - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: cpu, nominalQuota: 8}
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
