@@ -55,6 +55,7 @@ type admissionMonitor struct {
 	seen        map[string]bool
 	admittedAt  map[string]time.Time // workload -> first seen admitted
 	partlySince map[string]time.Time
+	earlySince  map[string]time.Time // gang -> first seen bound before whole
 	checks      int
 }
 
@@ -216,8 +217,23 @@ func (m *admissionMonitor) checkGang(w *monitorWorkload, now time.Time) {
 	if !strings.HasPrefix(w.key, "group:") {
 		return
 	}
+	// The engine admits a gang whole, but its admission reaches the API one
+	// pod at a time, and kube-scheduler may bind the first member before the
+	// last one's write lands: a member bound while the others' admissions
+	// are still being written is a promise broken only when it lasts past
+	// the same slack as queue order.
+	if m.earlySince == nil {
+		m.earlySince = map[string]time.Time{}
+	}
 	if w.bound > 0 && w.admitted < w.size {
-		m.report("early:"+w.key, "gang %s: %d members bound while %d of %d are admitted", w.key, w.bound, w.admitted, w.size)
+		if since, ok := m.earlySince[w.key]; !ok {
+			m.earlySince[w.key] = now
+		} else if now.Sub(since) > m.orderSlack {
+			m.report("early:"+w.key, "gang %s: %d members bound while %d of %d are admitted, for more than %v",
+				w.key, w.bound, w.admitted, w.size, m.orderSlack)
+		}
+	} else {
+		delete(m.earlySince, w.key)
 	}
 	if w.bound == 0 || w.bound >= w.size {
 		delete(m.partlySince, w.key)
