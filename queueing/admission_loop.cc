@@ -49,6 +49,30 @@ std::string PinnedNode(const Pod& pod) {
   return pinned;
 }
 
+// The sentence of a member's Admitted Event.
+std::string AdmittedSentence(const Workload& w, const std::string& node) {
+  std::string sentence = absl::StrCat("admitted on node ", node);
+  if (!w.cluster_queue.empty()) {
+    absl::StrAppend(&sentence, " by ClusterQueue ", w.cluster_queue);
+  }
+  if (w.is_gang) {
+    absl::StrAppend(&sentence, " with its gang ", w.key, " (",
+                    w.placements.size(), " of ", w.pods.size(),
+                    " pods placed)");
+  }
+  return sentence;
+}
+
+// An admitted gang with fewer members placed than make it: adopted from
+// a replica stopped in the middle of the gang's admission writes, or
+// short of members it lost. Its unbound members are not let bind until
+// the rest are placed (or the gang is evicted after its grace), so a gang
+// never starts half.
+bool PartlyPlacedGang(const Workload& w) {
+  return w.admitted() && w.is_gang &&
+         static_cast<int>(w.placements.size()) < w.min_member;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AdmissionLoop>> AdmissionLoop::Create(
@@ -471,7 +495,8 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
                   m.uid},
           .node = m.node,
           .workload = key,
-          .gated = m.gated});
+          .gated = m.gated,
+          .reason = AdmittedSentence(w, m.node)});
     }
   }
   for (const auto& [pod_key, before] : members_) {
@@ -501,7 +526,9 @@ std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(
     for (const auto& [pod, unused] : w.pods) {
       published->workload_of_pod[pod] = key;
     }
+    const bool partly = PartlyPlacedGang(w);
     for (const auto& [pod, placement] : w.placements) {
+      if (partly && !w.bound.contains(pod)) continue;
       published->node_of_pod[pod] = placement.node;
     }
     auto position = positions.find(&w);
@@ -510,7 +537,13 @@ std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(
             ? engine_->PendingReason(w)
             : engine_->PendingReason(w, position->second.first,
                                      position->second.second);
-    if (w.admitted()) {
+    if (partly) {
+      reason = CodedReason(
+          ReasonCode::kGangIncomplete,
+          absl::StrCat("gang ", key, " is admitted with ", w.placements.size(),
+                       " of minMember ", w.min_member,
+                       " members placed; none binds until all are"));
+    } else if (w.admitted()) {
       reason = absl::StrCat("workload ", key,
                             " is admitted; this member waits for capacity",
                             reason.empty() ? "" : ": ", reason);

@@ -25,12 +25,16 @@ struct PodRef {
 
 // A member was admitted on `node`. A gated pod gets the node as its
 // required affinity and loses the gpusched.io/admission gate; an ungated
-// one gets the admission label, annotation and nominatedNodeName.
+// one gets the admission label, annotation and nominatedNodeName. Its
+// Admitted Event goes with it, so that a member admitted once is told once
+// even when the replica that decides changes (an adopted admission is not
+// decided again, so it is not told again).
 struct AdmitMember {
   PodRef pod;
   std::string node;
   std::string workload;
   bool gated = false;
+  std::string reason;  // the Event's sentence: where and in which queue
   friend bool operator==(const AdmitMember&, const AdmitMember&) = default;
 };
 
@@ -66,12 +70,17 @@ struct PodGroupRef {
 };
 
 // A workload's reason code or phase changed (never only the numbers in
-// its sentence): recorded as an Event on each member and its PodGroup, and
-// as the PodGroup's status. `code` is a wait code while it waits, or what
-// happened (kAdmitted, kPreempted, kEvicted, kFinished).
+// its sentence): written as the PodGroup's status and, when the code
+// changed, recorded as an Event on each member and its PodGroup (an
+// admission's Event on the members goes with each AdmitMember instead).
+// `code` is a wait code while it waits, or what happened (kAdmitted,
+// kPreempted, kEvicted, kFinished).
 struct WorkloadStatus {
   std::string workload;
   ReasonCode code = ReasonCode::kNone;
+  // False when only the phase or the counts moved (admitted, then
+  // running): the status is written, no Event is news.
+  bool code_changed = true;
   std::string message;  // the sentence, with the numbers
   WorkloadPhase phase = WorkloadPhase::kWaiting;
   std::vector<PodRef> members;  // the pods that exist, by name

@@ -135,14 +135,15 @@ std::vector<QueueDecision> StatusTracker::Changes(
     // Finished is told once, in the pass it finished; deleted ones not.
     if (phase == WorkloadPhase::kFinished && !finished.contains(key)) continue;
     auto [before, first] = told_.try_emplace(key, told);
-    const bool same = !first && before->second.code == told.code &&
-                      before->second.phase == told.phase;
+    const bool code_changed = first || before->second.code != told.code;
+    const bool same = !code_changed && before->second.phase == told.phase;
     before->second = told;
     if (same || (first && adopted.contains(key) &&
                  !admitted_events.contains(key))) {
       continue;
     }
     out.push_back(Current(engine, w, positions, admitted_events, now));
+    std::get<WorkloadStatus>(out.back()).code_changed = code_changed;
   }
   // Forgotten: workloads gone, or back to nothing to tell.
   std::erase_if(told_, [&](const auto& entry) {

@@ -13,20 +13,6 @@
 namespace gpusched {
 namespace {
 
-absl::Status WriteAdmit(kube::KubeClient& client, const AdmitMember& admit,
-                        const kube::CallOptions& call) {
-  absl::StatusOr<kube::AdmitResult> result = kube::AdmitPod(
-      client,
-      {admit.pod.pod_namespace, admit.pod.pod_name, admit.pod.uid},
-      admit.node, call);
-  if (!result.ok()) return result.status();
-  spdlog::info("admitted pod={}/{} workload={} node={} outcome={} {}",
-               admit.pod.pod_namespace, admit.pod.pod_name, admit.workload,
-               admit.node, kube::AdmitOutcomeName(result->outcome),
-               result->message);
-  return absl::OkStatus();
-}
-
 std::string InstanceName(const std::string& configured) {
   if (!configured.empty()) return configured;
   char host[256] = {};
@@ -146,7 +132,7 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::Write(
       .deadline = std::chrono::steady_clock::now() + options_.call_timeout};
   absl::Status written;
   if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
-    written = WriteAdmit(client_, *admit, call);
+    written = WriteAdmit(*admit, call);
   } else if (const auto* status = std::get_if<WorkloadStatus>(&decision)) {
     written = WriteStatus(*status, call);
   } else {
@@ -154,6 +140,31 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::Write(
   }
   if (!written.ok()) return written;
   return Written::kDone;
+}
+
+// The member's Admitted Event follows its admission, once it took effect.
+absl::Status DecisionWriter::WriteAdmit(const AdmitMember& admit,
+                                        const kube::CallOptions& call) {
+  absl::StatusOr<kube::AdmitResult> result = kube::AdmitPod(
+      client_, {admit.pod.pod_namespace, admit.pod.pod_name, admit.pod.uid},
+      admit.node, call);
+  if (!result.ok()) return result.status();
+  spdlog::info("admitted pod={}/{} workload={} node={} outcome={} {}",
+               admit.pod.pod_namespace, admit.pod.pod_name, admit.workload,
+               admit.node, kube::AdmitOutcomeName(result->outcome),
+               result->message);
+  if (result->outcome == kube::AdmitOutcome::kPodGone ||
+      result->outcome == kube::AdmitOutcome::kNodeConflict) {
+    return absl::OkStatus();
+  }
+  events_.Record({.regarding = {.namespace_name = admit.pod.pod_namespace,
+                                .name = admit.pod.pod_name,
+                                .uid = admit.pod.uid},
+                  .type = kube::EventType::kNormal,
+                  .reason = std::string(ReasonCodeName(ReasonCode::kAdmitted)),
+                  .action = std::string(ActionOf(ReasonCode::kAdmitted)),
+                  .note = admit.reason});
+  return absl::OkStatus();
 }
 
 // A disruption budget's refusal is no fault to retry: the budget lets the
@@ -215,7 +226,7 @@ absl::Status DecisionWriter::WriteStatus(const WorkloadStatus& status,
 // One Event per member and one on the PodGroup. A finished workload has
 // no pods left to tell, and its PodGroup's phase says it.
 void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
-  if (status.code == ReasonCode::kFinished) return;
+  if (status.code == ReasonCode::kFinished || !status.code_changed) return;
   const kube::EventType type =
       IsWarning(status.code) ? kube::EventType::kWarning
                              : kube::EventType::kNormal;
@@ -226,10 +237,13 @@ void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
                     .action = std::string(ActionOf(status.code)),
                     .note = status.message});
   };
-  for (const PodRef& pod : status.members) {
-    record({.namespace_name = pod.pod_namespace,
-            .name = pod.pod_name,
-            .uid = pod.uid});
+  // Each admitted member was told with its own admission (WriteAdmit).
+  if (status.code != ReasonCode::kAdmitted) {
+    for (const PodRef& pod : status.members) {
+      record({.namespace_name = pod.pod_namespace,
+              .name = pod.pod_name,
+              .uid = pod.uid});
+    }
   }
   if (status.group) {
     record({.api_version = std::string(GroupApiVersion(status.group->flavor)),

@@ -77,6 +77,8 @@ class DecisionWriter : public DecisionSink {
   enum class Written { kDone, kBlockedByBudget };
   // kDone when the decision took effect or no longer applies.
   absl::StatusOr<Written> Write(const QueueDecision& decision);
+  absl::Status WriteAdmit(const AdmitMember& admit,
+                          const kube::CallOptions& call);
   absl::StatusOr<Written> WriteRevoke(const RevokeMember& revoke,
                                       const kube::CallOptions& call);
   absl::Status WriteStatus(const WorkloadStatus& status,

@@ -139,7 +139,40 @@ TEST_F(DecisionWriterTest, CoschedulingGroupPhaseAndCountsGoToItsStatus) {
   ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring").size() == 2; }));
   EXPECT_EQ(EventsAbout("ring")[1]["regarding"]["apiVersion"],
             "scheduling.x-k8s.io/v1alpha1");
-  EXPECT_EQ(EventsAbout("ring-0")[1]["reason"], "Admitted");
+  EXPECT_EQ(EventsAbout("ring")[1]["reason"], "Admitted");
+}
+
+// A member's Admitted Event goes with its admission; the workload's
+// Admitted status tells only its PodGroup, and a phase change with the
+// same code (admitted, then running) tells nobody: a replica that takes
+// over and sees the gang start running does not tell it again.
+TEST_F(DecisionWriterTest, AdmittedIsToldOncePerMemberWithItsAdmission) {
+  server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
+  server_.AddPod(GpuPod("team-a/ring-0", 8, ""));
+  writer_->Publish({AdmitMember{.pod = {"team-a", "ring-0", "uid-team-a-ring-0"},
+                                .node = "n1",
+                                .workload = "team-a/ring",
+                                .reason = "admitted on node n1"}});
+  ASSERT_TRUE(Written(1));
+  ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring-0").size() == 1; }));
+  EXPECT_EQ(EventsAbout("ring-0")[0]["reason"], "Admitted");
+  EXPECT_EQ(EventsAbout("ring-0")[0]["note"], "admitted on node n1");
+
+  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
+                               WorkloadPhase::kAdmitted)});
+  WorkloadStatus running = RingStatus(PodGroup::Flavor::kVolcano,
+                                      ReasonCode::kAdmitted,
+                                      WorkloadPhase::kRunning);
+  running.code_changed = false;
+  writer_->Publish({running});
+  ASSERT_TRUE(Written(3));
+  ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring").size() == 1; }));
+  writer_->Stop();
+  EXPECT_EQ(EventsAbout("ring-0").size(), 1u);
+  EXPECT_TRUE(EventsAbout("ring-1").empty());
+  EXPECT_EQ(EventsAbout("ring").size(), 1u);
+  EXPECT_EQ(server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"]["phase"],
+            "Running");
 }
 
 TEST_F(DecisionWriterTest, PreemptedIsAWarningAndASinglePodHasNoGroupToWrite) {

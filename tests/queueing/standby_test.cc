@@ -78,6 +78,42 @@ TEST_F(StandbyTest, StandbyAdoptsTheDecidingReplicasAdmissions) {
   EXPECT_EQ(Admitted(), std::vector<std::string>{"second"});
 }
 
+// The deciding replica was killed in the middle of a gang's admission
+// writes: two members of four carry their admission (ungated, pinned), two
+// are still gated. The standby holds the gang admitted with two of four
+// placed and lets neither pinned member bind (filter answers
+// GangIncomplete); once it decides, it places the other two, admits only
+// those (the first two were told by the replica before it), and then all
+// four may bind.
+TEST_F(StandbyTest, GangTakenOverHalfWrittenBindsOnlyOnceWhole) {
+  Start();
+  std::vector<Pod> members;
+  for (int i = 0; i < 4; ++i) {
+    Pod member = GangPod("team-a", "ring", i, 2, 4);
+    member.scheduling_gates.push_back(kAdmissionGate);
+    members.push_back(member);
+    Upsert(member);
+  }
+  for (int i = 0; i < 2; ++i) {
+    members[i].scheduling_gates.clear();
+    members[i] = PinnedTo(members[i], "dgx-0");
+    Upsert(members[i]);
+  }
+  for (const Pod& member : members) {
+    const GateVerdict verdict = loop_->Check(member);
+    EXPECT_EQ(verdict.assigned_node, "") << member.meta.name;
+    EXPECT_NE(verdict.waiting_reason.find("GangIncomplete"), std::string::npos)
+        << member.meta.name << ": " << verdict.waiting_reason;
+  }
+  loop_->SetDeciding(true);
+  loop_->WaitIdle();
+  EXPECT_EQ(Admitted(), (std::vector<std::string>{"ring-2", "ring-3"}));
+  for (const Pod& member : members) {
+    EXPECT_NE(loop_->Check(member).assigned_node, "") << member.meta.name;
+  }
+  EXPECT_EQ(loop_->Check(members[0]).assigned_node, "dgx-0");
+}
+
 TEST_F(StandbyTest, DecidingThenStandingByStopsDecisions) {
   Start();
   loop_->SetDeciding(true);
