@@ -3,7 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -45,16 +44,6 @@ const (
 // admission), no member bound before its gang is admitted, no gang partly
 // bound for long; at the end no pod was admitted twice.
 func TestTwoReplicasHandOverWithoutDoubleAdmission(t *testing.T) {
-	if os.Getenv("E2E_HA_KNOWN_DEFECTS") == "" {
-		// Its first run (session 6) found three defects that are open on
-		// issue E: after a kill -9 in the middle of a gang's admission
-		// writes, the members the old leader had ungated bind before the
-		// new leader admits the rest of their gang; the new leader tells
-		// Admitted Events again for admissions the old one told; and some
-		// admissions get no Admitted Event. Set E2E_HA_KNOWN_DEFECTS=1 to
-		// run it while fixing them.
-		t.Skip("known hand-over defects, open on issue E; E2E_HA_KNOWN_DEFECTS=1 runs it")
-	}
 	policy := queuePolicy(t, map[string]int{"team-a": 16}, nil)
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy, Replicas: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 420*time.Second)
@@ -92,6 +81,7 @@ func TestTwoReplicasHandOverWithoutDoubleAdmission(t *testing.T) {
 	haWaitAdmitted(ctx, t, cp, "g4", 60*time.Second)
 	killed := time.Now()
 	cp.KillReplica(second)
+	t.Logf("kill -9 landed with %d of 4 members of g4 admitted", haCountAdmitted(ctx, t, cp, "g4"))
 	third, tookOver := haWaitLeader(ctx, t, cp, killed, 60*time.Second)
 	t.Logf("kill -9 of %s: %s decides %v later", second.Name, third.Name, tookOver.Sub(killed).Round(time.Millisecond))
 	if third != first || tookOver.Sub(killed) > haExpiredBound+haSlack {
@@ -175,18 +165,50 @@ func haOthersStandBy(cp *controlplane.ControlPlane, leader *controlplane.Replica
 	return true
 }
 
-// haWaitAdmitted waits until some member of the gang carries its
-// admission.
+// haWaitAdmitted returns as soon as a pod watch shows a member of the gang
+// carrying its admission, so that a kill right after it lands while the
+// rest of the gang's admission writes are in flight (the hand-over must
+// then neither bind the gang half nor admit it twice).
 func haWaitAdmitted(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string, timeout time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, p := range gangPods(ctx, t, cp, group) {
-			if p.Annotations["gpusched.io/assigned-node"] != "" {
-				return
-			}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	selector := metav1.ListOptions{LabelSelector: "kueue.x-k8s.io/pod-group-name=" + group}
+	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		if haAdmitted(&list.Items[i]) {
+			return
+		}
+	}
+	selector.ResourceVersion = list.ResourceVersion
+	w, err := cp.Client.CoreV1().Pods(placementNamespace).Watch(ctx, selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for e := range w.ResultChan() {
+		if p, ok := e.Object.(*corev1.Pod); ok && haAdmitted(p) {
+			return
 		}
 	}
 	t.Fatalf("gang %s: no member admitted within %v", group, timeout)
+}
+
+func haAdmitted(p *corev1.Pod) bool { return p.Annotations["gpusched.io/assigned-node"] != "" }
+
+// haCountAdmitted: how many of the gang's members carry their admission.
+func haCountAdmitted(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string) int {
+	t.Helper()
+	n := 0
+	for _, p := range gangPods(ctx, t, cp, group) {
+		if haAdmitted(&p) {
+			n++
+		}
+	}
+	return n
 }
 
 // haGpuschedEvents lists gpusched's Events in the test namespace.
