@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "scheduler/node_fit.h"
 #include "scheduler/pod_view.h"
 
@@ -160,6 +161,49 @@ std::vector<PreemptionCandidate> ExtenderService::Preempt(
     }
   }
   return kept;
+}
+
+std::vector<PreemptionCandidate> ExtenderService::PreemptCatchingUp(
+    const Pod& pod, std::vector<PreemptionCandidate> candidates,
+    std::vector<std::string>* notes, int64_t fresh_ms,
+    std::chrono::milliseconds catch_up) const {
+  const uint64_t seen = Read([&](const ClusterModel&) { return node_changes_; });
+  std::vector<PreemptionCandidate> kept = Preempt(pod, candidates, notes);
+  std::vector<std::string> dropped;
+  for (const PreemptionCandidate& c : candidates) {
+    if (std::none_of(kept.begin(), kept.end(),
+                     [&](const auto& k) { return k.node == c.node; })) {
+      dropped.push_back(c.node);
+    }
+  }
+  if (dropped.empty() || !AnyNodeChangedSince(dropped, NowMs() - fresh_ms) ||
+      !WaitForNodeChange(seen, catch_up)) {
+    return kept;
+  }
+  if (notes != nullptr) notes->clear();
+  kept = Preempt(pod, std::move(candidates), notes);
+  if (notes != nullptr) {
+    notes->push_back(absl::StrCat(
+        "decided again after the node watch caught up with ",
+        absl::StrJoin(dropped, ", "), " (kube-scheduler saw it newer)"));
+  }
+  return kept;
+}
+
+bool ExtenderService::AnyNodeChangedSince(std::span<const std::string> names,
+                                          int64_t since_ms) const {
+  std::shared_lock lock(mu_);
+  return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+    auto changed = node_changed_ms_.find(name);
+    return changed == node_changed_ms_.end() || changed->second >= since_ms;
+  });
+}
+
+bool ExtenderService::WaitForNodeChange(
+    uint64_t seen, std::chrono::milliseconds timeout) const {
+  std::shared_lock lock(mu_);
+  return node_changed_cv_.wait_for(lock, timeout,
+                                   [&] { return node_changes_ != seen; });
 }
 
 }  // namespace gpusched

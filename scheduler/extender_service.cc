@@ -41,6 +41,8 @@ ExtenderService::ExtenderService(ServiceOptions options)
 std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
   std::vector<std::string> warnings;
   std::unique_lock lock(mu_);
+  const uint64_t changes_before = node_changes_;
+  const int64_t now = NowMs();
   for (Node& node : nodes) {
     const NodeState* existing = model_.FindNode(node.meta.name);
     if (existing != nullptr && !node.meta.resource_version.empty() &&
@@ -48,6 +50,8 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
       continue;
     }
     std::string name = node.meta.name;
+    ++node_changes_;
+    node_changed_ms_.insert_or_assign(name, now);
     std::string dropped = model_.UpsertNode(std::move(node));
     if (!dropped.empty()) {
       warnings.push_back(
@@ -60,6 +64,8 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
                                       state->gpus().topology_source()));
     }
   }
+  lock.unlock();
+  if (node_changes_ != changes_before) node_changed_cv_.notify_all();
   return warnings;
 }
 
@@ -81,6 +87,7 @@ bool ExtenderService::RemoveNode(std::string_view name) {
   std::unique_lock lock(mu_);
   std::vector<DetachedPod> pods;
   if (!model_.RemoveNode(name, &pods)) return false;
+  node_changed_ms_.erase(name);
   if (!pods.empty()) detached_.insert_or_assign(std::string(name), pods);
   return true;
 }

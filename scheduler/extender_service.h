@@ -1,6 +1,8 @@
 #ifndef GPUSCHED_SCHEDULER_EXTENDER_SERVICE_H_
 #define GPUSCHED_SCHEDULER_EXTENDER_SERVICE_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <shared_mutex>
@@ -170,6 +172,16 @@ class ExtenderService {
   std::vector<PreemptionCandidate> Preempt(
       const Pod& pod, std::vector<PreemptionCandidate> candidates,
       std::vector<std::string>* notes = nullptr) const;
+  // Preempt, but a node kube-scheduler may know newer than gpusched does
+  // (unknown to the model, or changed within `fresh_ms`) is not dropped on
+  // a state that is about to change: when such a node would be dropped,
+  // waits up to `catch_up` for the node watch to deliver a change and
+  // decides again. kube-scheduler retries a pod refused here only on a
+  // later cluster event, which a quiet cluster may not have for minutes.
+  std::vector<PreemptionCandidate> PreemptCatchingUp(
+      const Pod& pod, std::vector<PreemptionCandidate> candidates,
+      std::vector<std::string>* notes, int64_t fresh_ms,
+      std::chrono::milliseconds catch_up) const;
   BindOutcome Bind(const BindRequest& request);
 
   // The API server says pod `pod` is bound to pod.node_name (a watch event
@@ -231,8 +243,22 @@ class ExtenderService {
   void FilterInDoubt(const PlacedPod& placed,
                      std::span<const std::string> nodes, FilterVisitor visit);
 
+  // True when a node of `names` is unknown, or changed at or after
+  // `since_ms`.
+  bool AnyNodeChangedSince(std::span<const std::string> names,
+                           int64_t since_ms) const;
+  // Waits until a node upsert changed the model after `seen` (a count of
+  // node_changes_) or `timeout` passed; false on the timeout.
+  bool WaitForNodeChange(uint64_t seen,
+                         std::chrono::milliseconds timeout) const;
+
   ServiceOptions options_;
   mutable std::shared_mutex mu_;
+  // Node upserts that changed the model, and when each node last changed
+  // (NowMs). Guarded by mu_; node_changed_cv_ tells each change.
+  uint64_t node_changes_ = 0;
+  StringKeyMap<int64_t> node_changed_ms_;
+  mutable std::condition_variable_any node_changed_cv_;
   ClusterModel model_;
   PendingPods pending_;
   // Binds whose outcome is unknown, by pod UID: the time their devices are

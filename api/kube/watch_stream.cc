@@ -1,5 +1,7 @@
 #include "api/kube/watch_stream.h"
 
+#include "absl/strings/str_cat.h"
+
 #include "absl/strings/str_format.h"
 #include "scheduler/string_util.h"
 
@@ -135,12 +137,26 @@ absl::Status StatusFromHttp(int code, std::string_view body,
                             std::string_view what) {
   // The API server answers errors with a Status object; anything else (a
   // proxy's HTML page) is quoted, shortened.
+  // Its details' causes say what the message does not (a disruption
+  // budget's 429 names the budget only there).
   simdjson::dom::parser parser;
   simdjson::dom::element root;
-  std::string_view message = body.substr(0, 300);
+  std::string message(body.substr(0, 300));
   if (!parser.parse(body.data(), body.size()).get(root)) {
     std::string_view from_status;
-    if (!root["message"].get_string().get(from_status)) message = from_status;
+    if (!root["message"].get_string().get(from_status)) {
+      message = std::string(from_status);
+    }
+    simdjson::dom::array causes;
+    if (!root["details"]["causes"].get_array().get(causes)) {
+      std::string told;
+      for (simdjson::dom::element cause : causes) {
+        std::string_view text;
+        if (cause["message"].get_string().get(text) || text.empty()) continue;
+        absl::StrAppend(&told, told.empty() ? "" : "; ", std::string(text));
+      }
+      if (!told.empty()) absl::StrAppend(&message, " (", told, ")");
+    }
   }
   return internal::StatusFromCode(code, message, what);
 }

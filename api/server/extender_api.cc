@@ -34,6 +34,13 @@ std::string Joined(std::string_view prefix, std::string_view path) {
 // Before the first complete list of nodes and pods the model knows too
 // little to judge any node: an Error makes kube-scheduler back off and
 // retry, where a verdict ("node not known") would be wrong and final.
+// A node added or changed this recently may be newer in kube-scheduler's
+// informer than in gpusched's watch (a node's devices arrive in a second
+// write after the node): preempt waits this long for the watch before it
+// drops such a node.
+constexpr int64_t kFreshNodeMs = 5000;
+constexpr std::chrono::milliseconds kNodeCatchUp{1000};
+
 constexpr char kNotSynced[] =
     "gpusched has not finished its first list of nodes and pods from the API "
     "server yet; retry shortly";
@@ -167,8 +174,9 @@ http::Response ExtenderApi::Preempt(const http::Request& request) {
     }
     const size_t proposed = args->candidates.size();
     std::vector<std::string> notes;
-    std::vector<PreemptionCandidate> kept =
-        service_.Preempt(args->pod, std::move(args->candidates), &notes);
+    std::vector<PreemptionCandidate> kept = service_.PreemptCatchingUp(
+        args->pod, std::move(args->candidates), &notes, kFreshNodeMs,
+        kNodeCatchUp);
     spdlog::info("preempt pod={} proposed={} kept={}", args->pod.Key(),
                  proposed, kept.size());
     for (const std::string& note : notes) {

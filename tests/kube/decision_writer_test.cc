@@ -239,6 +239,10 @@ TEST_F(DecisionWriterTest, BudgetRefusalGoesBackToTheLoopAndIsNotRetried) {
   EXPECT_EQ(refusals[0].workload, "team-a/victim");
   EXPECT_NE(refusals[0].message.find("disruption budget"), std::string::npos)
       << refusals[0].message;
+  // The budget is named only in the Status's causes: the refusal says it.
+  EXPECT_NE(refusals[0].message.find("serving-pdb needs 1 healthy pods"),
+            std::string::npos)
+      << refusals[0].message;
 }
 
 }  // namespace

@@ -49,9 +49,11 @@ TEST_F(EvictionTest, DisruptionBudgetBlocksWithTheServersMessage) {
   server_.BlockEvictions("team-a/victim", "serving-pdb");
   EvictionResult result = Evict("victim", "uid-team-a-victim");
   EXPECT_EQ(result.outcome, EvictionOutcome::kBlockedByDisruptionBudget);
+  // The budget is named only in the Status's causes.
   EXPECT_EQ(result.message,
             "Cannot evict pod as it would violate the pod's disruption "
-            "budget.");
+            "budget. (The disruption budget serving-pdb needs 1 healthy pods "
+            "and has 1 currently)");
   EXPECT_FALSE(server_.Pod("team-a/victim").is_null());
 }
 

@@ -501,5 +501,38 @@ TEST(CountGpus, ClassifiesEveryDeviceAndMigInstance) {
   EXPECT_EQ(counts.mig_free, 5);  // 7 - 2
 }
 
+// A node joins with no devices yet, and a pod bound to it: kube-scheduler's
+// informer already has the node's devices when it proposes that pod as a
+// victim, gpusched's watch delivers them a moment later. The preempt verb
+// waits for that change instead of dropping the node for good.
+TEST(PreemptCatchingUp, WaitsForAFreshNodeToCatchUp) {
+  ExtenderService service;
+  service.UpsertNodes({MakeNode("joining").Product(kH100)});
+  std::jthread watch([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Node with_devices = MakeNode("joining").Gpus(8).Product(kH100);
+    with_devices.meta.resource_version = "2";
+    service.UpsertNodes({with_devices});
+  });
+  const std::vector<PreemptionCandidate> kept = service.PreemptCatchingUp(
+      MakePod("ml/p").Gpus(8),
+      {{.node = "joining", .victim_uids = {"uid-ml-low"}}}, nullptr,
+      /*fresh_ms=*/5000, std::chrono::milliseconds(10'000));
+  EXPECT_THAT(kept, ElementsAre(PreemptionCandidate{
+                        .node = "joining", .victim_uids = {"uid-ml-low"}}));
+}
+
+// A node that has not changed lately is judged at once: no wait.
+TEST_F(ExtenderServiceTest, PreemptCatchingUpDoesNotWaitOnASettledNode) {
+  AddRunning(service_, {Running("ml/a", "n1", "0,1", 1),
+                        Running("ml/b", "n1", "2,3,4,5,6,7", 9)});
+  const auto began = std::chrono::steady_clock::now();
+  const std::vector<PreemptionCandidate> kept = service_.PreemptCatchingUp(
+      MakePod("ml/p").Gpus(8), {{.node = "n1", .victim_uids = {"uid-ml-a"}}},
+      nullptr, /*fresh_ms=*/-1'000'000, std::chrono::milliseconds(60'000));
+  EXPECT_THAT(kept, IsEmpty());
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(30));
+}
+
 }  // namespace
 }  // namespace gpusched
