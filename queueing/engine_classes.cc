@@ -247,8 +247,11 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
     RebuildIndexes();
   }
   if (policy_.config.fair_sharing) return AdmitFairSharing(now);
+  HoldHeadQuota();
   bool progress = AdmitBestEffortClasses(now);
-  return AdmitStrictFifo(now) || progress;
+  progress = AdmitStrictFifo(now) || progress;
+  ReleaseHeadQuota();
+  return progress;
 }
 
 // StrictFIFO queues, each offering its head (Candidates' order).
@@ -267,7 +270,10 @@ bool QueueingEngine::AdmitStrictFifo(int64_t now) {
       continue;
     }
     classes_.StampAttempt(*w);
-    progress |= TryAdmit(*w, now).admitted();
+    ReleaseHeldBy(*w);
+    const AdmissionOutcome outcome = TryAdmit(*w, now);
+    NoteHeadOutcome(*w, outcome);
+    progress |= outcome.admitted();
   }
   return progress;
 }

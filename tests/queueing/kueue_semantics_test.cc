@@ -122,5 +122,37 @@ TEST_F(KueueSemanticsTest, OwnQueueVictimAndReclaimInOnePlan) {
   EXPECT_EQ(Preemptions("team-b/b-mid"), 0);
 }
 
+// The StrictFIFO head of team-a fits team-a's nominal quota only if the
+// cohort gives back what others borrow; it has no victims, and could not
+// take them back later (reclaimWithinCohort is not Any): the quota stays
+// held and team-b may not borrow it. With Any, team-b borrows.
+class HeldQuotaTest : public KueueSemanticsTest {
+ protected:
+  void Run(ReclaimWithinCohort reclaim) {
+    Start(Teams({Queue("team-a", 8, {.reclaim_within_cohort = reclaim},
+                       QueueingStrategy::kStrictFifo),
+                 Queue("team-b", 0)}));
+    Add("team-a", "a1", 4, 0, 0);
+    engine_->Schedule(0);
+    Add("team-a", "a2", 8, 0, 1000);
+    engine_->Schedule(1000);
+    Add("team-b", "b1", 2, 0, 2000);
+    engine_->Schedule(2000);
+    EXPECT_EQ(State("team-a/a2"), Workload::State::kPending);
+    // Outside a pass nothing stays charged for the held quota.
+    EXPECT_EQ(engine_->quota().Usage("team-a", {"h100", "nvidia.com/gpu"}), 4);
+  }
+};
+
+TEST_F(HeldQuotaTest, LenderHoldsQuotaItCannotBeSureToReclaim) {
+  Run(ReclaimWithinCohort::kLowerPriority);
+  EXPECT_EQ(State("team-b/b1"), Workload::State::kPending);
+}
+
+TEST_F(HeldQuotaTest, LenderThatCanReclaimAnythingHoldsNothing) {
+  Run(ReclaimWithinCohort::kAny);
+  EXPECT_EQ(State("team-b/b1"), Workload::State::kAdmitted);
+}
+
 }  // namespace
 }  // namespace gpusched
