@@ -189,7 +189,7 @@ class QueueingEngine {
   bool AdmitBestEffortClasses(int64_t now);
   struct ClassHead {
     int signature = 0;
-    bool borrows = false;
+    int borrow_height = 0;  // QuotaTree::BorrowHeight: lower goes first
     Workload* workload = nullptr;
   };
   std::vector<ClassHead> BestEffortHeadsOf(

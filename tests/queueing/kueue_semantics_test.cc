@@ -154,5 +154,26 @@ TEST_F(HeldQuotaTest, LenderThatCanReclaimAnythingHoldsNothing) {
   EXPECT_EQ(State("team-b/b1"), Workload::State::kAdmitted);
 }
 
+// guaranteed borrows only inside its own cohort, best-effort from the
+// root: guaranteed is admitted first despite its lower priority.
+TEST_F(KueueSemanticsTest, HierarchicalCohortBorrowingLessGoesFirst) {
+  Policy policy = Teams({Queue("guaranteed", 0), Queue("best-effort", 0)});
+  policy.cluster_queues[0].cohort = "guaranteed";
+  policy.cluster_queues[1].cohort = "root";
+  policy.cohorts = {Cohort{.name = "root"},
+                    Cohort{.name = "guaranteed",
+                           .parent = "root",
+                           .resource_groups = Queue("x", 8).resource_groups}};
+  Start(std::move(policy));
+  Add("guaranteed", "g", 8, 0, 0);
+  Add("best-effort", "b", 8, 3, 0);
+  engine_->Schedule(0);
+  EXPECT_EQ(State("guaranteed/g"), Workload::State::kAdmitted);
+  EXPECT_EQ(State("best-effort/b"), Workload::State::kPending);
+  EXPECT_EQ(engine_->quota().BorrowHeight("best-effort",
+                                          {{{"h100", "nvidia.com/gpu"}, 1}}),
+            2);
+}
+
 }  // namespace
 }  // namespace gpusched
