@@ -228,7 +228,9 @@ std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
     for (Workload* w : workloads) {
       const int id = classes_.SignatureId(*w);
       auto [it, inserted] = height_by_signature.try_emplace(id, 0);
-      if (inserted) it->second = quota_.BorrowHeight(cq, classes_.demand_of(id));
+      if (inserted) {
+        it->second = quota_.BorrowHeight(cq, classes_.demand_of(id));
+      }
       keyed.emplace_back(it->second, w);
     }
   }

@@ -138,12 +138,14 @@ std::vector<PreemptionAsk> PreemptionPlanner::AsksFor(
   }
   size_t varied = 0;
   while (varied < groups.size() && groups[varied].second.size() < 2) ++varied;
-  const size_t count = varied < groups.size() ? groups[varied].second.size() : 1;
+  const size_t count =
+      varied < groups.size() ? groups[varied].second.size() : 1;
   std::vector<PreemptionAsk> asks;
   for (size_t i = 0; i < count; ++i) {
     std::vector<std::pair<const ResourceGroup*, FlavorOption>> picks;
     for (size_t g = 0; g < groups.size(); ++g) {
-      picks.emplace_back(groups[g].first, groups[g].second[g == varied ? i : 0]);
+      picks.emplace_back(groups[g].first,
+                         groups[g].second[g == varied ? i : 0]);
     }
     asks.push_back(AskFor(w, cq, now, blocked));
     AddFlavors(asked, picks, asks.back());
@@ -165,7 +167,9 @@ PreemptionAsk PreemptionPlanner::AskFor(const Workload& w,
     // A budget refused its eviction: not again before the back-off ends.
     auto it = refused_.find(v.key);
     if (it == refused_.end() || it->second.until <= now) return true;
-    if (blocked->empty()) *blocked = WaitingForBudget(v.key, it->second.message);
+    if (blocked->empty()) {
+      *blocked = WaitingForBudget(v.key, it->second.message);
+    }
     return false;
   };
   return ask;
@@ -299,7 +303,8 @@ std::vector<Workload*> PreemptionPlanner::FairCandidates(
     return PolicyAllows(p.within_cluster_queue, *ask.preemptor, v);
   });
   const std::string* root = flavors_->RootOf(ask.cq->name);
-  if (root == nullptr || p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
+  if (root == nullptr ||
+      p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
     return out;
   }
   for (const std::string* queue : flavors_->BorrowingQueuesOf(*root)) {

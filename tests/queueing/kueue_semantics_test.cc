@@ -94,11 +94,17 @@ TEST_F(KueueSemanticsTest, FairSharingPreemptorThatMustBorrow) {
   Add("team-a", "incoming", 1, 0, 1000);
   engine_->Schedule(1000);
   EXPECT_EQ(State("team-a/incoming"), Workload::State::kAdmitted);
-  int b_preempted = 0;
-  for (int i = 0; i < 6; ++i) b_preempted += Preemptions("team-b/b" + std::to_string(i));
-  EXPECT_EQ(b_preempted, 1);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(Preemptions("team-a/a" + std::to_string(i)), 0);
-  for (int i = 0; i < 2; ++i) EXPECT_EQ(Preemptions("team-c/c" + std::to_string(i)), 0);
+  auto preempted = [&](const std::string& queue, const std::string& prefix,
+                       int count) {
+    int sum = 0;
+    for (int i = 0; i < count; ++i) {
+      sum += Preemptions(queue + "/" + prefix + std::to_string(i));
+    }
+    return sum;
+  };
+  EXPECT_EQ(preempted("team-b", "b", 6), 1);
+  EXPECT_EQ(preempted("team-a", "a", 4), 0);
+  EXPECT_EQ(preempted("team-c", "c", 2), 0);
 }
 
 // Freeing team-a's own low-priority workload leaves the cohort one GPU

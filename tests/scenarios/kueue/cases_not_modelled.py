@@ -9,6 +9,8 @@ OUT_FORMAT = "not modelled: message and metric formats"
 OVER_ADMITTED = ("not modelled: the table's admitted workloads exceed the "
                  "cohort's quota, a state admission never reaches")
 TODO = "not yet modelled (in scope)"
+ORDER = ("not a scenario (an ordering function): CandidateOrderTest in "
+         "tests/queueing/kueue_semantics_test.cc")
 
 NOT_MODELLED = {
     "TestPreemption": {
@@ -27,7 +29,7 @@ NOT_MODELLED = {
     "TestIssuePreemptionsSkipsDuplicate": {
         "skip duplicate preemption across calls": OUT_API},
     "TestCandidatesOrdering": {
-        "workloads sorted by priority": "see tests/queueing/preemption_kueue_test.cc",
+        "workloads sorted by priority": ORDER,
         "workloads sorted by effective priority with boost":
             "not modelled: priority boost is not in gpusched",
         "workload missing priority boost defaults to zero":
@@ -37,12 +39,12 @@ NOT_MODELLED = {
         "evicted workload first":
             "not modelled: a victim is gone at once in gpusched, never "
             "'being evicted'",
-        "workload from different CQ first": "see tests/queueing/preemption_kueue_test.cc",
-        "old workloads last": "see tests/queueing/preemption_kueue_test.cc",
+        "workload from different CQ first": ORDER,
+        "old workloads last": ORDER,
         "workloads with higher LQ usage first":
             "not modelled: Admission Fair Sharing is not in gpusched",
         "workloads from different CQ are sorted based on priority and timestamp":
-            "see tests/queueing/preemption_kueue_test.cc",
+            ORDER,
     },
     "TestFairPreemptions": {
         "zero weight borrowing preemptor cannot preempt from a borrowing CQ "
@@ -69,6 +71,10 @@ OUT_PARTIAL = "not modelled: partial admission (out of scope)"
 OUT_FUNGIBILITY = ("not modelled: flavorFungibility is not in gpusched "
                    "(flavors are tried in order, the first that fits wins)")
 SCHEDULE = {
+    "assign multiple resources and flavors":
+        "not modelled: one workload's pod sets on different flavors; "
+        "gpusched charges one flavor per resource group to the whole "
+        "workload",
     "workload fits in single clusterQueue, with check state ready": OUT_CHECKS,
     "workload fits in single clusterQueue, with check state pending": OUT_CHECKS,
     "pending admission check with nofit and fit flavors": OUT_CHECKS,
