@@ -189,7 +189,7 @@ class QueueingEngine {
   bool AdmitBestEffortClasses(int64_t now);
   struct ClassHead {
     int signature = 0;
-    bool borrows = false;
+    int borrow_height = 0;  // QuotaTree::BorrowHeight: lower goes first
     Workload* workload = nullptr;
   };
   std::vector<ClassHead> BestEffortHeadsOf(
@@ -202,6 +202,14 @@ class QueueingEngine {
   };
   PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
   std::string ReasonOf(const Workload& workload) const;
+
+  // engine_held_quota.cc: what a StrictFIFO head that cannot reclaim
+  // holds (Kueue's reserveCapacityForUnreclaimablePreempt).
+  FrAmounts QuotaToHold(const Workload& workload, const ClusterQueue& cq) const;
+  void NoteHeadOutcome(Workload& head, const AdmissionOutcome& outcome);
+  void HoldHeadQuota();
+  void ReleaseHeadQuota();
+  void ReleaseHeldBy(const Workload& head);
 
   // engine_admission.cc: one admission transaction.
   AdmissionOutcome TryAdmit(Workload& workload, int64_t now);
@@ -269,6 +277,13 @@ class QueueingEngine {
   std::map<std::string, std::string> workload_of_pod_;  // ns/pod -> workload
   std::map<std::string, Node> down_nodes_;
   std::vector<EngineEvent> events_;
+  // Quota held by the head of a StrictFIFO ClusterQueue, by queue; charged
+  // to the quota tree only during an admission pass.
+  struct HeldQuota {
+    std::string head;
+    FrAmounts amounts;
+  };
+  std::map<std::string, HeldQuota> held_by_head_;
 
   // The stages, each with its own state (see their headers).
   QuotaFlavors flavors_{&policy_, &quota_};

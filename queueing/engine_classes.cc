@@ -19,7 +19,7 @@ constexpr size_t kMaxSignatures = 1 << 16;
 // A class in the pass: its next member to try.
 struct ClassCursor {
   int signature = 0;
-  bool borrows = false;
+  int borrow_height = 0;
   Workload* next = nullptr;
   // Where its last failure can change: its cohort tree, and, when that
   // failure searched nodes, any capacity freed anywhere.
@@ -27,10 +27,13 @@ struct ClassCursor {
   bool needs_capacity = false;
 };
 
-// Pops in Candidates' order: no borrowing first, then queue order.
+// Pops in Candidates' order: borrowing from the lowest subtree first (no
+// borrowing at all before everything), then queue order.
 struct CursorAfter {
   bool operator()(const ClassCursor& a, const ClassCursor& b) const {
-    if (a.borrows != b.borrows) return a.borrows;
+    if (a.borrow_height != b.borrow_height) {
+      return a.borrow_height > b.borrow_height;
+    }
     const Workload& x = *a.next;
     const Workload& y = *b.next;
     if (x.priority != y.priority) return x.priority < y.priority;
@@ -105,7 +108,7 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
   const ReadyFn ready = [&](const Workload& w) { return Ready(w, now); };
   CursorHeap heap;
   for (const ClassHead& head : BestEffortHeadsOf(ready)) {
-    heap.push({head.signature, head.borrows, head.workload});
+    heap.push({head.signature, head.borrow_height, head.workload});
   }
   bool progress = false;
   std::vector<ClassCursor> parked;
@@ -162,9 +165,9 @@ std::vector<QueueingEngine::ClassHead> QueueingEngine::BestEffortHeadsOf(
     const std::string& queue = classes_.queue_of(signature);
     if (!best_effort.contains(queue)) continue;
     if (Workload* head = classes_.ReadyFrom(signature, nullptr, ready)) {
-      heads.push_back({signature,
-                       quota_.WouldBorrow(queue, classes_.demand_of(signature)),
-                       head});
+      heads.push_back(
+          {signature,
+           quota_.BorrowHeight(queue, classes_.demand_of(signature)), head});
     }
   }
   return heads;
@@ -215,26 +218,29 @@ std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
 }
 
 // Without fair sharing, across queues: workloads that fit without
-// borrowing first, then priority, then creation.
+// borrowing first, then those borrowing from the lowest subtree (Kueue's
+// hierarchical cohorts), then priority, then creation.
 std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
   // Borrowing depends only on the queue and the demand: once per signature.
-  std::map<int, bool> borrows_by_signature;
-  std::vector<std::pair<bool, Workload*>> keyed;
+  std::map<int, int> height_by_signature;
+  std::vector<std::pair<int, Workload*>> keyed;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
     for (Workload* w : workloads) {
       const int id = classes_.SignatureId(*w);
-      auto [it, inserted] = borrows_by_signature.try_emplace(id, false);
-      if (inserted) it->second = quota_.WouldBorrow(cq, classes_.demand_of(id));
+      auto [it, inserted] = height_by_signature.try_emplace(id, 0);
+      if (inserted) {
+        it->second = quota_.BorrowHeight(cq, classes_.demand_of(id));
+      }
       keyed.emplace_back(it->second, w);
     }
   }
   std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return !a.first;
+    if (a.first != b.first) return a.first < b.first;
     return QueueOrder(a.second, b.second);
   });
   std::vector<Workload*> out;
   out.reserve(keyed.size());
-  for (const auto& [borrows, w] : keyed) out.push_back(w);
+  for (const auto& [height, w] : keyed) out.push_back(w);
   return out;
 }
 
@@ -247,8 +253,11 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
     RebuildIndexes();
   }
   if (policy_.config.fair_sharing) return AdmitFairSharing(now);
+  HoldHeadQuota();
   bool progress = AdmitBestEffortClasses(now);
-  return AdmitStrictFifo(now) || progress;
+  progress = AdmitStrictFifo(now) || progress;
+  ReleaseHeadQuota();
+  return progress;
 }
 
 // StrictFIFO queues, each offering its head (Candidates' order).
@@ -267,7 +276,10 @@ bool QueueingEngine::AdmitStrictFifo(int64_t now) {
       continue;
     }
     classes_.StampAttempt(*w);
-    progress |= TryAdmit(*w, now).admitted();
+    ReleaseHeldBy(*w);
+    const AdmissionOutcome outcome = TryAdmit(*w, now);
+    NoteHeadOutcome(*w, outcome);
+    progress |= outcome.admitted();
   }
   return progress;
 }

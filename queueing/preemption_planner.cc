@@ -1,6 +1,7 @@
 #include "queueing/preemption_planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -9,18 +10,41 @@
 namespace gpusched {
 namespace {
 
-bool OwnQueueAllows(const PreemptionPolicy& p, const Workload& w,
-                    const Workload& v) {
-  switch (p.within_cluster_queue) {
-    case WithinClusterQueue::kLowerPriority:
-      return v.priority < w.priority;
-    case WithinClusterQueue::kLowerOrNewerEqualPriority:
-      return v.priority < w.priority ||
-             (v.priority == w.priority && v.created_ms > w.created_ms);
+const char* ClassicalReason(VictimVariant variant) {
+  switch (variant) {
+    case VictimVariant::kWithinQueue:
+      return "InClusterQueue";
+    case VictimVariant::kReclaimWhileBorrowing:
+      return "InCohortReclaimWhileBorrowing";
     default:
-      return false;
+      return "InCohortReclamation";
   }
 }
+
+// The preemptor's quota charged for a while (fair sharing judges shares
+// with it), and taken back whenever its fit is tried.
+class ChargedPreemptor {
+ public:
+  ChargedPreemptor(QuotaTree* quota, std::string queue, FrAmounts demand)
+      : quota_(quota), queue_(std::move(queue)), demand_(std::move(demand)) {
+    quota_->AddUsage(queue_, demand_);
+  }
+  ~ChargedPreemptor() { quota_->RemoveUsage(queue_, demand_); }
+  ChargedPreemptor(const ChargedPreemptor&) = delete;
+  ChargedPreemptor& operator=(const ChargedPreemptor&) = delete;
+  template <typename Fn>
+  bool Uncharged(Fn&& fn) {
+    quota_->RemoveUsage(queue_, demand_);
+    const bool result = fn();
+    quota_->AddUsage(queue_, demand_);
+    return result;
+  }
+
+ private:
+  QuotaTree* quota_;
+  std::string queue_;
+  FrAmounts demand_;
+};
 
 }  // namespace
 
@@ -30,90 +54,134 @@ std::string WaitingForBudget(const std::string& victim,
                       ": its eviction was refused: ", message);
 }
 
-// A victim from another queue of the cohort tree (one that borrows now).
-bool PreemptionPlanner::Allowed(const Workload& w, const Workload& v,
-                                const std::string& queue,
-                                const ClusterQueue& cq, bool borrows,
-                                int64_t own_share) const {
-  const PreemptionPolicy& p = cq.preemption;
-  if (p.reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority &&
-      v.priority >= w.priority) {
-    return false;
-  }
-  if (borrows) {
-    // Preempting in the cohort while borrowing: borrowWithinCohort only.
-    if (p.borrow_within_cohort == BorrowWithinCohort::kNever) return false;
-    if (v.priority >= w.priority) return false;
-    if (p.max_priority_threshold && v.priority > *p.max_priority_threshold) {
-      return false;
+namespace {
+
+// No member's node selector contradicts the flavor's node labels.
+bool SelectorsAllow(const Workload& w, const ResourceFlavor* flavor) {
+  if (flavor == nullptr) return true;
+  for (const Pod* pod : w.MembersToAdmit()) {
+    for (const auto& [key, value] : pod->node_selector) {
+      auto it = flavor->node_labels.find(key);
+      if (it != flavor->node_labels.end() && it->second != value) return false;
     }
   }
-  if (!policy_->config.fair_sharing) return true;
-  FrAmounts without;
-  for (const auto& [fr, amount] : v.charged) without[fr] = -amount;
-  const int64_t target_now = quota_->WeightedShare(queue);
-  const int64_t target_after = quota_->WeightedShare(queue, without);
-  bool allowed = false;
-  for (const std::string& s : policy_->config.preemption_strategies) {
-    if (s == "LessThanOrEqualToFinalShare") {
-      allowed |= own_share <= target_after;
-    }
-    if (s == "LessThanInitialShare") allowed |= own_share < target_now;
-  }
-  return allowed;
+  return true;
 }
 
-// withinClusterQueue for the own queue; reclaimWithinCohort /
-// borrowWithinCohort for queues of the same cohort tree that borrow;
-// fair-sharing strategies when enabled. Only the own queue and the
-// borrowing queues of the tree are walked.
+}  // namespace
+
+// The flavors of one resource group preemption may judge the workload on,
+// in order: those the members may run on whose quota is short but within
+// reach; failing that, the first they may run on. With what each is short
+// of.
+std::vector<PreemptionPlanner::FlavorOption> PreemptionPlanner::OptionsInGroup(
+    const Workload& w, const ClusterQueue& cq, const ResourceGroup& group,
+    const std::map<std::string, int64_t>& asked) const {
+  std::vector<FlavorOption> options;
+  std::optional<FlavorOption> first;
+  for (const FlavorQuotas& flavor : group.flavors) {
+    if (!SelectorsAllow(w, FindFlavor(*policy_, flavor.flavor))) continue;
+    FlavorOption option{&flavor, {}};
+    bool reachable = true;
+    for (const std::string& r : group.covered_resources) {
+      auto it = asked.find(r);
+      if (it == asked.end()) continue;
+      FlavorResource fr{flavor.flavor, r};
+      if (it->second > quota_->Available(cq.name, fr)) {
+        option.short_of.push_back(fr);
+      }
+      reachable &= it->second <= quota_->MaxAvailable(cq.name, fr);
+    }
+    if (!first) first = option;
+    if (reachable && !option.short_of.empty()) options.push_back(option);
+  }
+  if (options.empty() && first) options.push_back(*first);
+  return options;
+}
+
+// Adds one flavor per resource group to `ask`: its demand there and what
+// it is short of (what preemption must free); all it asks for when it is
+// short of nothing (then the placement needs room).
+void PreemptionPlanner::AddFlavors(
+    const std::map<std::string, int64_t>& asked,
+    const std::vector<std::pair<const ResourceGroup*, FlavorOption>>& picks,
+    PreemptionAsk& ask) const {
+  std::vector<FlavorResource> all;
+  for (const auto& [group, option] : picks) {
+    for (const std::string& r : group->covered_resources) {
+      auto it = asked.find(r);
+      if (it == asked.end()) continue;
+      ask.demand[{option.flavor->flavor, r}] = it->second;
+      all.push_back({option.flavor->flavor, r});
+    }
+    ask.short_of.insert(ask.short_of.end(), option.short_of.begin(),
+                        option.short_of.end());
+  }
+  if (ask.short_of.empty()) ask.short_of = std::move(all);
+}
+
+// Kueue's flavor assignment weighs preemption on every flavor that could
+// take the workload: one ask per option of the first resource group that
+// has several, the other groups on their first.
+std::vector<PreemptionAsk> PreemptionPlanner::AsksFor(
+    const Workload& w, const ClusterQueue& cq, int64_t now,
+    std::string* blocked) const {
+  std::map<std::string, int64_t> asked;  // resource -> amount
+  for (const auto& [fr, amount] : flavors_->FirstFlavorDemand(w)) {
+    if (amount > 0) asked[fr.resource] = amount;
+  }
+  std::vector<std::pair<const ResourceGroup*, std::vector<FlavorOption>>>
+      groups;
+  for (const ResourceGroup& group : cq.resource_groups) {
+    auto options = OptionsInGroup(w, cq, group, asked);
+    if (!options.empty()) groups.emplace_back(&group, std::move(options));
+  }
+  size_t varied = 0;
+  while (varied < groups.size() && groups[varied].second.size() < 2) ++varied;
+  const size_t count =
+      varied < groups.size() ? groups[varied].second.size() : 1;
+  std::vector<PreemptionAsk> asks;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<std::pair<const ResourceGroup*, FlavorOption>> picks;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      picks.emplace_back(groups[g].first,
+                         groups[g].second[g == varied ? i : 0]);
+    }
+    asks.push_back(AskFor(w, cq, now, blocked));
+    AddFlavors(asked, picks, asks.back());
+  }
+  return asks;
+}
+
+PreemptionAsk PreemptionPlanner::AskFor(const Workload& w,
+                                        const ClusterQueue& cq, int64_t now,
+                                        std::string* blocked) const {
+  PreemptionAsk ask{
+      .quota = quota_, .cq = &cq, .preemptor = &w, .admitted = admitted_};
+  const int64_t minimum = policy_->config.preemption_minimum_runtime_ms;
+  ask.eligible = [this, &w, now, minimum, blocked](const Workload& v) {
+    if (&v == &w || v.cluster_queue.empty() ||
+        now - v.admitted_at_ms < minimum) {
+      return false;
+    }
+    // A budget refused its eviction: not again before the back-off ends.
+    auto it = refused_.find(v.key);
+    if (it == refused_.end() || it->second.until <= now) return true;
+    if (blocked->empty()) {
+      *blocked = WaitingForBudget(v.key, it->second.message);
+    }
+    return false;
+  };
+  return ask;
+}
+
 CandidateSet PreemptionPlanner::Candidates(const Workload& w,
                                            const ClusterQueue& cq,
-                                           bool borrows, int64_t now) {
-  const PreemptionPolicy& p = cq.preemption;
+                                           int64_t now) {
   CandidateSet set;
-  std::vector<Workload*>& candidates = set.workloads;
-  auto old_enough = [&](const Workload& v) {
-    return &v != &w && !v.cluster_queue.empty() &&
-           now - v.admitted_at_ms >=
-               policy_->config.preemption_minimum_runtime_ms;
-  };
-  // A budget refused its eviction: not again before the back-off ends.
-  auto refused = [&](const Workload& v) {
-    auto it = refused_.find(v.key);
-    if (it == refused_.end() || it->second.until <= now) return false;
-    if (set.blocked.empty()) {
-      set.blocked = WaitingForBudget(v.key, it->second.message);
-    }
-    return true;
-  };
-  if (auto own = admitted_->find(cq.name); own != admitted_->end()) {
-    for (auto& [key, v] : own->second) {
-      if (old_enough(*v) && OwnQueueAllows(p, w, *v) && !refused(*v)) {
-        candidates.push_back(v);
-      }
-    }
-  }
-  const std::string* root = flavors_->RootOf(cq.name);
-  // While borrowing, only borrowWithinCohort may take from the cohort.
-  if (p.reclaim_within_cohort == ReclaimWithinCohort::kNever ||
-      root == nullptr ||
-      (borrows && p.borrow_within_cohort == BorrowWithinCohort::kNever)) {
-    return set;
-  }
-  const int64_t own_share =
-      policy_->config.fair_sharing
-          ? quota_->WeightedShare(cq.name, flavors_->FirstFlavorDemand(w))
-          : 0;
-  for (const std::string* other : flavors_->BorrowingQueuesOf(*root)) {
-    if (*other == cq.name) continue;
-    auto admitted = admitted_->find(*other);
-    if (admitted == admitted_->end()) continue;
-    for (auto& [key, v] : admitted->second) {
-      if (old_enough(*v) && Allowed(w, *v, *other, cq, borrows, own_share) &&
-          !refused(*v)) {
-        candidates.push_back(v);
-      }
+  for (const PreemptionAsk& ask : AsksFor(w, cq, now, &set.blocked)) {
+    for (const VictimCandidate& c : CollectClassical(ask).ordered) {
+      set.workloads.push_back(c.workload);
     }
   }
   return set;
@@ -155,45 +223,245 @@ void PreemptionPlanner::Forget(const std::string& key) {
   preemptor_of_.erase(key);
 }
 
-std::optional<std::vector<Workload*>> PreemptionPlanner::ChooseVictims(
-    Workload& w, const std::vector<Workload*>& order, const Trials& trials) {
-  // Quota and free capacity only grow as victims leave, so if it does not
-  // fit without all of them, no greedy prefix will: one search for all.
-  if (!trials.could_fit(w, order)) return std::nullopt;
-  {
-    VictimTrial all(model_, quota_);
-    for (Workload* v : order) all.TakeOff(*v);
-    if (!trials.fits(w)) return std::nullopt;
-  }
+// Quota and free capacity only grow as victims leave, so if it does not
+// fit without all of them, no subset will: one search for all.
+bool PreemptionPlanner::CouldFitWithAll(Workload& w,
+                                        const std::vector<Workload*>& all,
+                                        const Trials& trials) {
+  if (!trials.could_fit(w, all)) return false;
   VictimTrial trial(model_, quota_);
-  bool fits = false;
-  for (Workload* v : order) {
-    trial.TakeOff(*v);
-    if ((fits = trials.fits(w))) break;
-  }
-  if (!fits) return std::nullopt;  // the trial puts them all back
-  std::vector<Workload*> victims;
-  for (size_t i = trial.size(); i-- > 0;) {
+  for (Workload* v : all) trial.TakeOff(*v);
+  return trials.fits(w);
+}
+
+std::vector<PreemptionPlan::Victim> PreemptionPlanner::FillBack(
+    const Workload& w, Taken& taken, const std::function<bool()>& fits) {
+  VictimTrial& trial = taken.trial;
+  for (size_t i = trial.size() - 1; i-- > 0;) {
     trial.PutBack(i);
-    if (trials.fits(w)) continue;  // not needed
+    if (fits()) continue;  // not needed
     trial.TakeOffAgain(i);
-    victims.push_back(&trial.workload(i));
+  }
+  std::vector<PreemptionPlan::Victim> victims;
+  for (size_t i = 0; i < trial.size(); ++i) {
+    if (!trial.is_off(i)) continue;
+    victims.push_back({&trial.workload(i),
+                       absl::StrCat(taken.reasons[i], ": preempted by ", w.key,
+                                    " (priority ", w.priority, ")")});
   }
   // Put the victims back in the order taken, to be evicted properly.
   trial.PutBackAll(/*last_first=*/false);
   return victims;
 }
 
-std::string PreemptionPlanner::VictimReason(const Workload& w,
-                                            const Workload& v,
-                                            const ClusterQueue& cq,
-                                            bool borrows) const {
-  const char* why = v.cluster_queue == cq.name ? "InClusterQueue"
-                    : borrows                  ? "InCohortReclaimWhileBorrowing"
-                    : policy_->config.fair_sharing ? "InCohortFairSharing"
-                                                   : "InCohortReclamation";
-  return absl::StrCat(why, ": preempted by ", w.key, " (priority ", w.priority,
-                      ")");
+// Kueue's classicalPreemptions: one pass over the candidates per attempt,
+// taking off those that still count until the workload fits (borrowing
+// only in attempts that allow it).
+PreemptionPlanner::Search PreemptionPlanner::ClassicalSearch(
+    Workload& w, const PreemptionAsk& ask, const Trials& trials) {
+  const ClassicalCandidates found = CollectClassical(ask);
+  Search search{.candidates = found.ordered.size()};
+  std::vector<Workload*> all;
+  for (const VictimCandidate& c : found.ordered) all.push_back(c.workload);
+  if (all.empty() || !CouldFitWithAll(w, all, trials)) return search;
+  for (const bool borrow : ClassicalAttempts(ask, found)) {
+    auto fits = [&] {
+      return trials.fits(w) &&
+             (borrow || !quota_->WouldBorrow(ask.cq->name, ask.demand));
+    };
+    Taken taken{VictimTrial(model_, quota_), {}};
+    for (const VictimCandidate& c : found.ordered) {
+      if (!StillCounts(ask, c, borrow)) continue;
+      taken.trial.TakeOff(*c.workload);
+      taken.reasons.push_back(ClassicalReason(c.variant));
+      if (fits()) {
+        search.victims = FillBack(w, taken, fits);
+        return search;
+      }
+    }
+  }
+  return search;
+}
+
+// Kueue's findCandidates: the own queue's by withinClusterQueue, and, by
+// reclaimWithinCohort, those of every queue of the tree that borrows what
+// the workload is short of.
+std::vector<Workload*> PreemptionPlanner::FairCandidates(
+    const PreemptionAsk& ask) const {
+  std::vector<Workload*> out;
+  const PreemptionPolicy& p = ask.cq->preemption;
+  auto add_from = [&](const std::string& queue, auto allows) {
+    auto it = admitted_->find(queue);
+    if (it == admitted_->end()) return;
+    for (const auto& [key, v] : it->second) {
+      if (ask.eligible(*v) && UsesAny(*v, ask.short_of) && allows(*v)) {
+        out.push_back(v);
+      }
+    }
+  };
+  add_from(ask.cq->name, [&](const Workload& v) {
+    return PolicyAllows(p.within_cluster_queue, *ask.preemptor, v);
+  });
+  const std::string* root = flavors_->RootOf(ask.cq->name);
+  if (root == nullptr ||
+      p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
+    return out;
+  }
+  for (const std::string* queue : flavors_->BorrowingQueuesOf(*root)) {
+    if (*queue == ask.cq->name ||
+        quota_->WithinNominal(*queue, ask.short_of)) {
+      continue;
+    }
+    add_from(*queue, [&](const Workload& v) {
+      return PolicyAllows(p.reclaim_within_cohort, *ask.preemptor, v);
+    });
+  }
+  std::stable_sort(out.begin(), out.end(), [&](Workload* a, Workload* b) {
+    return CandidateBefore(*a, *b, ask.cq->name);
+  });
+  return out;
+}
+
+bool PreemptionPlanner::FirstFairStrategy(
+    const PreemptionAsk& ask, const std::vector<Workload*>& candidates,
+    const std::function<bool()>& fits, Taken& taken,
+    std::vector<Workload*>& retry) {
+  const std::string& own = ask.cq->name;
+  const std::string& strategy = policy_->config.preemption_strategies.front();
+  FairTargetOrdering ordering(quota_, own, candidates);
+  // With the workload the queue still borrows nothing it is short of: it
+  // reclaims its nominal quota whatever the shares (Kueue's
+  // FairSharingPreemptWithinNominal, on by default).
+  const bool within_nominal = quota_->WithinNominal(own, ask.short_of);
+  auto take = [&](Workload* v, const char* reason) {
+    taken.trial.TakeOff(*v);
+    taken.reasons.push_back(reason);
+    return fits();
+  };
+  while (std::optional<std::string> target = ordering.Next()) {
+    if (*target == own || within_nominal) {
+      Workload* v = ordering.Pop(*target);
+      if (take(v, *target == own ? "InClusterQueue" : "InCohortReclamation")) {
+        return true;
+      }
+      continue;
+    }
+    const FairTargetOrdering::Shares shares = ordering.SharesFor(*target);
+    if (std::isinf(shares.preemptor.Weighted()) &&
+        !std::isinf(shares.target.Weighted())) {
+      for (Workload* v : ordering.PopAll(*target)) retry.push_back(v);
+      continue;
+    }
+    while (ordering.HasWorkload(*target)) {
+      Workload* v = ordering.Pop(*target);
+      if (!FairStrategyPasses(strategy, shares.preemptor, shares.target,
+                              ordering.TargetShareWithout(*target, *v))) {
+        retry.push_back(v);
+        continue;
+      }
+      if (take(v, "InCohortFairSharing")) return true;
+      break;
+    }
+  }
+  return false;
+}
+
+bool PreemptionPlanner::SecondFairStrategy(const PreemptionAsk& ask,
+                                           const std::vector<Workload*>& retry,
+                                           const std::function<bool()>& fits,
+                                           Taken& taken) {
+  FairTargetOrdering ordering(quota_, ask.cq->name, retry);
+  while (std::optional<std::string> target = ordering.Next()) {
+    const FairTargetOrdering::Shares shares = ordering.SharesFor(*target);
+    Workload* v = ordering.Pop(*target);
+    if (FairStrategyPasses("LessThanInitialShare", shares.preemptor,
+                           shares.target, shares.target)) {
+      taken.trial.TakeOff(*v);
+      taken.reasons.push_back("InCohortFairSharing");
+      if (fits()) return true;
+    }
+    ordering.Drop(*target);
+  }
+  return false;
+}
+
+// Kueue's fairPreemptions: shares are judged with the workload's quota
+// charged to its queue; its fit without.
+PreemptionPlanner::Search PreemptionPlanner::FairSearch(
+    Workload& w, const PreemptionAsk& ask, const Trials& trials) {
+  const std::vector<Workload*> candidates = FairCandidates(ask);
+  Search search{.candidates = candidates.size()};
+  if (candidates.empty() || !CouldFitWithAll(w, candidates, trials)) {
+    return search;
+  }
+  Taken taken{VictimTrial(model_, quota_), {}};
+  bool fits = false;
+  {
+    ChargedPreemptor charged(quota_, ask.cq->name, ask.demand);
+    const std::function<bool()> fits_uncharged = [&] {
+      return charged.Uncharged([&] { return trials.fits(w); });
+    };
+    std::vector<Workload*> retry;
+    fits = FirstFairStrategy(ask, candidates, fits_uncharged, taken, retry) ||
+           (policy_->config.preemption_strategies.size() > 1 &&
+            SecondFairStrategy(ask, retry, fits_uncharged, taken));
+  }
+  if (fits) {
+    search.victims = FillBack(w, taken, [&] { return trials.fits(w); });
+  }
+  return search;
+}
+
+// Kueue's flavor assigner tries preemption for a quota shortfall only
+// where the demand fits the queue's nominal quota or a subtree below the
+// root, or where the queue may preempt while borrowing (borrowWithinCohort,
+// or reclaimWithinCohort under fair sharing).
+bool PreemptionPlanner::PreemptionPossible(const PreemptionAsk& ask) const {
+  const PreemptionPolicy& p = ask.cq->preemption;
+  if (p.borrow_within_cohort != BorrowWithinCohort::kNever ||
+      (policy_->config.fair_sharing &&
+       p.reclaim_within_cohort != ReclaimWithinCohort::kNever)) {
+    return true;
+  }
+  const std::string& name = ask.cq->name;
+  for (const FlavorResource& fr : ask.short_of) {
+    auto it = ask.demand.find(fr);
+    if (it == ask.demand.end()) continue;
+    const int64_t amount = it->second;
+    if (amount <= quota_->Available(name, fr) ||
+        amount <= quota_->Nominal(name, fr) ||
+        quota_->FitsBelowRoot(name, fr, amount)) {
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+// One search per flavor option; reclaiming from other queues only is
+// preferred over preempting in the own queue (Kueue's Reclaim mode over
+// Preempt), else the first option that works.
+PreemptionPlanner::Search PreemptionPlanner::BestSearch(
+    Workload& w, const std::vector<PreemptionAsk>& asks, const Trials& trials) {
+  Search best;
+  size_t candidates = 0;
+  for (const PreemptionAsk& ask : asks) {
+    if (!PreemptionPossible(ask)) continue;
+    Search search = policy_->config.fair_sharing
+                        ? FairSearch(w, ask, trials)
+                        : ClassicalSearch(w, ask, trials);
+    candidates += search.candidates;
+    if (!search.victims) continue;
+    const bool reclaims_only = std::none_of(
+        search.victims->begin(), search.victims->end(),
+        [&](const PreemptionPlan::Victim& v) {
+          return v.workload->cluster_queue == w.cluster_queue;
+        });
+    if (!best.victims || reclaims_only) best = std::move(search);
+    if (reclaims_only) break;
+  }
+  best.candidates = candidates;
+  return best;
 }
 
 PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
@@ -206,37 +474,25 @@ PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
       p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
     return plan;
   }
-  const bool borrows =
-      quota_->WouldBorrow(cq->name, flavors_->FirstFlavorDemand(w));
-  CandidateSet candidates = Candidates(w, *cq, borrows, now);
-  std::vector<Workload*>& order = candidates.workloads;
+  std::string blocked;
+  Search search = BestSearch(w, AsksFor(w, *cq, now, &blocked), trials);
   // Without the refused ones it found nothing: it waits for the budget.
   auto blocked_or = [&](PreemptionPlan::Verdict verdict) {
-    plan.verdict = candidates.blocked.empty()
-                       ? verdict
-                       : PreemptionPlan::Verdict::kBlockedByBudget;
-    plan.reason = std::move(candidates.blocked);
+    plan.verdict = blocked.empty() ? verdict
+                                   : PreemptionPlan::Verdict::kBlockedByBudget;
+    plan.reason = std::move(blocked);
     return plan;
   };
-  if (order.empty()) return blocked_or(PreemptionPlan::Verdict::kNoCandidates);
-  std::stable_sort(order.begin(), order.end(), [&](Workload* a, Workload* b) {
-    const bool a_other = a->cluster_queue != cq->name;
-    const bool b_other = b->cluster_queue != cq->name;
-    if (a_other != b_other) return a_other;
-    if (a->priority != b->priority) return a->priority < b->priority;
-    if (a->admitted_at_ms != b->admitted_at_ms)
-      return a->admitted_at_ms > b->admitted_at_ms;
-    return a->key < b->key;
-  });
-  std::optional<std::vector<Workload*>> victims =
-      ChooseVictims(w, order, trials);
-  if (!victims) return blocked_or(PreemptionPlan::Verdict::kCannotFit);
-  std::sort(victims->begin(), victims->end(),
-            [](Workload* a, Workload* b) { return a->key < b->key; });
-  plan.verdict = PreemptionPlan::Verdict::kEvict;
-  for (Workload* v : *victims) {
-    plan.victims.push_back({v, VictimReason(w, *v, *cq, borrows)});
+  if (search.candidates == 0) {
+    return blocked_or(PreemptionPlan::Verdict::kNoCandidates);
   }
+  if (!search.victims) return blocked_or(PreemptionPlan::Verdict::kCannotFit);
+  plan.verdict = PreemptionPlan::Verdict::kEvict;
+  plan.victims = *std::move(search.victims);
+  std::sort(plan.victims.begin(), plan.victims.end(),
+            [](const auto& a, const auto& b) {
+              return a.workload->key < b.workload->key;
+            });
   return plan;
 }
 

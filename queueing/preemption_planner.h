@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "queueing/classical_preemption.h"
+#include "queueing/fair_preemption.h"
+#include "queueing/gang_trial.h"
 #include "queueing/policy.h"
 #include "queueing/quota_flavors.h"
 #include "queueing/quota_tree.h"
@@ -83,16 +86,17 @@ class PreemptionPlanner {
         model_(model),
         admitted_(admitted) {}
 
-  // Steps: 1. candidates (Candidates); 2. order: other queues first, lower
-  // priority, most recently admitted, name; 3. greedy: take candidates off
-  // until the workload fits (quota and placement); 4. give back, last taken
-  // first, every victim it fits without.
+  // Kueue's search: candidates by its rules and in its order
+  // (classical_preemption.h, or fair_preemption.h with fair sharing);
+  // take them off one by one until the workload fits (quota and
+  // placement); then give back, last taken but one first, every victim it
+  // fits without.
   PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials);
 
-  // Candidates by Kueue's rules, in no particular order; workloads whose
-  // eviction was refused lately are left out.
+  // Candidates by Kueue's rules (classical), in the order they are tried;
+  // workloads whose eviction was refused lately are left out.
   CandidateSet Candidates(const Workload& w, const ClusterQueue& cq,
-                          bool borrows, int64_t now);
+                          int64_t now);
 
   // `preemptor` had `victim` evicted.
   void NoteVictim(const std::string& victim, const std::string& preemptor) {
@@ -110,16 +114,59 @@ class PreemptionPlanner {
   void Forget(const std::string& key);
 
  private:
-  // `v` admitted in `queue`, another queue of the cohort tree.
-  bool Allowed(const Workload& w, const Workload& v, const std::string& queue,
-               const ClusterQueue& cq, bool borrows, int64_t own_share) const;
-  // The fewest candidates, found greedily, the workload fits without;
-  // nullopt when it does not fit even without all of them.
-  std::optional<std::vector<Workload*>> ChooseVictims(Workload& w,
-                                       const std::vector<Workload*>& order,
-                                       const Trials& trials);
-  std::string VictimReason(const Workload& w, const Workload& v,
-                           const ClusterQueue& cq, bool borrows) const;
+  // What a search found: how many candidates, and the victims with the
+  // reason of each (nullopt: it does not fit even without them).
+  struct Search {
+    size_t candidates = 0;
+    std::optional<std::vector<PreemptionPlan::Victim>> victims;
+  };
+  // Victims taken off so far, with why.
+  struct Taken {
+    VictimTrial trial;
+    std::vector<std::string> reasons;
+  };
+  PreemptionAsk AskFor(const Workload& w, const ClusterQueue& cq, int64_t now,
+                       std::string* blocked) const;
+  // A flavor preemption may judge the workload on, and what the workload
+  // is short of there.
+  struct FlavorOption {
+    const FlavorQuotas* flavor = nullptr;
+    std::vector<FlavorResource> short_of;
+  };
+  std::vector<FlavorOption> OptionsInGroup(
+      const Workload& w, const ClusterQueue& cq, const ResourceGroup& group,
+      const std::map<std::string, int64_t>& asked) const;
+  void AddFlavors(
+      const std::map<std::string, int64_t>& asked,
+      const std::vector<std::pair<const ResourceGroup*, FlavorOption>>& picks,
+      PreemptionAsk& ask) const;
+  // One ask per flavor choice preemption weighs (see AsksFor).
+  std::vector<PreemptionAsk> AsksFor(const Workload& w, const ClusterQueue& cq,
+                                     int64_t now, std::string* blocked) const;
+  Search BestSearch(Workload& w, const std::vector<PreemptionAsk>& asks,
+                    const Trials& trials);
+  bool PreemptionPossible(const PreemptionAsk& ask) const;
+  Search ClassicalSearch(Workload& w, const PreemptionAsk& ask,
+                         const Trials& trials);
+  Search FairSearch(Workload& w, const PreemptionAsk& ask,
+                    const Trials& trials);
+  std::vector<Workload*> FairCandidates(const PreemptionAsk& ask) const;
+  // Kueue's two strategies in turn (runFirstFsStrategy,
+  // runSecondFsStrategy); true once the workload fits.
+  bool FirstFairStrategy(const PreemptionAsk& ask,
+                         const std::vector<Workload*>& candidates,
+                         const std::function<bool()>& fits, Taken& taken,
+                         std::vector<Workload*>& retry);
+  bool SecondFairStrategy(const PreemptionAsk& ask,
+                          const std::vector<Workload*>& retry,
+                          const std::function<bool()>& fits, Taken& taken);
+  // Whether the workload could fit with every candidate gone.
+  bool CouldFitWithAll(Workload& w, const std::vector<Workload*>& all,
+                       const Trials& trials);
+  // Gives back, last taken but one first, every victim it fits without;
+  // the rest are the victims. Leaves the model and quota as they were.
+  std::vector<PreemptionPlan::Victim> FillBack(
+      const Workload& w, Taken& taken, const std::function<bool()>& fits);
 
   const Policy* policy_;
   QuotaTree* quota_;

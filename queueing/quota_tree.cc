@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/string_util.h"
@@ -353,6 +354,164 @@ std::optional<int64_t> QuotaTree::BorrowingLimit(
   auto it = limits.find(fr);
   if (it == limits.end()) return std::nullopt;
   return it->second;
+}
+
+std::string QuotaTree::Parent(std::string_view name) const {
+  const int index = Find(name);
+  if (index < 0 || nodes_[index].parent < 0) return "";
+  return nodes_[nodes_[index].parent].name;
+}
+
+std::vector<std::string> QuotaTree::ChildCohorts(std::string_view name) const {
+  std::vector<std::string> out;
+  if (const int index = Find(name); index >= 0) {
+    for (int child : nodes_[index].children) {
+      if (!nodes_[child].is_cluster_queue) out.push_back(nodes_[child].name);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> QuotaTree::ChildClusterQueues(
+    std::string_view name) const {
+  std::vector<std::string> out;
+  if (const int index = Find(name); index >= 0) {
+    for (int child : nodes_[index].children) {
+      if (nodes_[child].is_cluster_queue) out.push_back(nodes_[child].name);
+    }
+  }
+  return out;
+}
+
+bool QuotaTree::WithinNominal(std::string_view name,
+                              const std::vector<FlavorResource>& frs) const {
+  const int index = Find(name);
+  if (index < 0) return true;
+  const Node& node = nodes_[index];
+  return std::none_of(frs.begin(), frs.end(), [&](const FlavorResource& fr) {
+    return Get(node.usage, fr) > Get(node.subtree, fr);
+  });
+}
+
+bool QuotaTree::FitsInSubtree(std::string_view name, const FrAmounts& demand,
+                              FrAmounts* remaining) const {
+  const int index = Find(name);
+  if (index < 0) return false;
+  const Node& node = nodes_[index];
+  bool fits = true;
+  for (const auto& [fr, amount] : demand) {
+    const int64_t usage = Get(node.usage, fr);
+    if (usage + amount > Get(node.subtree, fr)) fits = false;
+    const int64_t local = std::max<int64_t>(0, Guaranteed(node, fr) - usage);
+    (*remaining)[fr] = std::max<int64_t>(0, amount - local);
+  }
+  return fits;
+}
+
+int QuotaTree::Height(int index) const {
+  const Node& node = nodes_[index];
+  int height = node.children.empty() ? 0 : 1;
+  for (int child : node.children) {
+    if (!nodes_[child].is_cluster_queue) {
+      height = std::max(height, Height(child) + 1);
+    }
+  }
+  return height;
+}
+
+int QuotaTree::HeightWhereFits(int cq, const FlavorResource& fr,
+                               int64_t amount) const {
+  const Node& queue = nodes_[cq];
+  if (queue.parent < 0 ||
+      Get(queue.usage, fr) + amount <= Get(queue.subtree, fr)) {
+    return 0;
+  }
+  int64_t remaining = amount - std::max<int64_t>(0, Guaranteed(queue, fr) -
+                                                        Get(queue.usage, fr));
+  for (int n = queue.parent; n >= 0; n = nodes_[n].parent) {
+    const Node& node = nodes_[n];
+    if (Get(node.usage, fr) + remaining <= Get(node.subtree, fr)) {
+      return Height(n);
+    }
+    remaining -=
+        std::max<int64_t>(0, Guaranteed(node, fr) - Get(node.usage, fr));
+  }
+  return Height(Root(cq));
+}
+
+bool QuotaTree::FitsBelowRoot(std::string_view cluster_queue,
+                              const FlavorResource& fr, int64_t amount) const {
+  const int index = Find(cluster_queue);
+  if (index < 0 || nodes_[index].parent < 0) return false;
+  const Node& queue = nodes_[index];
+  if (Get(queue.usage, fr) + amount <= Get(queue.subtree, fr)) return true;
+  int64_t remaining = amount - std::max<int64_t>(0, Guaranteed(queue, fr) -
+                                                        Get(queue.usage, fr));
+  for (int n = queue.parent; n >= 0; n = nodes_[n].parent) {
+    const Node& node = nodes_[n];
+    if (Get(node.usage, fr) + remaining <= Get(node.subtree, fr)) {
+      return node.parent >= 0;
+    }
+    remaining -=
+        std::max<int64_t>(0, Guaranteed(node, fr) - Get(node.usage, fr));
+  }
+  return false;
+}
+
+int QuotaTree::BorrowHeight(std::string_view cluster_queue,
+                            const FrAmounts& demand) const {
+  const int index = Find(cluster_queue);
+  if (index < 0) return 0;
+  int height = 0;
+  for (const auto& [fr, amount] : demand) {
+    if (amount > 0) {
+      height = std::max(height, HeightWhereFits(index, fr, amount));
+    }
+  }
+  return height;
+}
+
+double QuotaTree::Share::Weighted() const {
+  if (ratio == 0) return 0;
+  if (weight_milli == 0) return std::numeric_limits<double>::infinity();
+  return ratio * 1000.0 / static_cast<double>(weight_milli);
+}
+
+QuotaTree::Share QuotaTree::DominantShare(std::string_view name,
+                                          const FrAmounts& extra) const {
+  Share share;
+  const int index = Find(name);
+  if (index < 0) return share;
+  const Node& node = nodes_[index];
+  share.weight_milli = node.weight_milli;
+  if (node.parent < 0) return share;
+  std::map<std::string, int64_t> borrowed;  // per resource
+  for (const auto& [fr, quota] : node.subtree) {
+    const int64_t over = Get(node.usage, fr) + Get(extra, fr) - quota;
+    if (over > 0) borrowed[fr.resource] += over;
+  }
+  share.borrowing = !borrowed.empty();
+  std::map<std::string, int64_t> lendable;
+  for (const auto& [fr, capacity] : nodes_[Root(index)].subtree) {
+    lendable[fr.resource] += MaxAvailableAt(node.parent, fr);
+  }
+  for (const auto& [resource, amount] : borrowed) {
+    const int64_t lend = lendable[resource];
+    if (lend > 0) {
+      share.ratio = std::max(share.ratio, amount * 1000.0 / lend);
+    }
+  }
+  return share;
+}
+
+int QuotaTree::CompareShares(const Share& a, const Share& b) {
+  const bool a_zero = a.ZeroWeightBorrows();
+  const bool b_zero = b.ZeroWeightBorrows();
+  if (a_zero && b_zero) return (a.ratio > b.ratio) - (a.ratio < b.ratio);
+  if (a_zero != b_zero) return a_zero ? 1 : -1;
+  const double x = a.Weighted();
+  const double y = b.Weighted();
+  return (x > y) - (x < y);
 }
 
 }  // namespace gpusched

@@ -93,6 +93,49 @@ class QuotaTree {
   std::optional<int64_t> BorrowingLimit(std::string_view cluster_queue,
                                         const FlavorResource& fr) const;
 
+  // --- The cohort tree, as Kueue's hierarchical preemption walks it. Nodes
+  // are named as above (ClusterQueues by name, cohorts "cohort:<name>").
+  // The parent's name; empty for a root.
+  std::string Parent(std::string_view node) const;
+  // The child cohorts and the child ClusterQueues, in policy order.
+  std::vector<std::string> ChildCohorts(std::string_view node) const;
+  std::vector<std::string> ChildClusterQueues(std::string_view node) const;
+  // No usage above the node's subtree quota in any of `frs`.
+  bool WithinNominal(std::string_view node,
+                     const std::vector<FlavorResource>& frs) const;
+  // Whether `demand` fits the node's subtree quota on top of its usage,
+  // and (in `remaining`) what is left of it once the node's unused
+  // guaranteed (unlendable) quota is taken.
+  bool FitsInSubtree(std::string_view node, const FrAmounts& demand,
+                     FrAmounts* remaining) const;
+  // Kueue's borrowing level of a demand: 0 when it fits the ClusterQueue's
+  // nominal quota (or the queue has no cohort), else the height of the
+  // lowest cohort on its path whose subtree holds it (a cohort of
+  // ClusterQueues only has height 1); the largest over flavor-resources.
+  // Workloads borrowing from a lower subtree are admitted first.
+  int BorrowHeight(std::string_view cluster_queue,
+                   const FrAmounts& demand) const;
+  // Kueue's "may reclaim in hierarchy": `amount` fits the queue's nominal
+  // quota, or the subtree of a cohort on its path below the root.
+  bool FitsBelowRoot(std::string_view cluster_queue, const FlavorResource& fr,
+                     int64_t amount) const;
+
+  // Kueue's dominant resource share of a node (a ClusterQueue or a
+  // cohort) with `extra` added to its usage: per resource, what it uses
+  // beyond its subtree quota over what its parent could lend at most
+  // (in thousandths), the largest of them; weighted by the node's weight.
+  struct Share {
+    double ratio = 0;  // unweighted, thousandths
+    int64_t weight_milli = kDefaultFairWeightMilli;
+    bool borrowing = false;
+    bool ZeroWeightBorrows() const { return weight_milli == 0 && ratio > 0; }
+    double Weighted() const;  // +inf for a zero weight that borrows
+  };
+  Share DominantShare(std::string_view node, const FrAmounts& extra = {}) const;
+  // <0, 0, >0 as a's share is below, equal to, above b's (Kueue's
+  // CompareDRS: shares of zero-weight borrowers rank above all others).
+  static int CompareShares(const Share& a, const Share& b);
+
  private:
   uint64_t usage_version_ = 0;
   struct Node {
@@ -118,6 +161,9 @@ class QuotaTree {
   void ComputeSubtree(int node);
   absl::Status CheckAcyclic() const;
   int Root(int node) const;
+  int Height(int node) const;
+  int HeightWhereFits(int cluster_queue, const FlavorResource& fr,
+                      int64_t amount) const;
 
   std::vector<Node> nodes_;
   std::map<std::string, int, std::less<>> index_;

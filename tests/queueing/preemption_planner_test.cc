@@ -102,8 +102,8 @@ TEST_F(PreemptionPlannerTest, MinimumRuntimeProtectsYoungWorkloads) {
   low.admitted_at_ms = 10'000;
   Workload w = SinglePodWorkload("team-a", "urgent", 4, 5);
   const ClusterQueue& cq = policy_.cluster_queues[0];
-  EXPECT_TRUE(planner_->Candidates(w, cq, false, 69'999).workloads.empty());
-  EXPECT_EQ(planner_->Candidates(w, cq, false, 70'000).workloads.size(), 1u);
+  EXPECT_TRUE(planner_->Candidates(w, cq, 69'999).workloads.empty());
+  EXPECT_EQ(planner_->Candidates(w, cq, 70'000).workloads.size(), 1u);
 }
 
 TEST_F(PreemptionPlannerTest, PlanThatCannotFitLeavesEverythingAsItWas) {
