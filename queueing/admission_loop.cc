@@ -63,14 +63,14 @@ std::string AdmittedSentence(const Workload& w, const std::string& node) {
   return sentence;
 }
 
-// An admitted gang with fewer members placed than make it: adopted from
-// a replica stopped in the middle of the gang's admission writes, or
-// short of members it lost. Its unbound members are not let bind until
+// An admitted gang with fewer members placed (or already succeeded) than
+// make it: adopted from a replica stopped in the middle of the gang's
+// admission writes, or short of members it lost. Its unbound members are not let bind until
 // the rest are placed (or the gang is evicted after its grace), so a gang
 // never starts half.
 bool PartlyPlacedGang(const Workload& w) {
   return w.admitted() && w.is_gang &&
-         static_cast<int>(w.placements.size()) < w.min_member;
+         static_cast<int>(w.placements.size()) + w.succeeded < w.min_member;
 }
 
 }  // namespace

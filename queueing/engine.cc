@@ -38,6 +38,7 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
 }
 
 void QueueingEngine::SetState(Workload& w, Workload::State state) {
+  if (state == Workload::State::kPending) w.succeeded = 0;
   w.state = state;
   w.signature_id = -1;  // MembersToAdmit depends on the state
   if (state == Workload::State::kFinished) {
@@ -226,6 +227,7 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
   }
   Workload& w = workloads_[workload_key];
   for (const std::string& pod : pods) {
+    if (w.placements.contains(pod)) ++w.succeeded;
     DropPlacedMember(w, pod);
     w.pods.erase(pod);
     w.signature_id = -1;

@@ -51,6 +51,9 @@ struct Workload {
   bool declared_by_podgroup = false;
   bool podgroup_missing = false;
   int min_member = 1;
+  // Members that succeeded while it was admitted (they leave pods and
+  // placements): with the placed ones they make up the gang.
+  int succeeded = 0;
   std::string local_queue;    // "" outside queues
   std::string cluster_queue;  // "" outside queues or when unresolved
   int32_t priority = 0;

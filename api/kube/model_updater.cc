@@ -132,13 +132,6 @@ void ModelUpdater::PlaceLocked(const Pod& pod) {
     return;
   }
   LogWarnings(service_.AddRunningPods({pod}));
-  // One its node cannot hold yet (a node registers before its device
-  // plugin reports the GPUs) waits for the node's next change, like a pod
-  // whose node is unknown: dropped, its GPUs would look free.
-  const bool placed = service_.Read([&](const ClusterModel& model) {
-    return model.FindPodByUid(pod.meta.uid) != nullptr;
-  });
-  if (!placed) orphans_.insert_or_assign(pod.meta.uid, pod);
 }
 
 void ModelUpdater::AdoptOrphansLocked(std::string_view node) {

@@ -112,20 +112,6 @@ TEST_F(ClusterSyncTest, PodSeenBeforeItsNodeIsPlacedWhenTheNodeArrives) {
   EXPECT_TRUE(WaitUntil([&] { return HasPod(service_, "uid-a-early"); }));
 }
 
-// A node registers before its device plugin reports the GPUs, with a
-// pod already bound to it: the pod cannot be held yet, and is placed when
-// the node's GPUs arrive. Dropped instead, its 8 GPUs would look free.
-TEST_F(ClusterSyncTest, PodItsNodeCannotHoldYetIsPlacedWhenTheGpusArrive) {
-  FakeApiServer server;
-  StartAndWaitSynced(server);
-  server.AddPod(GpuPod("a/early", 8, "joining"));
-  server.AddNode(GpuNode("joining", 0));
-  ASSERT_TRUE(WaitUntil([&] { return HasNode(service_, "joining"); }));
-  server.AddNode(GpuNode("joining", 8));  // the same node, now with GPUs
-  EXPECT_TRUE(WaitUntil([&] { return HasPod(service_, "uid-a-early"); }));
-  EXPECT_FALSE(Fits(service_, "joining", 1));
-}
-
 TEST_F(ClusterSyncTest, GoneHistoryTriggersARelistThatReconciles) {
   FakeApiServer server;
   server.AddNode(GpuNode("n1", 8));

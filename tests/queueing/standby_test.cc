@@ -114,6 +114,32 @@ TEST_F(StandbyTest, GangTakenOverHalfWrittenBindsOnlyOnceWhole) {
   EXPECT_EQ(loop_->Check(members[0]).assigned_node, "dgx-0");
 }
 
+// As above, but the one member written ran alone and succeeded before the
+// standby took over: it counts towards the gang, so the other three, once
+// placed, may bind (they are not held for a fourth that already ran).
+TEST_F(StandbyTest, GangTakenOverCountsAMemberThatAlreadySucceeded) {
+  Start();
+  std::vector<Pod> members;
+  for (int i = 0; i < 4; ++i) {
+    Pod member = GangPod("team-a", "ring", i, 2, 4);
+    member.scheduling_gates.push_back(kAdmissionGate);
+    members.push_back(member);
+    Upsert(member);
+  }
+  members[0].scheduling_gates.clear();
+  Pod done = BoundTo(PinnedTo(members[0], "dgx-0"), "dgx-0", "0,1");
+  Upsert(done);
+  done.phase = "Succeeded";
+  Upsert(done);
+  loop_->SetDeciding(true);
+  loop_->WaitIdle();
+  EXPECT_EQ(Admitted(), (std::vector<std::string>{"ring-1", "ring-2", "ring-3"}));
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_NE(loop_->Check(members[i]).assigned_node, "")
+        << members[i].meta.name << ": " << loop_->Check(members[i]).waiting_reason;
+  }
+}
+
 TEST_F(StandbyTest, DecidingThenStandingByStopsDecisions) {
   Start();
   loop_->SetDeciding(true);
