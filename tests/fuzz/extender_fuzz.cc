@@ -7,6 +7,8 @@
 // Each input starts from a fresh copy of the model, so runs are repeatable.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,20 @@
 namespace gpusched {
 namespace {
 
-const ClusterObjects* model = nullptr;
+// Loaded on the first input (libFuzzer's start-up hook is fuzz_init.cc's).
+const ClusterObjects& Model() {
+  static const ClusterObjects* const model = [] {
+    absl::StatusOr<ClusterObjects> objects =
+        LoadClusterFile(GPUSCHED_FUZZ_MODEL);
+    if (!objects.ok()) {
+      fprintf(stderr, "extender_fuzz: %s\n",
+              objects.status().ToString().c_str());
+      abort();
+    }
+    return new ClusterObjects(*std::move(objects));
+  }();
+  return *model;
+}
 
 http::Response Serve(ExtenderApi& api, size_t verb, std::string body) {
   const http::Request request{.method = "POST", .body = std::move(body)};
@@ -46,8 +61,8 @@ std::string Body(std::string_view text, size_t index) {
 
 void Run(std::string_view input) {
   ExtenderService service;
-  service.UpsertNodes(model->nodes);
-  service.AddRunningPods(model->pods);
+  service.UpsertNodes(Model().nodes);
+  service.AddRunningPods(Model().pods);
   Metrics metrics;
   ExtenderApi api(service, metrics, {});
   size_t index = 0;
@@ -64,18 +79,6 @@ void Run(std::string_view input) {
 
 }  // namespace
 }  // namespace gpusched
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  static absl::StatusOr<gpusched::ClusterObjects> objects =
-      gpusched::LoadClusterFile(GPUSCHED_FUZZ_MODEL);
-  if (!objects.ok()) {
-    fprintf(stderr, "extender_fuzz: %s\n", objects.status().ToString().c_str());
-    abort();
-  }
-  gpusched::model = &*objects;
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpusched::Run(gpusched::fuzz::Text(data, size));

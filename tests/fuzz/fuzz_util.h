@@ -1,13 +1,11 @@
 // Shared by the libFuzzer targets (tests/fuzz/*_fuzz.cc): how an input picks
-// one of a target's variants, and quiet logging.
+// one of a target's variants.
 #ifndef GPUSCHED_TESTS_FUZZ_FUZZ_UTIL_H_
 #define GPUSCHED_TESTS_FUZZ_FUZZ_UTIL_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-
-#include "spdlog/spdlog.h"
 
 namespace gpusched::fuzz {
 
@@ -33,10 +31,6 @@ inline Picked Pick(const uint8_t* data, size_t size, std::string_view letters) {
                               size - 1);
   return {at != std::string_view::npos ? at : data[0] % letters.size(), rest};
 }
-
-// The readers log what they skip; at millions of inputs that is noise and
-// most of the time spent.
-inline void QuietLogs() { spdlog::set_level(spdlog::level::off); }
 
 }  // namespace gpusched::fuzz
 

@@ -8,11 +8,6 @@
 #include "scheduler/gpu_topology.h"
 #include "tests/fuzz/fuzz_util.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<gpusched::GpuTopology> topology =
       gpusched::ParseGpuTopology(gpusched::fuzz::Text(data, size));

@@ -30,11 +30,6 @@ void Nodes(std::string_view json) {
 }  // namespace
 }  // namespace gpusched
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [variant, text] = gpusched::fuzz::Pick(data, size, "png");
   switch (variant) {

@@ -27,11 +27,6 @@ void ClusterFile(std::string_view text) {
 }  // namespace
 }  // namespace gpusched
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [variant, text] = gpusched::fuzz::Pick(data, size, "cg");
   if (variant == 0) {

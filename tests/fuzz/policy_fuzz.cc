@@ -7,11 +7,6 @@
 #include "policies/policy_loader.h"
 #include "tests/fuzz/fuzz_util.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpusched::PolicyResult result = gpusched::ParsePolicyText(
       gpusched::fuzz::Text(data, size), "fuzz.yaml");

@@ -8,11 +8,6 @@
 #include "api/codec/scenario_yaml.h"
 #include "tests/fuzz/fuzz_util.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpusched::ParseScenarioText(gpusched::fuzz::Text(data, size),
                                     "fuzz.yaml", "/nonexistent-fuzz-dir");

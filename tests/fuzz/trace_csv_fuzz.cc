@@ -6,11 +6,6 @@
 #include "api/codec/trace_csv.h"
 #include "tests/fuzz/fuzz_util.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [variant, text] = gpusched::fuzz::Pick(data, size, "np");
   if (variant == 0) {

@@ -66,11 +66,6 @@ void Run(Stream stream, size_t read_size, std::string_view body) {
 }  // namespace
 }  // namespace gpusched
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  gpusched::fuzz::QuietLogs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto [stream, rest] = gpusched::fuzz::Pick(data, size, "npgm");
   if (rest.empty()) return 0;
