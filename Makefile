@@ -57,9 +57,9 @@ bench: build
 	bench/run_all.sh $(BUILD_DIR)
 
 # The libFuzzer targets (tests/fuzz), each run FUZZ_SECONDS, FUZZ_JOBS at a
-# time; prints executions and findings per target and fails on a finding.
-# FUZZ_TARGETS="policy_fuzz ..." picks some. Saved corpora replay under
-# ctest in $(FUZZ_BUILD_DIR) (`ctest -L fuzz`).
+# time, after replaying the saved corpora (ctest -L fuzz); prints executions
+# and findings per target and fails on a finding. FUZZ_TARGETS="policy_fuzz
+# ..." picks some.
 fuzz-deps: deps
 	@$(MAKE) --no-print-directory deps DEPS="$(FUZZ_DEPS)"
 
@@ -68,6 +68,7 @@ fuzz: fuzz-deps
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCHED_FUZZ=ON \
 	  -DGPUSCHED_BUILD_TESTS=OFF -DGPUSCHED_BUILD_BENCH=OFF >/dev/null
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_targets
+	cd $(FUZZ_BUILD_DIR) && ctest --output-on-failure -L fuzz -j $(FUZZ_JOBS)
 	tests/fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
 clean:
