@@ -10,7 +10,14 @@ DEPS := g++ cmake make libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev \
         libspdlog-dev libabsl-dev libsimdjson-dev libssl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev openssl curl
 
-.PHONY: deps configure build serve test e2e e2e-prepare bench clean
+# Only `make fuzz` needs these (clang's libFuzzer and sanitizer runtimes).
+FUZZ_DEPS := clang-14 libclang-rt-14-dev
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 2
+FUZZ_TARGETS ?=
+
+.PHONY: deps configure build serve test e2e e2e-prepare bench clean fuzz fuzz-deps
 
 # Installs only what is missing, so a second run costs nothing.
 deps:
@@ -49,5 +56,20 @@ e2e-prepare: configure
 bench: build
 	bench/run_all.sh $(BUILD_DIR)
 
+# The libFuzzer targets (tests/fuzz), each run FUZZ_SECONDS, FUZZ_JOBS at a
+# time, after replaying the saved corpora (ctest -L fuzz); prints executions
+# and findings per target and fails on a finding. FUZZ_TARGETS="policy_fuzz
+# ..." picks some.
+fuzz-deps: deps
+	@$(MAKE) --no-print-directory deps DEPS="$(FUZZ_DEPS)"
+
+fuzz: fuzz-deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCHED_FUZZ=ON \
+	  -DGPUSCHED_BUILD_TESTS=OFF -DGPUSCHED_BUILD_BENCH=OFF >/dev/null
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_targets
+	cd $(FUZZ_BUILD_DIR) && ctest --output-on-failure -L fuzz -j $(FUZZ_JOBS)
+	tests/fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -140,18 +140,24 @@ class Scanner {
   absl::Status Token(std::string_view line, size_t indent, size_t& i,
                      bool* rest_is_text) {
     const char c = line[i];
-    const bool value_starts = ValueStarts();
+    // After a complete value (a closing quote or bracket) yaml-cpp's scanner
+    // starts a new token, as it does where a value starts: "'a' {}" is a
+    // quoted scalar and then a flow map, not text (a plain scalar such as
+    // "a {}" goes on). Missing this let "'a' {}, b" through to a scan that
+    // never ends.
+    const bool token_starts = ValueStarts() || prev_ == Prev::kQuoted ||
+                              prev_ == Prev::kFlowClose;
     switch (c) {
       case '"':
       case '\'':
-        if (value_starts) {
+        if (token_starts) {
           quote_ = c;
           return absl::OkStatus();
         }
         break;
       case '[':
       case '{':
-        if (value_starts || flow_depth_ > 0) return OpenFlow(i);
+        if (token_starts || flow_depth_ > 0) return OpenFlow(i);
         break;
       case ']':
       case '}':

@@ -39,6 +39,25 @@ TEST(YamlGuardTest, RefusesACommaAfterAValueOutsideFlowCollections) {
   EXPECT_EQ(Message("\"x\" # c\n,"),
             "line 2, column 1: unexpected ',' where a value starts, outside "
             "any [ ] or { }");
+  // A bracket or quote right after a complete value opens a new token
+  // (found by tests/fuzz/scenario_fuzz: yaml-cpp never returned).
+  EXPECT_EQ(Message("'a' {}, t"),
+            "line 1, column 7: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
+  EXPECT_EQ(Message(std::string("# ow\0\0}; mit 4) >\n' {team-a 4, }>\n"
+                                "' {}, teaeaus s",
+                                49)),
+            "line 3, column 5: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
+  EXPECT_EQ(Message("\"a\"[],"),
+            "line 1, column 6: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
+  EXPECT_EQ(Message("{} [],"),
+            "line 1, column 6: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
+  EXPECT_EQ(Message("'a' 'b',"),
+            "line 1, column 8: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
   // An item of an indented JSON array, cut out with its separator.
   EXPECT_EQ(Message("  {\"kind\": \"ResourceFlavor\"},\n ],"),
             "line 1, column 29: unexpected ',' after a complete value, "
