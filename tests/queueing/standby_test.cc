@@ -31,6 +31,17 @@ class StandbyTest : public ::testing::Test {
     loop_->PodUpserted(std::move(pod));
     loop_->WaitIdle();
   }
+  // Gang "ring" of four 2-GPU members, each as the webhook left it.
+  std::vector<Pod> UpsertGatedRing() {
+    std::vector<Pod> members;
+    for (int i = 0; i < 4; ++i) {
+      Pod member = GangPod("team-a", "ring", i, 2, 4);
+      member.scheduling_gates.push_back(kAdmissionGate);
+      members.push_back(member);
+      Upsert(member);
+    }
+    return members;
+  }
   // The pods the decisions so far admitted.
   std::vector<std::string> Admitted() {
     std::vector<std::string> pods;
@@ -87,13 +98,7 @@ TEST_F(StandbyTest, StandbyAdoptsTheDecidingReplicasAdmissions) {
 // four may bind.
 TEST_F(StandbyTest, GangTakenOverHalfWrittenBindsOnlyOnceWhole) {
   Start();
-  std::vector<Pod> members;
-  for (int i = 0; i < 4; ++i) {
-    Pod member = GangPod("team-a", "ring", i, 2, 4);
-    member.scheduling_gates.push_back(kAdmissionGate);
-    members.push_back(member);
-    Upsert(member);
-  }
+  std::vector<Pod> members = UpsertGatedRing();
   for (int i = 0; i < 2; ++i) {
     members[i].scheduling_gates.clear();
     members[i] = PinnedTo(members[i], "dgx-0");
@@ -119,13 +124,7 @@ TEST_F(StandbyTest, GangTakenOverHalfWrittenBindsOnlyOnceWhole) {
 // placed, may bind (they are not held for a fourth that already ran).
 TEST_F(StandbyTest, GangTakenOverCountsAMemberThatAlreadySucceeded) {
   Start();
-  std::vector<Pod> members;
-  for (int i = 0; i < 4; ++i) {
-    Pod member = GangPod("team-a", "ring", i, 2, 4);
-    member.scheduling_gates.push_back(kAdmissionGate);
-    members.push_back(member);
-    Upsert(member);
-  }
+  std::vector<Pod> members = UpsertGatedRing();
   members[0].scheduling_gates.clear();
   Pod done = BoundTo(PinnedTo(members[0], "dgx-0"), "dgx-0", "0,1");
   Upsert(done);
