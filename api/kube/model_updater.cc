@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "scheduler/cluster_model.h"
+#include "scheduler/pod_view.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched::kube::internal {
@@ -39,6 +40,20 @@ std::set<std::string, std::less<>> ModelPodUids(
   });
 }
 
+// The pod asks for whole GPUs or a share, and its record holds none.
+bool HeldShort(const ExtenderService& service, const Pod& pod) {
+  const GpuRequest& wants = PodView::Of(pod).gpu;
+  if (wants.gpus == 0 && wants.milli == 0) return false;
+  return service.Read([&](const ClusterModel& model) {
+    const PlacedPod* placed = model.FindPodByUid(pod.meta.uid);
+    if (placed == nullptr) return false;
+    const NodeState* node = model.FindNode(placed->node);
+    const PodAllocation* held =
+        node == nullptr ? nullptr : node->FindPod(placed->pod_key);
+    return held != nullptr && held->gpus.gpu_ids.empty();
+  });
+}
+
 }  // namespace
 
 void ModelUpdater::ReplaceNodes(std::vector<Node> nodes) {
@@ -49,7 +64,10 @@ void ModelUpdater::ReplaceNodes(std::vector<Node> nodes) {
     if (!listed.contains(name)) service_.RemoveNode(name);
   }
   std::lock_guard lock(mu_);
-  for (const std::string& name : listed) AdoptOrphansLocked(name);
+  for (const std::string& name : listed) {
+    AdoptOrphansLocked(name);
+    PlaceShortAgainLocked(name);
+  }
 }
 
 void ModelUpdater::ApplyNode(std::string_view type, Node node) {
@@ -63,6 +81,7 @@ void ModelUpdater::ApplyNode(std::string_view type, Node node) {
   LogWarnings(service_.UpsertNodes(std::move(one)));
   std::lock_guard lock(mu_);
   AdoptOrphansLocked(name);
+  PlaceShortAgainLocked(name);
 }
 
 void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
@@ -79,6 +98,9 @@ void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
   }
   std::lock_guard lock(mu_);
   std::erase_if(orphans_, [&](const auto& entry) {
+    return !listed.contains(entry.first);
+  });
+  std::erase_if(short_, [&](const auto& entry) {
     return !listed.contains(entry.first);
   });
 }
@@ -102,6 +124,7 @@ void ModelUpdater::Forget(const std::string& uid) {
   service_.RemovePod(uid);
   std::lock_guard lock(mu_);
   orphans_.erase(uid);
+  short_.erase(uid);
 }
 
 // A pod already placed bound on its node is skipped (an earlier event placed
@@ -132,6 +155,7 @@ void ModelUpdater::PlaceLocked(const Pod& pod) {
     return;
   }
   LogWarnings(service_.AddRunningPods({pod}));
+  if (HeldShort(service_, pod)) short_.insert_or_assign(pod.meta.uid, pod);
 }
 
 void ModelUpdater::AdoptOrphansLocked(std::string_view node) {
@@ -140,6 +164,18 @@ void ModelUpdater::AdoptOrphansLocked(std::string_view node) {
     if (pod.node_name == node) adopt.push_back(pod);
   }
   for (const Pod& pod : adopt) PlaceLocked(pod);
+}
+
+void ModelUpdater::PlaceShortAgainLocked(std::string_view node) {
+  std::vector<Pod> again;
+  for (const auto& [uid, pod] : short_) {
+    if (pod.node_name == node) again.push_back(pod);
+  }
+  for (const Pod& pod : again) {
+    service_.RemovePod(pod.meta.uid);
+    LogWarnings(service_.AddRunningPods({pod}));
+    if (!HeldShort(service_, pod)) short_.erase(pod.meta.uid);
+  }
 }
 
 }  // namespace gpusched::kube::internal

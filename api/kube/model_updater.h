@@ -40,12 +40,18 @@ class ModelUpdater {
   void Forget(const std::string& uid);
   void PlaceLocked(const Pod& pod);
   void AdoptOrphansLocked(std::string_view node);
+  // Bound pods the model records on their node without the GPUs they ask
+  // for (the node did not offer them yet: a node registers before its
+  // device plugin reports): placed again on the node's next change, or
+  // their GPUs would look free.
+  void PlaceShortAgainLocked(std::string_view node);
 
   ExtenderService& service_;
   // Held across "is the node known? then place, else orphan" and around
   // adopting orphans after a node upsert, so no orphan is missed.
   mutable std::mutex mu_;
   std::map<std::string, Pod, std::less<>> orphans_;  // by UID; guarded by mu_
+  std::map<std::string, Pod, std::less<>> short_;    // by UID; guarded by mu_
 };
 
 }  // namespace gpusched::kube::internal

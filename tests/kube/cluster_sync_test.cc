@@ -112,6 +112,29 @@ TEST_F(ClusterSyncTest, PodSeenBeforeItsNodeIsPlacedWhenTheNodeArrives) {
   EXPECT_TRUE(WaitUntil([&] { return HasPod(service_, "uid-a-early"); }));
 }
 
+// A node registers before its device plugin reports the GPUs, with a
+// pod already bound to it: the model records the pod without GPUs, and
+// gives it its 8 when the node offers them. Left without, its GPUs would
+// look free.
+TEST_F(ClusterSyncTest, PodRecordedWithoutGpusGetsThemWhenTheNodeOffersThem) {
+  FakeApiServer server;
+  StartAndWaitSynced(server);
+  server.AddNode(GpuNode("joining", 0));
+  ASSERT_TRUE(WaitUntil([&] { return HasNode(service_, "joining"); }));
+  server.AddPod(GpuPod("a/early", 8, "joining"));
+  ASSERT_TRUE(WaitUntil([&] { return HasPod(service_, "uid-a-early"); }));
+  server.AddNode(GpuNode("joining", 8));  // the same node, now with GPUs
+  EXPECT_TRUE(WaitUntil([&] {
+    return service_.Read([](const ClusterModel& model) {
+      const NodeState* node = model.FindNode("joining");
+      const PodAllocation* pod =
+          node == nullptr ? nullptr : node->FindPod("a/early");
+      return pod != nullptr && pod->gpus.gpu_ids.size() == 8;
+    });
+  }));
+  EXPECT_FALSE(Fits(service_, "joining", 1));
+}
+
 TEST_F(ClusterSyncTest, GoneHistoryTriggersARelistThatReconciles) {
   FakeApiServer server;
   server.AddNode(GpuNode("n1", 8));
