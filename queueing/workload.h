@@ -69,6 +69,9 @@ struct Workload {
   FrAmounts charged;            // quota held while admitted
   int64_t admitted_at_ms = -1;
   int preemptions = 0;
+  // Placed members that succeeded since the workload was last pending: a
+  // gang that finished some members is not partly admitted (invariants.h).
+  int succeeded_members = 0;
   std::string reason;  // why pending, or how it ended
   ReasonCode code = ReasonCode::kNone;  // `reason` as one word, while pending
   int64_t backoff_until_ms = 0;
