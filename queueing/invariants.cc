@@ -192,7 +192,7 @@ std::vector<std::string> GangViolations(
 
 std::vector<std::string> PlacementViolations(
     const std::map<std::string, Workload>& workloads,
-    const ClusterModel& model) {
+    const ClusterModel& model, bool engine_owns_model) {
   std::vector<std::string> violations;
   std::map<std::string, std::string> placed_by;  // pod -> workload
   for (const auto& [key, w] : workloads) {
@@ -206,7 +206,9 @@ std::vector<std::string> PlacementViolations(
       const PlacedPod* in_model =
           member == w.pods.end() ? nullptr
                                  : model.FindPodByUid(PodUid(member->second));
-      if (in_model == nullptr || in_model->node != placement.node) {
+      const bool may_be_gone = !engine_owns_model && w.bound.contains(pod);
+      if (in_model == nullptr ? !may_be_gone
+                              : in_model->node != placement.node) {
         violations.push_back(absl::StrCat(
             "workload ", key, " places ", pod, " on ", placement.node,
             " but the model has it on ",
@@ -252,7 +254,8 @@ absl::Status CheckInvariants(const QueueingEngine& engine,
   Append(violations, QueueUsageViolations(engine.quota(), engine.workloads()));
   Append(violations, GangViolations(engine.workloads(), engine.timers(),
                                     context.now));
-  Append(violations, PlacementViolations(engine.workloads(), model));
+  Append(violations, PlacementViolations(engine.workloads(), model,
+                                         context.engine_owns_model));
   Append(violations,
          QuotaLimitViolations(engine.quota(), context.allowed_excess));
   if (violations.empty()) return absl::OkStatus();

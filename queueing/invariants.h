@@ -41,6 +41,11 @@ struct InvariantContext {
   // pod adopted after a restart is charged past the quota, and a policy
   // that shrank leaves admitted workloads charged. Nullptr: none allowed.
   const QuotaExcess* allowed_excess = nullptr;
+  // The engine is the model's only writer (the simulator): every placed
+  // member is in it. A server's watches remove a bound pod from the model
+  // before the engine hears of it; members only assumed on their node must
+  // be there after every pass all the same.
+  bool engine_owns_model = false;
 };
 
 // No GPU, MIG instance or share held twice: per node, each device's free
@@ -64,11 +69,12 @@ std::vector<std::string> GangViolations(
     const std::map<std::string, Workload>& workloads, const GangTimers& timers,
     std::optional<int64_t> now);
 
-// Every placed member is in the model, on the node of its placement, and no
-// pod is placed by two workloads.
+// Every placed member is in the model on the node of its placement (a bound
+// one may be gone unless `engine_owns_model`), and no pod is placed by two
+// workloads.
 std::vector<std::string> PlacementViolations(
     const std::map<std::string, Workload>& workloads,
-    const ClusterModel& model);
+    const ClusterModel& model, bool engine_owns_model);
 
 // Quota never exceeded outside borrowing: usage within nominal quota plus
 // borrowing limit, and a cohort tree's root within its capacity.

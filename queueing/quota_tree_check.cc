@@ -58,7 +58,8 @@ std::vector<std::string> QuotaTree::UsageMismatches() const {
       int64_t stored = 0;
       for (int child : node.children) {
         const Node& c = nodes_[child];
-        stored += std::max<int64_t>(0, AmountOf(c.usage, fr) - Guaranteed(c, fr));
+        stored +=
+            std::max<int64_t>(0, AmountOf(c.usage, fr) - Guaranteed(c, fr));
       }
       if (usage != stored) {
         mismatches.push_back(absl::StrCat(

@@ -168,7 +168,8 @@ class RuntimeFinisher {
 // --check-invariants after a step: the error says where the run was.
 absl::Status CheckStep(const QueueingEngine& engine, const ClusterModel& model,
                        int step, int64_t now) {
-  absl::Status checked = CheckInvariants(engine, model, {.now = now});
+  absl::Status checked = CheckInvariants(
+      engine, model, {.now = now, .engine_owns_model = true});
   if (checked.ok()) return checked;
   return absl::FailedPreconditionError(absl::StrCat(
       "step ", step, " at ", absl::FormatDuration(absl::Milliseconds(now)),
