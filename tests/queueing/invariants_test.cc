@@ -208,5 +208,23 @@ TEST_F(EngineInvariantTest, SucceededMemberLeavesNoPartialGang) {
   EXPECT_TRUE(CheckInvariants(*engine_, model_, {.now = 10}).ok());
 }
 
+// The hook after every pass (Debug and sanitizer builds) aborts naming the
+// violation.
+TEST_F(EngineInvariantTest, PassThatLeavesAViolationAborts) {
+#ifdef GPUSCHED_INVARIANTS_ON
+  engine_->AddPod(GangPod("team-a", "g", 0, 8, 1), 0);
+  engine_->Schedule(0);
+  // The model moves the pod behind the engine's back.
+  ASSERT_TRUE(model_.RemovePod("team-a-g-0"));
+  ASSERT_TRUE(model_.Place(GangPod("team-a", "g", 0, 8, 1), "dgx-1",
+                           GpuAssignment{{0, 1, 2, 3, 4, 5, 6, 7}, 1000, {}})
+                  .ok());
+  EXPECT_DEATH(engine_->Schedule(1),
+               "places team-a/g-0 on dgx-0 but the model has it on dgx-1");
+#else
+  GTEST_SKIP() << "invariant checks are compiled out of this build";
+#endif
+}
+
 }  // namespace
 }  // namespace gpusched
