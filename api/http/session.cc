@@ -244,7 +244,10 @@ class HttpSession final
         co_await bhttp::async_read_header(stream_, buffer_, parser, kAwait);
     // Beast applies body_limit to Content-Length already; checking here too
     // keeps the up-front rejection explicit rather than a parser detail.
-    auto length = parser.content_length();
+    // content_length() requires a complete header: after a failed read
+    // (malformed, oversized, timed out) Beast asserts in debug builds.
+    boost::optional<std::uint64_t> length;
+    if (!ec) length = parser.content_length();
     if (!ec && length && *length > options().body_limit_bytes) {
       ec = bhttp::error::body_limit;
     }
