@@ -17,7 +17,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 2
 FUZZ_TARGETS ?=
 
-.PHONY: deps configure build serve test e2e e2e-prepare bench clean fuzz fuzz-deps
+.PHONY: deps configure build serve test e2e e2e-prepare bench clean fuzz fuzz-deps \
+        test-asan test-tsan
 
 # Installs only what is missing, so a second run costs nothing.
 deps:
@@ -28,8 +29,10 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
+# CMAKE_ARGS: more -D options for $(BUILD_DIR) (CI's build leaves out the
+# tests that it runs under the sanitizers).
 configure: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -70,6 +73,46 @@ fuzz: fuzz-deps
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_targets
 	cd $(FUZZ_BUILD_DIR) && ctest --output-on-failure -L fuzz -j $(FUZZ_JOBS)
 	tests/fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+# --- Sanitizer runs (issue F §4) ---------------------------------------------
+# Each in its own build directory, Debug (asserts and invariant checks on)
+# at -O0 -g1 (CMakeLists.txt says why), without the benchmarks, and without the end-to-end and benchmark
+# entries: those drive Go binaries and the real control plane, which the
+# sanitizers do not see into.
+ASAN_DIR ?= build-asan
+TSAN_DIR ?= build-tsan
+SAN_SUPP := $(CURDIR)/tests/sanitizers
+SAN_CONFIGURE = cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=Debug \
+  -DGPUSCHED_SANITIZE=$(2) -DGPUSCHED_BUILD_BENCH=OFF >/dev/null
+# ASan + UBSan: every unit, integration and scenario test (the scenario
+# tests run the instrumented gpusched binary).
+ASAN_TARGETS := gpusched gpusched_scheduler_tests gpusched_http_tests \
+  gpusched_codec_tests gpusched_server_tests gpusched_integration_tests \
+  gpusched_policies_tests gpusched_queueing_tests gpusched_kube_tests
+# TSan: the binaries whose tests run threads, and of them only those tests.
+TSAN_TARGETS := gpusched gpusched_scheduler_tests gpusched_http_tests \
+  gpusched_integration_tests gpusched_queueing_tests gpusched_kube_tests
+TSAN_TESTS := $(shell grep -v '^\#' tests/sanitizers/tsan-tests.txt | \
+  paste -sd'|')
+
+test-asan: deps
+	$(call SAN_CONFIGURE,$(ASAN_DIR),address)
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target $(ASAN_TARGETS)
+	cd $(ASAN_DIR) && \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  LSAN_OPTIONS=suppressions=$(SAN_SUPP)/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900 -LE e2e \
+	    -E '^bench_smoke'
+
+test-tsan: deps
+	$(call SAN_CONFIGURE,$(TSAN_DIR),thread)
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+	cd $(TSAN_DIR) && \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(SAN_SUPP)/tsan.supp \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900 -LE e2e \
+	    -R '$(TSAN_TESTS)'
+# ----------------------------------------------------------------------------
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -139,6 +139,9 @@ class QueueingEngine {
   // would grow without bound); returns how many.
   size_t ForgetFinished();
   const QuotaTree& quota() const { return quota_; }
+  // Which running gangs are below minMember and in their grace
+  // (invariants.h reads it).
+  const GangTimers& timers() const { return timers_; }
   const Policy& policy() const { return policy_; }
   // Pending workloads of a ClusterQueue in admission order (for "position
   // 3 of 7").

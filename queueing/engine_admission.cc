@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "queueing/engine_internal.h"
+#include "queueing/invariants.h"
 
 namespace gpusched {
 namespace {
@@ -176,6 +177,11 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
 }
 
 void QueueingEngine::Schedule(int64_t now) {
+#ifdef GPUSCHED_INVARIANTS_ON
+  // Debug and sanitizer builds: the pass must leave the invariants true,
+  // and take no queue further over its limit than it was (invariants.h).
+  const QuotaExcess over_before = QuotaOverLimits(quota_);
+#endif
   ReplanLostPlacements(now);
   RunTimers(now);
   // Pods, nodes and reservations changed since last time.
@@ -197,6 +203,10 @@ void QueueingEngine::Schedule(int64_t now) {
     if (!progress) break;
   }
   ExplainIncompleteGangs(now);
+#ifdef GPUSCHED_INVARIANTS_ON
+  DieOnViolation(CheckInvariants(
+      *this, *model_, {.now = now, .allowed_excess = &over_before}));
+#endif
 }
 
 // A gang that timed out short of members backs off before its next try;

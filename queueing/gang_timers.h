@@ -58,6 +58,13 @@ class GangTimers {
     below_min_since_.try_emplace(key, now);
   }
   void Forget(const std::string& key) { below_min_since_.erase(key); }
+  // When the grace of a workload below minMember ends (it is evicted
+  // then), if it is in one.
+  std::optional<int64_t> GraceEnds(const Workload& w) const {
+    auto it = below_min_since_.find(w.key);
+    if (it == below_min_since_.end()) return std::nullopt;
+    return it->second + (w.is_gang ? config_->stale_gang_grace_ms : 0);
+  }
 
   // The starvation reservation: lifted when its workload no longer waits,
   // given to the longest-waiting ready queued workload past the timeout.

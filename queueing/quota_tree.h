@@ -135,6 +135,22 @@ class QuotaTree {
   // <0, 0, >0 as a's share is below, equal to, above b's (Kueue's
   // CompareDRS: shares of zero-weight borrowers rank above all others).
   static int CompareShares(const Share& a, const Share& b);
+  // Read by the invariant checks (invariants.h; quota_tree_check.cc).
+  struct Overrun {
+    std::string node;
+    FlavorResource fr;
+    int64_t usage = 0;
+    int64_t limit = 0;
+  };
+  // Usage over each node's limit: its subtree quota plus its borrowing
+  // limit; at a root its subtree quota alone. A node that may borrow
+  // without a limit has none of its own: the cohort above bounds it.
+  std::vector<Overrun> Overruns() const;
+  // Cohorts whose usage is not what their children store in them (the
+  // class invariant), and negative usage anywhere.
+  std::vector<std::string> UsageMismatches() const;
+  // Everything a node uses, by flavor-resource (empty for unknown nodes).
+  FrAmounts UsageOf(std::string_view node) const;
 
  private:
   uint64_t usage_version_ = 0;

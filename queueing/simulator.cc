@@ -4,8 +4,10 @@
 #include <queue>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "queueing/engine.h"
+#include "queueing/invariants.h"
 #include "scheduler/cluster_model.h"
 
 namespace gpusched {
@@ -163,6 +165,17 @@ class RuntimeFinisher {
   size_t seen_ = 0;
 };
 
+// --check-invariants after a step: the error says where the run was.
+absl::Status CheckStep(const QueueingEngine& engine, const ClusterModel& model,
+                       int step, int64_t now) {
+  absl::Status checked = CheckInvariants(
+      engine, model, {.now = now, .engine_owns_model = true});
+  if (checked.ok()) return checked;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "step ", step, " at ", absl::FormatDuration(absl::Milliseconds(now)),
+      " (", now, " ms): ", checked.message()));
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> SimulatedRuntimeMs(const Pod& pod) {
@@ -178,6 +191,12 @@ absl::StatusOr<int64_t> SimulatedRuntimeMs(const Pod& pod) {
 }
 
 SimulationReport RunSimulation(const Scenario& scenario) {
+  // Without checks nothing can fail.
+  return *RunSimulation(scenario, SimulationOptions{});
+}
+
+absl::StatusOr<SimulationReport> RunSimulation(
+    const Scenario& scenario, const SimulationOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ClusterModel model;
   for (const Node& node : scenario.nodes) model.UpsertNode(node);
@@ -210,6 +229,10 @@ SimulationReport RunSimulation(const Scenario& scenario) {
     finisher.FinishDue(**engine, now);
     (*engine)->Schedule(now);
     finisher.Track(**engine);
+    if (options.check_invariants) {
+      absl::Status checked = CheckStep(**engine, model, step, now);
+      if (!checked.ok()) return checked;
+    }
   }
   report = BuildReport(**engine, model);
   report.summary.simulated_ms =

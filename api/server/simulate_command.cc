@@ -29,6 +29,7 @@ struct SimulateOptions {
   std::string scenario;
   std::string output;   // empty: stdout (unless comparing)
   std::string compare;  // empty: no comparison
+  bool check_invariants = false;
 };
 
 // The options, or the exit code of a usage error already reported (0 after
@@ -43,6 +44,9 @@ std::optional<SimulateOptions> ParseOptions(
   flags.String("compare", &options.compare,
                "compare the report, without wallSeconds, with this file; "
                "exit 1 and print a diff when they differ");
+  flags.Bool("check-invariants", &options.check_invariants,
+             "check the queueing invariants after every step; stop with "
+             "exit 1 at the first violation");
   flags.Bool("help", &help, "this text");
   std::vector<std::string> positional;
   if (absl::Status s = flags.Parse(args, &positional); !s.ok()) {
@@ -68,12 +72,15 @@ std::optional<SimulateOptions> ParseOptions(
 
 // Runs the scenario; the wall time is measured here, around the engine, so
 // that the simulator itself never reads a real clock.
-SimulationReport Simulate(const Scenario& scenario) {
+absl::StatusOr<SimulationReport> Simulate(const Scenario& scenario,
+                                          const SimulateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  SimulationReport report = RunSimulation(scenario);
+  absl::StatusOr<SimulationReport> report = RunSimulation(
+      scenario, {.check_invariants = options.check_invariants});
+  if (!report.ok()) return report;
   const std::chrono::duration<double> wall =
       std::chrono::steady_clock::now() - start;
-  report.summary.wall_seconds = wall.count();
+  report->summary.wall_seconds = wall.count();
   return report;
 }
 
@@ -128,7 +135,13 @@ int RunSimulate(const std::vector<std::string>& args) {
     std::cerr << scenario.status().message() << "\n";
     return kExitFailure;
   }
-  const SimulationReport report = Simulate(*scenario);
+  absl::StatusOr<SimulationReport> simulated = Simulate(*scenario, *options);
+  if (!simulated.ok()) {
+    std::cerr << "gpusched simulate: " << options->scenario << ": "
+              << simulated.status().message() << "\n";
+    return kExitFailure;
+  }
+  const SimulationReport& report = *simulated;
   if (absl::Status s = WriteReport(*options, report); !s.ok()) {
     std::cerr << "gpusched simulate: " << s.message() << "\n";
     return kExitFailure;
