@@ -115,4 +115,4 @@ test-tsan: deps
 # ----------------------------------------------------------------------------
 
 clean:
-	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

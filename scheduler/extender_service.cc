@@ -64,8 +64,10 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
                                       state->gpus().topology_source()));
     }
   }
+  // Read under the lock: another writer may be counting already.
+  const bool changed = node_changes_ != changes_before;
   lock.unlock();
-  if (node_changes_ != changes_before) node_changed_cv_.notify_all();
+  if (changed) node_changed_cv_.notify_all();
   return warnings;
 }
 

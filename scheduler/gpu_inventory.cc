@@ -33,7 +33,7 @@ absl::StatusOr<std::vector<int>> ParseGpuIds(std::string_view std_text) {
   std::vector<int> ids;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     int id = 0;
-    if (!absl::SimpleAtoi(part, &id) || id < 0 || id > 4096) {
+    if (!absl::SimpleAtoi(part, &id) || id < 0 || id >= kMaxGpusPerNode) {
       return absl::InvalidArgumentError(absl::StrCat(
           "\"", text, "\": \"", part, "\" is not a GPU index"));
     }
@@ -58,7 +58,8 @@ GpuInventory GpuInventory::FromNode(const Node& node) {
   int64_t capacity = node.capacity.Has(kNvidiaGpu)
                          ? node.capacity.Get(kNvidiaGpu) / replicas
                          : allocatable;
-  capacity = std::clamp<int64_t>(std::max(capacity, allocatable), 0, 1024);
+  capacity = std::clamp<int64_t>(std::max(capacity, allocatable), 0,
+                                 kMaxGpusPerNode);
   for (int i = 0; i < capacity; ++i) {
     inventory.devices_.push_back(
         GpuDevice{.index = i, .healthy = i < allocatable});

@@ -21,6 +21,12 @@
 
 namespace gpusched {
 
+// The most GPUs one node is modelled with. Real nodes have at most tens;
+// the bound keeps a typo or a hostile annotation ("gpus": 1e9) from
+// allocating a huge device list or link matrix (a 1024-GPU matrix is a
+// million links, about a second and 40 MB in a sanitizer build).
+inline constexpr int kMaxGpusPerNode = 1024;
+
 // How two GPUs are connected, as `nvidia-smi topo -m` names it. The PCIe
 // kinds run from the closest (kPix) to the farthest (kSys).
 enum class LinkKind { kSelf, kNvLink, kPix, kPxb, kPhb, kNode, kSys };
@@ -121,7 +127,7 @@ class GpuTopology {
 //     {"links": [["X","NV18",...], ...], "numa": [0,0,1,1]}
 //   or the all-to-all shorthand
 //     {"gpus": 8, "all": "NV18", "numa": [0,0,0,0,1,1,1,1]}
-//   "links" is a square matrix of link names; "gpus" (1..4096) with "all"
+//   "links" is a square matrix of link names; "gpus" (1..kMaxGpusPerNode) with "all"
 //   (any link name but X) gives every pair the same link. "numa" is
 //   optional (unknown when absent) and has one entry per GPU. Only a subset
 //   of JSON is read: objects, arrays, strings, non-negative integers.

@@ -30,8 +30,6 @@ using gpu_topology_internal::UnknownLinkAt;
 constexpr int kMaxDepth = 16;
 // Integers above this are rejected instead of risking overflow.
 constexpr int64_t kMaxInt = 1'000'000'000;
-// Upper bound for "gpus", so a typo cannot allocate a huge matrix.
-constexpr int64_t kMaxGpus = 4096;
 
 struct JsonValue {
   enum class Type { kObject, kArray, kString, kInt };
@@ -326,9 +324,9 @@ absl::StatusOr<Matrix> ReadAllToAll(const JsonValue& gpus,
       !s.ok()) {
     return s;
   }
-  if (gpus.number < 1 || gpus.number > kMaxGpus) {
+  if (gpus.number < 1 || gpus.number > kMaxGpusPerNode) {
     return ErrorAt(gpus.pos, absl::StrCat("gpus must be between 1 and ",
-                                          kMaxGpus, ", found ", gpus.number));
+                                          kMaxGpusPerNode, ", found ", gpus.number));
   }
   absl::StatusOr<GpuLink> link = ReadLink(all);
   if (!link.ok()) return link.status();

@@ -32,53 +32,13 @@
 #include "api/http/server.h"
 #include "api/kube/kube_client.h"
 #include "api/kube/webhook_certs.h"
+#include "api/server/admission_review.h"
 #include "api/server/flags.h"
-#include "queueing/workload_types.h"  // kAdmissionGate
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {
 
-inline constexpr std::string_view kAdmissionGateName = kAdmissionGate;
 inline constexpr std::string_view kMutatePodsPath = "/mutate-pods";
-
-struct AdmissionWebhookOptions {
-  // Pods of this scheduler are gated; all others pass untouched.
-  std::string scheduler_name = "gpusched";
-  // A larger review gets a 400. A pod is at most 1.5 MiB in etcd, and the API
-  // server takes request bodies of at most 3 MiB, so a review of a pod
-  // CREATE (object, no oldObject) stays well below this.
-  size_t body_limit_bytes = 4 << 20;
-  // Whether the queueing core holds the pod (a queue label or a gang key),
-  // from its namespace, name, labels and annotations. Only such pods are
-  // gated: any other pod of our scheduler has no admission to wait for, so
-  // it goes straight to kube-scheduler and filter, and a gate nobody lifts
-  // would hold it forever. Unset: every pod of our scheduler is gated.
-  std::function<bool(const Pod&)> manages;
-};
-
-// What the webhook does with one review: a value, not an error.
-enum class PodGating {
-  kNotOurs,       // not a Pod CREATE of our scheduler: allowed as is
-  kNotManaged,    // our scheduler's, but no queue or gang: allowed as is
-  kAlreadyGated,  // ours, and the gate is there already
-  kGate,          // ours: allowed with a patch that adds the gate
-};
-
-struct AdmissionDecision {
-  std::string uid;  // request.uid, echoed in the response
-  PodGating gating = PodGating::kNotOurs;
-  std::string patch;  // JSONPatch (not yet base64) when gating == kGate
-  std::string pod;    // "namespace/name" (or generateName), for logs
-};
-
-// Decodes an admission.k8s.io/v1 AdmissionReview and decides. Errors
-// (InvalidArgument) name the field: not JSON, wrong apiVersion/kind, no
-// request, no request.uid, a body over the limit, malformed schedulingGates.
-absl::StatusOr<AdmissionDecision> DecidePodGating(
-    std::string_view body, const AdmissionWebhookOptions& options);
-
-// The AdmissionReview response for `decision`: always allowed.
-std::string AdmissionResponseJson(const AdmissionDecision& decision);
 
 // POST /mutate-pods: DecidePodGating and AdmissionResponseJson over HTTP.
 // Stateless and thread-safe.

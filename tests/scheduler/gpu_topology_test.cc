@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -171,6 +172,13 @@ TEST(GpuTopologyParseTest, CompactShorthandEqualsTheDgxH100Default) {
             GpuTopology::DefaultFor("NVIDIA-H100-80GB-HBM3", 8));
 }
 
+TEST(GpuTopologyParseTest, CompactShorthandTakesAsManyGpusAsANodeMayHave) {
+  const GpuTopology topology = MustParse(absl::StrCat(
+      R"({"gpus": )", kMaxGpusPerNode, R"(, "all": "NV4"})"));
+  EXPECT_EQ(topology.gpu_count(), kMaxGpusPerNode);
+  EXPECT_EQ(topology.Link(kMaxGpusPerNode - 1, 0), (GpuLink{.kind = LinkKind::kNvLink, .nvlinks = 4}));
+}
+
 TEST(GpuTopologyParseTest, CompactShorthandWithoutNumaLeavesItUnknown) {
   const GpuTopology topology = MustParse(R"({"all": "PIX", "gpus": 2})");
   EXPECT_EQ(topology.Link(1, 0), kPix);
@@ -285,6 +293,9 @@ INSTANTIATE_TEST_SUITE_P(
          "line 1, column 27: unexpected text after the top-level value"},
         {"JsonUnterminated", R"({"gpus": 2,)",
          "line 1, column 12: expected '\"', found end of input"},
+        // Found by topology fuzzing: 4096 GPUs took seconds under ASan.
+        {"JsonTooManyGpus", R"({"gpus": 1025, "all": "NV18"})",
+         "line 1, column 10: gpus must be between 1 and 1024, found 1025"},
     }),
     [](const ::testing::TestParamInfo<ErrorCase>& info) {
       return info.param.name;

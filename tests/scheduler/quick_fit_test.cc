@@ -101,7 +101,8 @@ ClusterModel Model() {
   int i = 0;
   for (const char* node : {"dgx", "a100-mig", "l4-shared", "t4", "islands",
                            "labelled", "dgx-sick"}) {
-    Pod filler = MakePod("fill/p" + std::to_string(i++))
+    ++i;
+    Pod filler = MakePod("fill/p" + std::to_string(i - 1))
                      .Gpus(i % 3 + 1)
                      .Cpu("2")
                      .OnNode(node)
