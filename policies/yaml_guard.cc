@@ -24,6 +24,10 @@ enum class Prev {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
+bool IsFlowIndicator(char c) {
+  return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
+}
+
 bool EndsToken(std::string_view line, size_t i) {
   return i >= line.size() || IsBlank(line[i]);
 }
@@ -191,8 +195,10 @@ class Scanner {
       return absl::OkStatus();
     }
     if (value_starts && (c == '&' || c == '!')) {
-      // An anchor or a tag: the value is still to come.
-      while (!EndsToken(line, i + 1)) ++i;
+      // An anchor or a tag: the value is still to come. yaml-cpp ends both
+      // at a flow indicator too, so "!t," puts a ',' where a value starts
+      // (found by tests/fuzz/k8s_yaml_fuzz: LoadAll never returned).
+      while (!EndsToken(line, i + 1) && !IsFlowIndicator(line[i + 1])) ++i;
       return absl::OkStatus();
     }
     if (!Indicator(line, i)) prev_ = Prev::kPlain;

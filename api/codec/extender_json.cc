@@ -288,15 +288,23 @@ namespace {
 absl::StatusOr<std::vector<std::string>> DecodeVictimUids(
     element victims, const std::string& path, bool meta) {
   std::vector<std::string> uids;
+  // A default dom::element points at no document: every test on it reads
+  // through a null pointer (found by tests/fuzz/extender_fuzz, a victims
+  // object without "Pods"), so `found` says whether `pods` was set.
   element pods;
-  if (victims.is_null() || victims["Pods"].get(pods) || pods.is_null()) {
+  bool found = !victims.is_null() && !victims["Pods"].get(pods);
+  if (!found || pods.is_null()) {
+    found = false;
     // "Pods" may come with any casing; look it up the slow way.
     if (!victims.is_null() && victims.type() == element_type::OBJECT) {
       for (auto [key, value] : simdjson::dom::object(victims)) {
-        if (KeyIs(key, "Pods")) pods = value;
+        if (KeyIs(key, "Pods")) {
+          pods = value;
+          found = true;
+        }
       }
     }
-    if (pods.is_null() || pods.type() != element_type::ARRAY) return uids;
+    if (!found || pods.type() != element_type::ARRAY) return uids;
   }
   size_t index = 0;
   for (element pod : simdjson::dom::array(pods)) {

@@ -58,6 +58,17 @@ TEST(YamlGuardTest, RefusesACommaAfterAValueOutsideFlowCollections) {
   EXPECT_EQ(Message("'a' 'b',"),
             "line 1, column 8: unexpected ',' after a complete value, "
             "outside any [ ] or { }");
+  // A tag or an anchor ends at a ',' as at a blank (found by
+  // tests/fuzz/k8s_yaml_fuzz: yaml-cpp never returned).
+  EXPECT_EQ(Message("!bbbbbbb0, gpusched.-"),
+            "line 1, column 10: unexpected ',' where a value starts, outside "
+            "any [ ] or { }");
+  EXPECT_EQ(Message("&a,"),
+            "line 1, column 3: unexpected ',' where a value starts, outside "
+            "any [ ] or { }");
+  EXPECT_EQ(Message("!b ,"),
+            "line 1, column 4: unexpected ',' where a value starts, outside "
+            "any [ ] or { }");
   // An item of an indented JSON array, cut out with its separator.
   EXPECT_EQ(Message("  {\"kind\": \"ResourceFlavor\"},\n ],"),
             "line 1, column 29: unexpected ',' after a complete value, "
@@ -75,6 +86,7 @@ TEST(YamlGuardTest, CommasInsideScalarsAndFlowCollectionsAreText) {
 
 TEST(YamlGuardTest, RefusesAliasesButNotAnchorsOrTags) {
   EXPECT_EQ(Message("a: &x [1, 2]\nb: !!str 3\n"), "ok");
+  EXPECT_EQ(Message("a: [!!str, &y]\nc: {d: !e}\n"), "ok");
   EXPECT_EQ(Message("a: &x [1]\nb: *x\n"),
             "line 2, column 4: YAML aliases (*name) are not accepted: each "
             "one repeats its anchor's whole value");
