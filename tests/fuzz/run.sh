@@ -5,6 +5,10 @@
 #
 #   tests/fuzz/run.sh BUILD_DIR SECONDS JOBS [TARGET...]
 #
+# FUZZ_SEED=N fixes libFuzzer's seed, so a run explores the same inputs in
+# the same order from the same corpus (CI does: a fault it finds is one a
+# run with the seed finds here too); unset, every run explores anew.
+#
 # A target fuzzes a scratch copy of its saved corpus (BUILD_DIR/fuzz-work/
 # TARGET/corpus), so what it learns stays out of the source tree; inputs
 # worth keeping are minimized and copied into tests/fuzz/corpus/TARGET by
@@ -40,6 +44,7 @@ run_one() {
   nice -n 10 "$build/fuzz/$target" "$work/corpus" "$here/corpus/$target" \
     -dict="$here/dict/$(dict_for "$target").dict" \
     -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+    ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
     -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
     >"$work/log" 2>&1 || true
 }
