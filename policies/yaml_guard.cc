@@ -64,6 +64,18 @@ class Scanner {
   }
 
   absl::Status Line(std::string_view line) {
+    // YAML 1.2 (§5.1) allows no C0 control character but tab, LF and CR,
+    // and no DEL. yaml-cpp 0.7 takes a NUL where a value starts as an
+    // empty one, so "\0, x" runs away like ", x" (found by
+    // tests/fuzz/k8s_yaml_fuzz).
+    for (size_t i = 0; i < line.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(line[i]);
+      if ((byte < 0x20 && byte != '\t' && byte != '\r') || byte == 0x7f) {
+        return Error(i, absl::StrCat("control character 0x",
+                                     absl::Hex(byte, absl::kZeroPad2),
+                                     " is not allowed in YAML"));
+      }
+    }
     const size_t indent = line.find_first_not_of(' ');
     if (block_scalar_parent_ >= 0) {
       // The text of a | or > block: anything goes while it is indented

@@ -5,9 +5,9 @@
 #
 #   tests/fuzz/run.sh BUILD_DIR SECONDS JOBS [TARGET...]
 #
-# FUZZ_SEED=N fixes libFuzzer's seed, so a run explores the same inputs in
-# the same order from the same corpus (CI does: a fault it finds is one a
-# run with the seed finds here too); unset, every run explores anew.
+# FUZZ_SEED=N fixes libFuzzer's seed (CI uses 1), so a retry starts from the
+# same mutations; runs still differ with corpus order and time. Unset, every
+# run draws a new seed.
 #
 # A target fuzzes a scratch copy of its saved corpus (BUILD_DIR/fuzz-work/
 # TARGET/corpus), so what it learns stays out of the source tree; inputs

@@ -44,9 +44,7 @@ TEST(YamlGuardTest, RefusesACommaAfterAValueOutsideFlowCollections) {
   EXPECT_EQ(Message("'a' {}, t"),
             "line 1, column 7: unexpected ',' after a complete value, "
             "outside any [ ] or { }");
-  EXPECT_EQ(Message(std::string("# ow\0\0}; mit 4) >\n' {team-a 4, }>\n"
-                                "' {}, teaeaus s",
-                                49)),
+  EXPECT_EQ(Message("# ow}; mit 4) >\n' {team-a 4, }>\n' {}, teaeaus s"),
             "line 3, column 5: unexpected ',' after a complete value, "
             "outside any [ ] or { }");
   EXPECT_EQ(Message("\"a\"[],"),
@@ -69,6 +67,13 @@ TEST(YamlGuardTest, RefusesACommaAfterAValueOutsideFlowCollections) {
   EXPECT_EQ(Message("!b ,"),
             "line 1, column 4: unexpected ',' where a value starts, outside "
             "any [ ] or { }");
+  // A NUL where a value starts is an empty value to yaml-cpp (found by
+  // tests/fuzz/k8s_yaml_fuzz): control characters are refused.
+  EXPECT_EQ(Message(std::string("\0\0\0, gpusched.-", 16)),
+            "line 1, column 1: control character 0x00 is not allowed in YAML");
+  EXPECT_EQ(Message("a: b\n\x7f"),
+            "line 2, column 1: control character 0x7f is not allowed in YAML");
+  EXPECT_EQ(Message("a:\tb\r\nc: 'd\te'\r\n"), "ok");
   // An item of an indented JSON array, cut out with its separator.
   EXPECT_EQ(Message("  {\"kind\": \"ResourceFlavor\"},\n ],"),
             "line 1, column 29: unexpected ',' after a complete value, "
