@@ -74,6 +74,15 @@ TEST(YamlGuardTest, RefusesACommaAfterAValueOutsideFlowCollections) {
   EXPECT_EQ(Message("a: b\n\x7f"),
             "line 2, column 1: control character 0x7f is not allowed in YAML");
   EXPECT_EQ(Message("a:\tb\r\nc: 'd\te'\r\n"), "ok");
+  // yaml-cpp skips a byte order mark at the start, so what follows is read
+  // as a value start (found by tests/fuzz/k8s_yaml_fuzz).
+  EXPECT_EQ(Message("\xEF\xBB\xBF\"a\","),
+            "line 1, column 4: unexpected ',' after a complete value, "
+            "outside any [ ] or { }");
+  EXPECT_EQ(Message("\xEF\xBB\xBF, b"),
+            "line 1, column 1: unexpected ',' where a value starts, outside "
+            "any [ ] or { }");
+  EXPECT_EQ(Message("\xEF\xBB\xBF" "a: b, c\n"), "ok");
   // An item of an indented JSON array, cut out with its separator.
   EXPECT_EQ(Message("  {\"kind\": \"ResourceFlavor\"},\n ],"),
             "line 1, column 29: unexpected ',' after a complete value, "
