@@ -24,7 +24,8 @@ import (
 // nodes:
 //   - a ClusterQueue's admitted, unfinished pods never hold more GPUs than
 //     its quota (two replicas admitting at once would exceed it);
-//   - no member of a gang is bound while not all its members are admitted;
+//   - no member of a gang stays bound for longer than gangWriteSlack while
+//     not all its members are admitted;
 //   - no gang stays partly bound for longer than partlyLimit;
 //   - no GPU is given twice (cluster.GpuLedger);
 //   - with orderSlack > 0, admissions follow each ClusterQueue's order
@@ -40,6 +41,7 @@ type admissionMonitor struct {
 	quotas      map[string]int64
 	partlyLimit time.Duration
 	orderSlack  time.Duration
+	earlySlack  time.Duration
 	nodes       []corev1.Node
 	// extra runs with each check and returns problems of its own.
 	extra func() []string
@@ -71,7 +73,8 @@ type monitorWorkload struct {
 
 func startAdmissionMonitor(ctx context.Context, client kubernetes.Interface, nodes []corev1.Node,
 	quotas map[string]int64, partlyLimit, orderSlack time.Duration, extra func() []string) *admissionMonitor {
-	m := &admissionMonitor{quotas: quotas, partlyLimit: partlyLimit, orderSlack: orderSlack, nodes: nodes, extra: extra,
+	m := &admissionMonitor{quotas: quotas, partlyLimit: partlyLimit, orderSlack: orderSlack, earlySlack: gangWriteSlack,
+		nodes: nodes, extra: extra,
 		stopCh: make(chan struct{}), done: make(chan struct{}), seen: map[string]bool{},
 		admittedAt: map[string]time.Time{}, partlySince: map[string]time.Time{}}
 	m.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(placementNamespace))
@@ -221,16 +224,16 @@ func (m *admissionMonitor) checkGang(w *monitorWorkload, now time.Time) {
 	// pod at a time, and kube-scheduler may bind the first member before the
 	// last one's write lands: a member bound while the others' admissions
 	// are still being written is a promise broken only when it lasts past
-	// the same slack as queue order.
+	// gangWriteSlack.
 	if m.earlySince == nil {
 		m.earlySince = map[string]time.Time{}
 	}
 	if w.bound > 0 && w.admitted < w.size {
 		if since, ok := m.earlySince[w.key]; !ok {
 			m.earlySince[w.key] = now
-		} else if now.Sub(since) > m.orderSlack {
+		} else if now.Sub(since) > m.earlySlack {
 			m.report("early:"+w.key, "gang %s: %d members bound while %d of %d are admitted, for more than %v",
-				w.key, w.bound, w.admitted, w.size, m.orderSlack)
+				w.key, w.bound, w.admitted, w.size, m.earlySlack)
 		}
 	} else {
 		delete(m.earlySince, w.key)

@@ -13,7 +13,8 @@ import (
 // before an earlier one of the same queue.
 func TestAdmissionMonitorCatchesBrokenPromises(t *testing.T) {
 	m := &admissionMonitor{quotas: map[string]int64{"q": 4}, partlyLimit: time.Second, orderSlack: time.Second,
-		seen: map[string]bool{}, admittedAt: map[string]time.Time{}, partlySince: map[string]time.Time{}}
+		earlySlack: time.Second,
+		seen:       map[string]bool{}, admittedAt: map[string]time.Time{}, partlySince: map[string]time.Time{}}
 	t0 := time.Unix(1000, 0)
 	early := &monitorWorkload{key: "group:a", queue: "q", created: t0, size: 4, admitted: 2, bound: 1, gpus: 2}
 	first := &monitorWorkload{key: "single-1", queue: "q", created: t0, size: 1}
