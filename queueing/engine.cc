@@ -268,7 +268,11 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
       static_cast<int>(w.placements.size()) < w.min_member) {
     timers_.NoteBelowMin(w.key, now);
   }
-  if (w.pods.empty() && w.admitted()) {
+  // A workload left without pods is over, unless a PodGroup still declares
+  // it and it has not run: then it waits for its pods and says so. One
+  // made by pods alone is forgotten (ForgetFinished), as Kueue's pod-group
+  // Workload goes with its pods, rather than kept for ever as "0 of N".
+  if (w.pods.empty() && (w.admitted() || !groups_.contains(w.key))) {
     Release(w);
     SetState(w, Workload::State::kFinished);
     w.Explain({ReasonCode::kNone, "deleted"});

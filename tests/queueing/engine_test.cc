@@ -303,5 +303,41 @@ TEST_F(EngineTest, NodeRelabelledIntoTheFlavorIsUsedAtOnce) {
   EXPECT_EQ(W("team-a/train").state, Workload::State::kAdmitted);
 }
 
+
+// A pending workload whose pods are all deleted (a Job deleted before it
+// ran) is over and forgotten, not kept for ever as "0 of 3"; a pod of the
+// same group made later starts a new workload. One a PodGroup declares
+// waits on for its pods.
+TEST_F(EngineTest, PendingWorkloadWhosePodsAreAllDeletedIsForgotten) {
+  Start(TwoTeams());
+  SubmitGang("team-a", "big", 3, 8, 0);  // 24 GPUs: never fits
+  engine_->Schedule(0);
+  ASSERT_EQ(W("team-a/big").state, Workload::State::kPending);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(engine_->Delete("team-a/big-" + std::to_string(i), 1000));
+  }
+  EXPECT_EQ(W("team-a/big").state, Workload::State::kFinished);
+  EXPECT_EQ(engine_->ForgetFinished(), 1u);
+  EXPECT_FALSE(engine_->workloads().contains("team-a/big"));
+  EXPECT_EQ(engine_->FindWorkloadOfPod("team-a/big-0"), nullptr);
+
+  engine_->AddPod(GangPod("team-a", "big", 0, 8, 1), 2000);
+  engine_->Schedule(2000);
+  EXPECT_EQ(W("team-a/big").state, Workload::State::kAdmitted);
+
+  Pod declared = GangPod("team-a", "v", 0, 1, 0);
+  declared.meta.labels.erase("kueue.x-k8s.io/pod-group-name");
+  declared.meta.annotations = {{"scheduling.k8s.io/group-name", "v"}};
+  engine_->AddPod(declared, 3000);
+  PodGroup group;
+  group.meta.namespace_name = "team-a";
+  group.meta.name = "v";
+  group.min_member = 2;
+  engine_->AddPodGroup(group, 3000);
+  EXPECT_TRUE(engine_->Delete("team-a/v-0", 4000));
+  EXPECT_EQ(engine_->ForgetFinished(), 0u);
+  EXPECT_EQ(W("team-a/v").state, Workload::State::kPending);
+}
+
 }  // namespace
 }  // namespace gpusched
