@@ -56,6 +56,16 @@ FrAmounts QuotaToCheck(const Workload& w, const ResourceGroup& group,
 
 namespace {
 
+// What the group's covered resources ask of `flavor`.
+FrAmounts GroupDemand(const ResourceGroup& group, const std::string& flavor,
+                      const ResourceList& total) {
+  FrAmounts demand;
+  for (const std::string& r : group.covered_resources) {
+    if (total.Get(r) > 0) demand[{flavor, r}] = total.Get(r);
+  }
+  return demand;
+}
+
 bool Tolerated(const ResourceFlavor& flavor,
                const std::vector<const Pod*>& pods) {
   auto tolerates = [](const std::vector<Toleration>& list,
@@ -175,6 +185,23 @@ WaitReason QuotaFlavors::QuotaFits(const Workload& w, const ClusterQueue& cq,
   return {};
 }
 
+// Why `flavor` cannot take the demand: its taints, or its quota; empty
+// when it can.
+WaitReason QuotaFlavors::FlavorRefusal(const Workload& w,
+                                       const ClusterQueue& cq,
+                                       const ResourceGroup& group,
+                                       const std::string& flavor,
+                                       const std::vector<const Pod*>& members,
+                                       const FrAmounts& demand) const {
+  const ResourceFlavor* found = FindFlavor(*policy_, flavor);
+  if (found != nullptr && !Tolerated(*found, members)) {
+    return {ReasonCode::kNoMatchingFlavor,
+            absl::StrCat("flavor ", flavor,
+                         ": the pods do not tolerate its node taints")};
+  }
+  return QuotaFits(w, cq, group, flavor, demand);
+}
+
 FlavorChoices QuotaFlavors::Choose(
     const Workload& w, const std::vector<const Pod*>& members) const {
   FlavorChoices choices;
@@ -196,20 +223,9 @@ FlavorChoices QuotaFlavors::Choose(
     std::vector<FlavorOption> fitting;
     bool requested = false;
     for (const FlavorQuotas& f : g.flavors) {
-      FrAmounts demand;
-      for (const std::string& r : g.covered_resources) {
-        if (total.Get(r) > 0) demand[{f.flavor, r}] = total.Get(r);
-      }
+      FrAmounts demand = GroupDemand(g, f.flavor, total);
       requested = !demand.empty();
-      WaitReason refused;
-      const ResourceFlavor* flavor = FindFlavor(*policy_, f.flavor);
-      if (flavor != nullptr && !Tolerated(*flavor, members)) {
-        refused = {ReasonCode::kNoMatchingFlavor,
-                   absl::StrCat("flavor ", f.flavor,
-                                ": the pods do not tolerate its node taints")};
-      } else {
-        refused = QuotaFits(w, *cq, g, f.flavor, demand);
-      }
+      WaitReason refused = FlavorRefusal(w, *cq, g, f.flavor, members, demand);
       if (refused.empty()) {
         fitting.push_back({&f, std::move(demand)});
       } else if (choices.why.empty()) {

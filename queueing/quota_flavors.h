@@ -65,6 +65,12 @@ class QuotaFlavors {
                        const FrAmounts& demand) const;
 
  private:
+  WaitReason FlavorRefusal(const Workload& w, const ClusterQueue& cq,
+                           const ResourceGroup& group,
+                           const std::string& flavor,
+                           const std::vector<const Pod*>& members,
+                           const FrAmounts& demand) const;
+
   const Policy* policy_;
   const QuotaTree* quota_;
   absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queue_by_name_;
