@@ -166,8 +166,8 @@ FrAmounts QuotaFlavors::FirstFlavorDemand(const Workload& w) const {
   ResourceList total = TotalRequests(w.MembersToAdmit());
   for (const ResourceGroup& g : cq->resource_groups) {
     if (g.flavors.empty()) continue;
-    for (const std::string& r : g.covered_resources) {
-      if (total.Get(r) > 0) demand[{g.flavors[0].flavor, r}] = total.Get(r);
+    for (auto& [key, amount] : GroupDemand(g, g.flavors[0].flavor, total)) {
+      demand[key] = amount;
     }
   }
   return demand;
