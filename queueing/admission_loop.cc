@@ -5,49 +5,23 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "queueing/admission_loop_internal.h"
 #include "queueing/quota_tree.h"
 
 namespace gpusched {
+
+ListKind GroupListKind(PodGroup::Flavor flavor) {
+  return flavor == PodGroup::Flavor::kVolcano ? ListKind::kVolcanoGroups
+                                              : ListKind::kCoschedulingGroups;
+}
+
 namespace {
+
+using loop_internal::HasOurGate;
 
 constexpr char kNotSeenYet[] =
     "waiting for admission: gpusched's queueing core has not seen this pod "
     "yet";
-
-bool HasOurGate(const Pod& pod) {
-  return std::find(pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
-                   kAdmissionGate) != pod.scheduling_gates.end();
-}
-
-// The node gpusched admitted the pod on (its label and annotation, as
-// api/kube/pod_admission writes them), or "".
-std::string AssignedNode(const Pod& pod) {
-  auto label = pod.meta.labels.find(kAdmittedLabel);
-  auto node = pod.meta.annotations.find(kAssignedNodeAnnotation);
-  if (label == pod.meta.labels.end() || label->second != "true" ||
-      node == pod.meta.annotations.end()) {
-    return "";
-  }
-  return node->second;
-}
-
-// The node every required affinity term pins the pod to (matchFields
-// metadata.name In [node], what admission writes when it lifts the gate),
-// or "".
-std::string PinnedNode(const Pod& pod) {
-  std::string pinned;
-  for (const NodeSelectorTerm& term : pod.required_affinity_terms) {
-    std::string node;
-    for (const NodeSelectorRequirement& r : term.match_fields) {
-      if (r.key == "metadata.name" && r.op == "In" && r.values.size() == 1) {
-        node = r.values[0];
-      }
-    }
-    if (node.empty() || (!pinned.empty() && node != pinned)) return "";
-    pinned = node;
-  }
-  return pinned;
-}
 
 // The sentence of a member's Admitted Event.
 std::string AdmittedSentence(const Workload& w, const std::string& node) {
@@ -70,7 +44,8 @@ std::string AdmittedSentence(const Workload& w, const std::string& node) {
 // never starts half.
 bool PartlyPlacedGang(const Workload& w) {
   return w.admitted() && w.is_gang &&
-         static_cast<int>(w.placements.size()) + w.succeeded < w.min_member;
+         static_cast<int>(w.placements.size() + w.succeeded.size()) <
+             w.min_member;
 }
 
 }  // namespace
@@ -108,6 +83,7 @@ void AdmissionLoop::Start(ExtenderService& service, DecisionSink* sink) {
   service.Write([&](ClusterModel& model) {
     // Create validated the policy, so this cannot fail.
     engine_ = *QueueingEngine::Create(std::move(policy_), &model);
+    model_ = &model;
   });
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
@@ -132,10 +108,38 @@ void AdmissionLoop::Push(Input input) {
   inbox_cv_.notify_one();
 }
 
+// The source counts as listed from the moment its list is in the inbox: a
+// pass takes the whole inbox, so it applies the list with what came before.
+void AdmissionLoop::PushListed(ListKind kind, Input input) {
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_.push_back(std::move(input));
+    ++inputs_pushed_;
+    listed_[static_cast<size_t>(kind)] = true;
+  }
+  inbox_cv_.notify_one();
+}
+
+bool AdmissionLoop::ListsComplete() const {
+  return !options_.await_lists ||
+         std::all_of(listed_.begin(), listed_.end(), [](bool l) { return l; });
+}
+
 void AdmissionLoop::PodUpserted(Pod pod) { Push(std::move(pod)); }
 void AdmissionLoop::PodDeleted(Pod pod) { Push(Deleted{std::move(pod)}); }
 void AdmissionLoop::PodsListed(std::vector<Pod> pods) {
-  Push(Listed{std::move(pods)});
+  PushListed(ListKind::kPods, Listed{std::move(pods)});
+}
+void AdmissionLoop::NodesListed() {
+  PushListed(ListKind::kNodes, NodesComplete{});
+}
+void AdmissionLoop::PodGroupsListed(PodGroup::Flavor flavor,
+                                    std::vector<PodGroup> groups) {
+  PushListed(GroupListKind(flavor), GroupsListed{std::move(groups)});
+}
+void AdmissionLoop::Relisting(ListKind kind) {
+  std::lock_guard lock(inbox_mu_);
+  listed_[static_cast<size_t>(kind)] = false;
 }
 void AdmissionLoop::PodGroupUpserted(PodGroup group) {
   Push(std::move(group));
@@ -184,9 +188,12 @@ void AdmissionLoop::Run(std::stop_token stop) {
     std::vector<Input> inputs;
     {
       std::unique_lock lock(inbox_mu_);
-      inbox_cv_.wait_for(lock, stop, std::chrono::milliseconds(sleep_ms),
-                         [&] { return !inbox_.empty() || pass_requested_; });
+      inbox_cv_.wait_for(lock, stop, std::chrono::milliseconds(sleep_ms), [&] {
+        return ListsComplete() && (!inbox_.empty() || pass_requested_);
+      });
       if (stop.stop_requested()) break;
+      // Half a picture decides nothing, timers included (await_lists).
+      if (!ListsComplete()) continue;
       inputs = std::exchange(inbox_, {});
       pass_requested_ = false;
     }
@@ -203,7 +210,7 @@ void AdmissionLoop::Pass(std::vector<Input> inputs) {
     const int64_t now = Now();
     const bool deciding = deciding_;
     for (Input& input : inputs) Apply(input, now);
-    if (!orphans_.empty()) RetryOrphans(now);
+    if (!orphans_.empty()) SettleOrphans(now);
     if (deciding) engine_->Schedule(now);
     decisions = Diff();
     const PendingPositionMap positions = engine_->PendingPositions();
@@ -245,6 +252,11 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     engine_->AddPodGroup(*group, now);
   } else if (NodeGone* node = std::get_if<NodeGone>(&input)) {
     engine_->NodeDown(node->node, now);
+    GiveUpOrphansOn(node->node, now);
+  } else if (std::holds_alternative<NodesComplete>(input)) {
+    DropVanishedNodes(now);
+  } else if (auto* groups = std::get_if<GroupsListed>(&input)) {
+    ApplyGroupsListed(*groups, now);
   } else if (auto* refusal = std::get_if<EvictionRefusal>(&input)) {
     ApplyRefusal(*refusal, now);
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
@@ -253,7 +265,13 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
   }
   // A deleted PodGroup leaves its pods' workload as it is: the pods go with
   // it (owner references) and each deletion arrives as its own input. A node
-  // that returns is back in the model through the node watch.
+  // that returns is back in the model through the node watch (the pass its
+  // input wakes adopts the orphans it was missing for).
+}
+
+void AdmissionLoop::ApplyGroupsListed(const GroupsListed& listed,
+                                      int64_t now) {
+  for (const PodGroup& group : listed.groups) engine_->AddPodGroup(group, now);
 }
 
 // A pod update: terminal pods give back their quota and devices at once;
@@ -280,7 +298,10 @@ void AdmissionLoop::ApplyPod(const Pod& pod, int64_t now) {
 void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
   const std::string key = pod.Key();
   Forget(key);
-  if (engine_->FindWorkloadOfPod(key) == nullptr) return;
+  if (engine_->FindWorkloadOfPod(key) == nullptr) {
+    if (pod.phase == "Succeeded") engine_->AdoptSucceeded(pod);
+    return;
+  }
   if (pod.phase == "Failed") {
     engine_->Delete(key, now);
   } else {
@@ -328,149 +349,6 @@ void AdmissionLoop::Forget(const std::string& pod_key) {
   gated_.erase(pod_key);
   orphans_.erase(pod_key);
   stale_revoked_.erase(pod_key);
-}
-
-// Every pod that runs or was admitted is adopted before any pending pod is
-// queued: a pending pod met first could otherwise look at quota that
-// adopted pods will take (and a restart admit past a queue's quota).
-void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
-  std::set<std::string> listed;
-  std::vector<const Pod*> rest;
-  orphans_.clear();  // the list names every bound pod again
-  for (const Pod& pod : pods) {
-    listed.insert(pod.Key());
-    if (!Manages(pod)) continue;
-    if (IsTerminal(pod) || Leaving(pod) || !AdoptIfAdmitted(pod, now)) {
-      rest.push_back(&pod);
-    }
-  }
-  for (const Pod* pod : rest) {
-    if (IsTerminal(*pod)) {
-      ApplyTerminal(*pod, now);
-    } else if (Leaving(*pod)) {
-      ApplyLeaving(*pod, now);
-    } else {
-      AddPending(*pod, now);
-    }
-  }
-  ForgetUnlisted(listed, now);
-}
-
-// Pods the core knows that the list does not have were deleted while no
-// watch was open.
-void AdmissionLoop::ForgetUnlisted(const std::set<std::string>& listed,
-                                   int64_t now) {
-  std::vector<std::string> gone;
-  for (const auto& [key, w] : engine_->workloads()) {
-    for (const auto& [pod, unused] : w.pods) {
-      if (!listed.contains(pod)) gone.push_back(pod);
-    }
-  }
-  for (const std::string& pod : gone) {
-    Forget(pod);
-    engine_->Delete(pod, now);
-  }
-  std::erase_if(stale_revoked_,
-                [&](const std::string& key) { return !listed.contains(key); });
-}
-
-bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
-  if (!pod.node_name.empty()) {
-    AdoptBound(pod, now);
-    return true;
-  }
-  // Labels count only on a pod the engine does not know: one it holds
-  // pending had its admission taken back (the label's removal not yet
-  // written), and where an unbound pod may go is the engine's word. A pod
-  // with our gate was never admitted (admission lifts the gate).
-  // A standby takes them as the deciding replica's admission.
-  const std::string node = AssignedNode(pod);
-  if (node.empty() || HasOurGate(pod) ||
-      (deciding_ && engine_->FindWorkloadOfPod(pod.Key()) != nullptr)) {
-    return false;
-  }
-  Adoption adoption = engine_->Adopt(pod, node, /*bound=*/false, now);
-  if (adoption.outcome == Adoption::Outcome::kAdopted) {
-    NoteAdopted(pod, node);
-    return true;
-  }
-  if (adoption.outcome == Adoption::Outcome::kAlreadyPlaced) return true;
-  // Its node is gone or cannot hold it now: the admission is taken back.
-  // One pinned there by affinity can run nowhere else, so it is evicted
-  // (its controller makes a new pod) and not queued; any other is queued
-  // afresh once its label is cleared.
-  const bool pinned = PinnedNode(pod) == node;
-  RevokeStale(pod, node, pinned, adoption.reason);
-  return pinned;
-}
-
-void AdmissionLoop::AdoptBound(const Pod& pod, int64_t now) {
-  const std::string key = pod.Key();
-  Adoption adoption = engine_->Adopt(pod, pod.node_name, /*bound=*/true, now);
-  switch (adoption.outcome) {
-    case Adoption::Outcome::kAdopted:
-      orphans_.erase(key);
-      NoteAdopted(pod, pod.node_name);
-      break;
-    case Adoption::Outcome::kAlreadyPlaced:
-      break;
-    case Adoption::Outcome::kPlacedElsewhere:
-      // Bound elsewhere than admitted: the model follows the cluster
-      // (ObserveBound); the engine keeps its placement, as it always did.
-      engine_->MarkBound(key);
-      break;
-    case Adoption::Outcome::kNodeUnknown:
-    case Adoption::Outcome::kDoesNotFit:
-      // Not queued: it runs; it is adopted once its node is in the model.
-      orphans_.insert_or_assign(key, pod);
-      break;
-  }
-}
-
-// Bound pods whose node was not in the model: the node list comes on its
-// own watch, so their node may be there by the next pass.
-void AdmissionLoop::RetryOrphans(int64_t now) {
-  for (auto it = orphans_.begin(); it != orphans_.end();) {
-    const Pod& pod = it->second;
-    const Adoption adoption = engine_->Adopt(pod, pod.node_name, true, now);
-    switch (adoption.outcome) {
-      case Adoption::Outcome::kNodeUnknown:
-      case Adoption::Outcome::kDoesNotFit:
-        ++it;
-        continue;
-      case Adoption::Outcome::kAdopted:
-        NoteAdopted(pod, pod.node_name);
-        break;
-      default:
-        break;
-    }
-    it = orphans_.erase(it);
-  }
-}
-
-// Diff compares against members_: an adopted member is an admission
-// already carried out, not one to carry out again. One pinned to its node
-// by affinity lost our gate when it was admitted; only eviction takes it
-// back, as for a gated one.
-void AdmissionLoop::NoteAdopted(const Pod& pod, const std::string& node) {
-  const std::string key = pod.Key();
-  if (PinnedNode(pod) == node) gated_[key] = true;
-  members_[key] = {.node = node,
-                   .uid = PodUid(pod),
-                   .bound = !pod.node_name.empty(),
-                   .gated = gated_.contains(key)};
-}
-
-void AdmissionLoop::RevokeStale(const Pod& pod, const std::string& node,
-                                bool pinned, const std::string& why) {
-  if (!stale_revoked_.insert(pod.Key()).second) return;  // once per pod
-  stale_revokes_.push_back(RevokeMember{
-      .pod = {pod.meta.namespace_name, pod.meta.name, PodUid(pod)},
-      .node = node,
-      .workload = WorkloadOf(pod).key,
-      .evict = pinned,
-      .reason = absl::StrCat("admitted on node ", node,
-                             " before gpusched restarted, but ", why)});
 }
 
 // Compares the admitted members after the pass with those before it: new

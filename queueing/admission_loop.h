@@ -12,12 +12,19 @@
 // labelled admitted on a node, are adopted on that node (their queues
 // charged) before any pending pod is queued, and are not admitted again.
 //
+// With await_lists (a live server) the loop runs no pass, so adopts,
+// revokes, evicts and admits nothing, until it holds a complete list of
+// each source (pods, nodes, both PodGroup APIs), and again while a source
+// relists after its watch's history was compacted (410 Gone): a decision
+// taken on half a picture (pods without their nodes) cannot be undone.
+//
 // Filter reads the published verdicts (Check) without waiting for a pass,
 // so its latency does not grow with the backlog; a pod the loop has not seen
 // yet is handed to it and answered "waiting for admission".
 #ifndef GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
 #define GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -42,6 +49,11 @@
 
 namespace gpusched {
 
+// The sources whose complete list the loop waits for (await_lists).
+enum class ListKind { kPods, kNodes, kVolcanoGroups, kCoschedulingGroups };
+inline constexpr size_t kListKinds = 4;
+ListKind GroupListKind(PodGroup::Flavor flavor);
+
 struct AdmissionLoopOptions {
   // Milliseconds on the service's clock; default ExtenderService::NowMs.
   std::function<int64_t()> clock;
@@ -50,6 +62,12 @@ struct AdmissionLoopOptions {
   int64_t max_idle_ms = 1000;
   // False: start as a standby replica (SetDeciding).
   bool start_deciding = true;
+  // True: no pass before every source was listed (PodsListed, NodesListed,
+  // PodGroupsListed for both APIs) nor while one relists (Relisting). A
+  // node then missing from the model is gone from the cluster. False
+  // (serve --cluster, tests): passes run at once, and a node the model
+  // lacks is only not known yet.
+  bool await_lists = false;
 };
 
 class AdmissionLoop : public AdmissionGate {
@@ -76,8 +94,17 @@ class AdmissionLoop : public AdmissionGate {
   void PodsListed(std::vector<Pod> pods);
   void PodGroupUpserted(PodGroup group);
   void PodGroupDeleted(std::string key);
+  // A complete PodGroup list of one API (none: the API is not served),
+  // applied in one pass; deletions come as PodGroupDeleted.
+  void PodGroupsListed(PodGroup::Flavor flavor, std::vector<PodGroup> groups);
   void NodeRemoved(std::string node);
   void NodeAdded(std::string node);
+  // The model now holds a complete node list (after the sync applied it):
+  // admissions on nodes it lacks are taken back.
+  void NodesListed();
+  // `kind`'s watch lost its history and lists again: no pass until that
+  // list arrives (await_lists only).
+  void Relisting(ListKind kind);
   void PolicyChanged(Policy policy);
   // The writer's eviction of a revoked member was refused by a disruption
   // budget: the member still runs where it was (see EvictionRefusal).
@@ -91,7 +118,7 @@ class AdmissionLoop : public AdmissionGate {
   void Bound(const Pod& pod, int64_t now_ms) override;
 
   // Blocks until every input given before the call went through a pass
-  // (tests, and a server's startup before it answers).
+  // (tests). With await_lists, that is once every source was listed.
   void WaitIdle();
   uint64_t passes() const;
 
@@ -123,8 +150,14 @@ class AdmissionLoop : public AdmissionGate {
   struct NodeBack {
     std::string node;
   };
-  using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
-                             NodeBack, Policy, EvictionRefusal>;
+  struct NodesComplete {};
+  struct GroupsListed {
+    std::vector<PodGroup> groups;
+  };
+  using Input =
+      std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
+                   NodeBack, NodesComplete, GroupsListed, Policy,
+                   EvictionRefusal>;
   // What filter reads: per admitted member its node, per waiting workload
   // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
   // pod its workload; and what kube-scheduler's preemption may take.
@@ -142,9 +175,19 @@ class AdmissionLoop : public AdmissionGate {
     bool bound = false;
     bool gated = false;
   };
+  // A pod bound, or admitted, on a node the engine could not adopt it on
+  // yet (node not in the model, or its devices not free there).
+  struct Orphan {
+    Pod pod;
+    std::string node;
+    bool bound = false;
+  };
 
   AdmissionLoop(Policy policy, AdmissionLoopOptions options);
   void Push(Input input);
+  // Marks `kind` listed (or not) and pushes `input` in one step.
+  void PushListed(ListKind kind, Input input);
+  bool ListsComplete() const;  // inbox_mu_ held
   void Run(std::stop_token stop);
   void Pass(std::vector<Input> inputs);
   void Apply(Input& input, int64_t now);
@@ -163,7 +206,21 @@ class AdmissionLoop : public AdmissionGate {
   // false when it is to be queued as pending.
   bool AdoptIfAdmitted(const Pod& pod, int64_t now);
   void AdoptBound(const Pod& pod, int64_t now);
-  void RetryOrphans(int64_t now);
+  // Adopts the orphans whose node the model has now; takes back the
+  // admission of an unbound one whose node is gone or cannot hold it.
+  void SettleOrphans(int64_t now);
+  // The admission of an unbound pod on `node` cannot be kept: revoked, and
+  // queued again unless pinned there. False when it is to be queued.
+  bool GiveUpAdmission(const Pod& pod, const std::string& node,
+                       const std::string& why, int64_t now);
+  // The node's deletion was seen: admissions waiting for it end.
+  void GiveUpOrphansOn(const std::string& node, int64_t now);
+  // Whether a node the model lacks is gone from the cluster (not merely
+  // not listed yet).
+  bool NodeIsGone(const std::string& node) const;
+  // Admitted members on nodes that a complete node list no longer has.
+  void DropVanishedNodes(int64_t now);
+  void ApplyGroupsListed(const GroupsListed& listed, int64_t now);
   void NoteAdopted(const Pod& pod, const std::string& node);
   void RevokeStale(const Pod& pod, const std::string& node, bool pinned,
                    const std::string& why);
@@ -176,6 +233,7 @@ class AdmissionLoop : public AdmissionGate {
   std::unique_ptr<QueueingEngine> engine_;
   AdmissionLoopOptions options_;
   ExtenderService* service_ = nullptr;
+  const ClusterModel* model_ = nullptr;  // the service's; read under its lock
   DecisionSink* sink_ = nullptr;
   Policy policy_;  // the engine's, until Start creates the engine
 
@@ -186,6 +244,7 @@ class AdmissionLoop : public AdmissionGate {
   uint64_t inputs_applied_ = 0;   // guarded by inbox_mu_
   uint64_t passes_ = 0;           // guarded by inbox_mu_
   bool pass_requested_ = false;   // guarded by inbox_mu_
+  std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
   std::atomic<bool> deciding_{true};
   std::condition_variable idle_cv_;
 
@@ -198,9 +257,11 @@ class AdmissionLoop : public AdmissionGate {
   // Arrived with our gate, or adopted pinned to its node by the affinity
   // that replaced the gate: either way only eviction takes it back.
   absl::flat_hash_map<std::string, bool> gated_;
-  // Bound pods whose node the model does not have yet, by key: adopted once
-  // it has (the node watch fills the model on its own thread).
-  std::map<std::string, Pod> orphans_;
+  // Pods bound or admitted on a node the model does not have yet (or that
+  // cannot hold them now), by key: adopted once it has (the node watch
+  // fills the model on its own thread). An unbound one's admission is
+  // taken back only when its node is gone (NodeIsGone).
+  std::map<std::string, Orphan> orphans_;
   // Admissions from before a restart that could not be kept (node gone or
   // full), taken back in the next pass's decisions; each pod once.
   std::vector<QueueDecision> stale_revokes_;

@@ -38,7 +38,7 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
 }
 
 void QueueingEngine::SetState(Workload& w, Workload::State state) {
-  if (state == Workload::State::kPending) w.succeeded = 0;
+  if (state == Workload::State::kPending) w.succeeded.clear();
   w.state = state;
   w.signature_id = -1;  // MembersToAdmit depends on the state
   if (state == Workload::State::kFinished) {
@@ -227,7 +227,7 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
   }
   Workload& w = workloads_[workload_key];
   for (const std::string& pod : pods) {
-    if (w.placements.contains(pod)) ++w.succeeded;
+    if (w.placements.contains(pod)) w.succeeded.insert(pod);
     DropPlacedMember(w, pod);
     w.pods.erase(pod);
     w.signature_id = -1;

@@ -97,6 +97,10 @@ class QueueingEngine {
                  int64_t now);
   // The pod (or every pod of the workload) succeeded and leaves.
   bool Finish(const std::string& key, int64_t now);
+  // A pod that succeeded before a restart, met after its running gang
+  // members were adopted: it counts towards its admitted gang as one that
+  // succeeded under the engine's eyes, so the gang is not short of it.
+  void AdoptSucceeded(const Pod& pod);
   // The pod (or every pod of the workload) is deleted.
   bool Delete(const std::string& key, int64_t now);
   // Members placed on the node lose their placement. When the node is still

@@ -46,6 +46,15 @@ Adoption QueueingEngine::Adopt(const Pod& pod, const std::string& node,
   return {};
 }
 
+void QueueingEngine::AdoptSucceeded(const Pod& pod) {
+  auto it = workloads_.find(WorkloadOf(pod).key);
+  if (it == workloads_.end() || !it->second.admitted() ||
+      !it->second.is_gang || it->second.pods.contains(pod.Key())) {
+    return;
+  }
+  it->second.succeeded.insert(pod.Key());
+}
+
 // A bound pod's devices are the ones the cluster sync recorded from its
 // gpusched.io/gpu-ids before the loop heard of the pod: they are read, not
 // placed a second time (Place refuses a UID twice anyway). A pod the model

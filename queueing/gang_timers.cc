@@ -78,8 +78,10 @@ std::vector<TimerOutcome> GangTimers::TakeBelowMinPastGrace(
   for (auto it = below_min_since_.begin(); it != below_min_since_.end();) {
     Workload& w = workloads[it->first];
     const int64_t grace = w.is_gang ? config_->stale_gang_grace_ms : 0;
+    // Members that succeeded did their part (as in PartlyPlacedGang).
     const bool short_of_members =
-        w.admitted() && static_cast<int>(w.placements.size()) < w.min_member;
+        w.admitted() && static_cast<int>(w.placements.size() +
+                                         w.succeeded.size()) < w.min_member;
     if (short_of_members && now - it->second < grace) {
       ++it;
       continue;

@@ -173,7 +173,7 @@ std::vector<std::string> GangViolations(
   for (const auto& [key, w] : workloads) {
     if (!w.admitted()) continue;
     const int placed =
-        static_cast<int>(w.placements.size()) + w.succeeded;
+        static_cast<int>(w.placements.size() + w.succeeded.size());
     if (placed >= w.min_member) continue;
     const std::optional<int64_t> grace_ends = timers.GraceEnds(w);
     if (grace_ends.has_value() && (!now.has_value() || *now < *grace_ends)) {
@@ -181,7 +181,7 @@ std::vector<std::string> GangViolations(
     }
     violations.push_back(absl::StrCat(
         "workload ", key, " is admitted with ", w.placements.size(),
-        " placements (", w.succeeded, " succeeded) of minMember ",
+        " placements (", w.succeeded.size(), " succeeded) of minMember ",
         w.min_member,
         grace_ends.has_value() ? absl::StrCat(", its grace ended at ",
                                               *grace_ends, " ms")

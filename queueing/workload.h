@@ -52,8 +52,9 @@ struct Workload {
   bool podgroup_missing = false;
   int min_member = 1;
   // Members that succeeded while it was admitted (they leave pods and
-  // placements): with the placed ones they make up the gang.
-  int succeeded = 0;
+  // placements), by pod key: with the placed ones they make up the gang. A
+  // set, so that one seen again (a relist) is not counted twice.
+  std::set<std::string> succeeded;
   std::string local_queue;    // "" outside queues
   std::string cluster_queue;  // "" outside queues or when unresolved
   int32_t priority = 0;

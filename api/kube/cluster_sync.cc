@@ -27,9 +27,10 @@ struct Kind<Node> {
   static absl::StatusOr<Node> Decode(simdjson::dom::element object) {
     return DecodeNode(object, "Node");
   }
-  static void Replace(ModelUpdater& updater, SyncListener*,
+  static void Replace(ModelUpdater& updater, SyncListener* listener,
                       std::vector<Node> all) {
     updater.ReplaceNodes(std::move(all));
+    if (listener != nullptr) listener->OnNodesListed();
   }
   static void Apply(ModelUpdater& updater, SyncListener* listener,
                     std::string_view type, Node node) {
@@ -147,6 +148,9 @@ void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
       if (IsGone(watched)) {
         spdlog::info("kube sync: relisting {}: {}", Kind<T>::kName,
                      Message(watched));
+        if (options_.listener != nullptr) {
+          options_.listener->OnRelisting(Kind<T>::kName);
+        }
         break;
       }
       auto wait = backoff.Next();

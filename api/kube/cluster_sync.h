@@ -8,7 +8,8 @@
 //
 // A watch the server ends is resumed from the last resourceVersion seen; a
 // 410 Gone (history compacted) relists and reconciles: objects missing from
-// the new list leave the model. Failures retry with a backoff doubling from
+// the new list leave the model. The listener hears when a relist starts and
+// when each list is complete. Failures retry with a backoff doubling from
 // 100 ms to 10 s (no jitter: behaviour stays reproducible).
 #ifndef GPUSCHED_API_KUBE_CLUSTER_SYNC_H_
 #define GPUSCHED_API_KUBE_CLUSTER_SYNC_H_
@@ -45,6 +46,11 @@ class SyncListener {
   virtual void OnPod(std::string_view type, const Pod& pod) = 0;
   // A node watch event: ADDED, MODIFIED or DELETED.
   virtual void OnNode(std::string_view type, const Node& node) = 0;
+  // A complete node list is in the model (first sync or a relist).
+  virtual void OnNodesListed() = 0;
+  // A watch lost its history (410 Gone): `kind` ("nodes" or "pods") is
+  // listed again, and until On*Listed the listener holds half a picture.
+  virtual void OnRelisting(std::string_view kind) = 0;
 };
 
 struct ClusterSyncOptions {

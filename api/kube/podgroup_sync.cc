@@ -102,13 +102,12 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
   while (!stop.stop_requested()) {
     absl::StatusOr<std::string> version = ListAll(flavor, stop);
     if (stop.stop_requested()) return;
-    if (absl::IsNotFound(version.status())) {
-      if (!absent) {
-        spdlog::info("kube sync: {} PodGroups are not served (CRD not "
-                     "installed): skipped, asked again every {} s",
-                     ApiName(flavor), options_.absent_poll.count() / 1000);
-        listener_.OnPodGroupsListed(flavor, {});
-      }
+    // Forbidden counts as absent, said loudly: the queueing core waits for
+    // every PodGroup list before it decides, and must not wait for ever on
+    // a role that lacks this API (its gangs wait for their PodGroup).
+    if (absl::IsNotFound(version.status()) ||
+        absl::IsPermissionDenied(version.status())) {
+      if (!absent) ReportAbsent(flavor, version.status());
       absent = true;
       settled_[IndexOf(flavor)] = true;
       if (!SleepFor(options_.absent_poll, stop)) return;
@@ -146,6 +145,22 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
       break;
     }
   }
+}
+
+// Said once when the API goes missing; its groups are then none.
+void PodGroupSync::ReportAbsent(PodGroup::Flavor flavor,
+                                const absl::Status& status) {
+  const int64_t poll_s = options_.absent_poll.count() / 1000;
+  if (absl::IsNotFound(status)) {
+    spdlog::info("kube sync: {} PodGroups are not served (CRD not "
+                 "installed): skipped, asked again every {} s",
+                 ApiName(flavor), poll_s);
+  } else {
+    spdlog::error("kube sync: {} PodGroups may not be listed (RBAC): taken "
+                  "as none, asked again every {} s: {}",
+                  ApiName(flavor), poll_s, Message(status));
+  }
+  listener_.OnPodGroupsListed(flavor, {});
 }
 
 absl::StatusOr<std::string> PodGroupSync::ListAll(PodGroup::Flavor flavor,

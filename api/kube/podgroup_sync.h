@@ -5,7 +5,8 @@
 //   scheduling.x-k8s.io/v1alpha1 podgroups    (the coscheduling plugin)
 //
 // Most clusters install one of the two CRDs, or neither. An API the server
-// does not serve (404) is logged once and asked for again every
+// does not serve (404), or that gpusched may not list (403), is logged once,
+// passed on as listed with no groups, and asked for again every
 // `absent_poll`; when its CRD appears later it is picked up then, and a CRD
 // removed while watched ends the watch and returns to polling (its groups
 // are then listed as none). Other failures retry with a backoff, as the
@@ -68,6 +69,7 @@ class PodGroupSync {
 
  private:
   void Run(PodGroup::Flavor flavor, std::stop_token stop);
+  void ReportAbsent(PodGroup::Flavor flavor, const absl::Status& status);
   // Lists every page; NotFound when the API is not served.
   absl::StatusOr<std::string> ListAll(PodGroup::Flavor flavor,
                                       std::stop_token stop);

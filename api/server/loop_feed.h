@@ -31,10 +31,19 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
       loop_.PodUpserted(pod);
     }
   }
-  // The node watch has already updated the model; the core only needs to
-  // hear of a node that is gone (its members lose their placements).
+  // The node watch has already updated the model; the core needs to hear
+  // of a node that is gone (its members lose their placements), and of one
+  // that came (a pass adopts the pods that waited for it).
   void OnNode(std::string_view type, const Node& node) override {
-    if (type == "DELETED") loop_.NodeRemoved(node.meta.name);
+    if (type == "DELETED") {
+      loop_.NodeRemoved(node.meta.name);
+    } else if (type == "ADDED") {
+      loop_.NodeAdded(node.meta.name);
+    }
+  }
+  void OnNodesListed() override { loop_.NodesListed(); }
+  void OnRelisting(std::string_view kind) override {
+    loop_.Relisting(kind == "nodes" ? ListKind::kNodes : ListKind::kPods);
   }
 
   // A PodGroup list names every group of its API: the ones this feed
@@ -49,7 +58,7 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
       if (!listed.contains(key)) loop_.PodGroupDeleted(key);
     }
     known = std::move(listed);
-    for (PodGroup& group : groups) loop_.PodGroupUpserted(std::move(group));
+    loop_.PodGroupsListed(flavor, std::move(groups));
   }
   void OnPodGroup(std::string_view type, PodGroup group) override {
     std::lock_guard lock(mu_);

@@ -59,8 +59,11 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat(
         "policy ", config.policy_file, " is invalid:", JoinErrors(result.errors)));
   }
-  absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop =
-      AdmissionLoop::Create(*std::move(result.policy));
+  // Live, the loop decides nothing before the cluster is listed whole
+  // (pods, nodes, PodGroups), nor while a watch relists.
+  const bool live = !config.kubeconfig.empty() || config.in_cluster;
+  absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop = AdmissionLoop::Create(
+      *std::move(result.policy), {.await_lists = live});
   if (!loop.ok()) return loop.status();
   gate_ = *std::move(loop);
   policy_file_ = config.policy_file;

@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/test_util.h"
@@ -146,6 +149,55 @@ TEST_F(ClusterSyncTest, GoneHistoryTriggersARelistThatReconciles) {
   EXPECT_TRUE(WaitUntil([&] { return !HasNode(service_, "n2"); }));
   EXPECT_EQ(server.Count("LIST nodes"), 2);
   EXPECT_TRUE(HasNode(service_, "n1"));
+}
+
+// What the queueing core hears of the lists (api/server/loop_feed.h).
+class ListRecorder : public SyncListener {
+ public:
+  explicit ListRecorder(ExtenderService& service) : service_(service) {}
+  void OnPodsListed(const std::vector<Pod>&) override { Say("pods listed"); }
+  void OnPod(std::string_view, const Pod&) override {}
+  void OnNode(std::string_view, const Node&) override {}
+  // Each node list is in the model before the listener hears of it.
+  void OnNodesListed() override {
+    Say(HasNode(service_, "n2") ? "nodes listed with n2"
+                                : "nodes listed without n2");
+  }
+  void OnRelisting(std::string_view kind) override {
+    Say("relisting " + std::string(kind));
+  }
+  std::vector<std::string> NodeSays() {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const std::string& s : said_) {
+      if (s.find("nodes") != std::string::npos) out.push_back(s);
+    }
+    return out;
+  }
+
+ private:
+  void Say(std::string what) {
+    std::lock_guard lock(mu_);
+    said_.push_back(std::move(what));
+  }
+  ExtenderService& service_;
+  std::mutex mu_;
+  std::vector<std::string> said_;
+};
+
+TEST_F(ClusterSyncTest, ListenerHearsEachRelistStartAndEachCompleteList) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddNode(GpuNode("n2", 8));
+  ListRecorder recorder(service_);
+  StartSync(server, {.listener = &recorder});
+  ASSERT_TRUE(WaitUntil([&] { return sync_->synced(); }));
+  server.DeleteNodeUnwatched("n2");
+  ASSERT_TRUE(WaitUntil([&] { return recorder.NodeSays().size() == 3; }));
+  EXPECT_EQ(recorder.NodeSays(),
+            (std::vector<std::string>{"nodes listed with n2",
+                                      "relisting nodes",
+                                      "nodes listed without n2"}));
 }
 
 TEST_F(ClusterSyncTest, NotSyncedWhileUnauthorized) {

@@ -129,7 +129,7 @@ TEST(GangInvariantTest, MembersThatSucceededCount) {
   GangTimers timers(&config);
   std::map<std::string, Workload> workloads = {
       {"a/g", Admitted("a/g", "team-a", 3, 2)}};
-  workloads["a/g"].succeeded = 1;
+  workloads["a/g"].succeeded = {"a/g-1"};
   EXPECT_THAT(GangViolations(workloads, timers, 0), IsEmpty());
 }
 
@@ -204,7 +204,7 @@ TEST_F(EngineInvariantTest, SucceededMemberLeavesNoPartialGang) {
   engine_->Schedule(10);
   const Workload& w = engine_->workloads().at("team-a/g");
   EXPECT_TRUE(w.admitted());
-  EXPECT_EQ(w.succeeded, 1);
+  EXPECT_EQ(w.succeeded.size(), 1u);
   EXPECT_TRUE(CheckInvariants(*engine_, model_, {.now = 10}).ok());
 }
 

@@ -8,101 +8,14 @@
 #include "gtest/gtest.h"
 #include "queueing/admission_loop.h"
 #include "tests/queueing/builders.h"
+#include "tests/queueing/restart_fixture.h"
 
 namespace gpusched {
 namespace {
 
 using ::testing::HasSubstr;
 
-const FlavorResource kH100Gpus{"h100", "nvidia.com/gpu"};
-
-// team-a may use its nominal 8 GPUs and not one more.
-Policy TeamAWithoutCohort() {
-  Policy policy = TwoTeams();
-  policy.cluster_queues[0].cohort.clear();
-  return policy;
-}
-
-Pod Succeeded(Pod pod) {
-  pod.phase = "Succeeded";
-  return pod;
-}
-
-class RestartAdoptionTest : public ::testing::Test {
- protected:
-  void Start(Policy policy, int nodes) {
-    auto loop = AdmissionLoop::Create(
-        std::move(policy), {.clock = [this] { return now_.load(); }});
-    ASSERT_TRUE(loop.ok()) << loop.status();
-    loop_ = *std::move(loop);
-    service_ = std::make_unique<ExtenderService>(ServiceOptions{
-        .gate = loop_.get(), .clock = [this] { return now_.load(); }});
-    std::vector<Node> all;
-    for (int i = 0; i < nodes; ++i) {
-      all.push_back(Dgx("dgx-" + std::to_string(i)));
-    }
-    service_->UpsertNodes(std::move(all));
-    loop_->Start(*service_, &sink_);
-  }
-  void TearDown() override {
-    if (loop_ != nullptr) loop_->Stop();
-  }
-
-  // What the cluster sync does with a pod list: bound pods into the model
-  // first, then the whole list to the loop.
-  void List(const std::vector<Pod>& pods) {
-    std::vector<Pod> bound;
-    for (const Pod& pod : pods) {
-      if (!pod.node_name.empty()) bound.push_back(pod);
-    }
-    service_->AddRunningPods(bound);
-    loop_->PodsListed(pods);
-    loop_->WaitIdle();
-  }
-  // team-a's nominal 8 GPUs all taken by two pods of 4 running on dgx-0
-  // before the restart, and a pending pod of 4 in the same queue.
-  struct FullQueue {
-    Pod old0, old1, fresh;
-  };
-  FullQueue StartWithTeamAFull() {
-    Start(TeamAWithoutCohort(), 2);
-    return {.old0 = BoundTo(QueuedPod("team-a", "old-0", 4), "dgx-0",
-                            "0,1,2,3"),
-            .old1 = BoundTo(QueuedPod("team-a", "old-1", 4), "dgx-0",
-                            "4,5,6,7"),
-            .fresh = QueuedPod("team-a", "fresh", 4)};
-  }
-  // ... and with a pod that finished.
-  void Finish(const Pod& pod) {
-    service_->RemovePod(PodUid(pod));
-    loop_->PodUpserted(Succeeded(pod));
-    loop_->WaitIdle();
-  }
-  int64_t Usage(const std::string& cq, const FlavorResource& fr = kH100Gpus) {
-    return service_->Read([&](const ClusterModel&) {
-      return loop_->engine().quota().Usage(cq, fr);
-    });
-  }
-  Workload::State StateOf(const std::string& workload) {
-    return service_->Read([&](const ClusterModel&) {
-      return loop_->engine().workloads().at(workload).state;
-    });
-  }
-  std::vector<AdmitMember> Admissions(const std::vector<QueueDecision>& all) {
-    std::vector<AdmitMember> out;
-    for (const QueueDecision& d : all) {
-      if (const auto* admit = std::get_if<AdmitMember>(&d)) {
-        out.push_back(*admit);
-      }
-    }
-    return out;
-  }
-
-  std::atomic<int64_t> now_{1000};
-  RecordingSink sink_;
-  std::unique_ptr<AdmissionLoop> loop_;
-  std::unique_ptr<ExtenderService> service_;
-};
+class RestartAdoptionTest : public RestartFixture {};
 
 TEST_F(RestartAdoptionTest, PendingWorkloadWaitsForTheQuotaAdoptedPodsHold) {
   const auto [old0, old1, fresh] = StartWithTeamAFull();
@@ -218,8 +131,10 @@ TEST_F(RestartAdoptionTest, AdmittedButUnboundPodKeepsItsNode) {
 // A label naming a node that is gone is cleared, and the pod is queued
 // afresh: the revocation reaches the writer before the new admission.
 TEST_F(RestartAdoptionTest, AdmissionOnAVanishedNodeIsClearedAndQueuedAgain) {
-  Start(TwoTeams(), 1);
-  List({AdmittedOn(QueuedPod("team-a", "moved", 4), "dgx-9")});
+  Start(TwoTeams(), 1, /*await_lists=*/true);
+  ListPods({AdmittedOn(QueuedPod("team-a", "moved", 4), "dgx-9")});
+  ListNodesAndGroups();  // complete, without dgx-9: it is gone
+  loop_->WaitIdle();
   std::vector<QueueDecision> decisions = sink_.Take();
   ASSERT_EQ(decisions.size(), 2u);
   const auto* revoke = std::get_if<RevokeMember>(&decisions[0]);
@@ -234,15 +149,17 @@ TEST_F(RestartAdoptionTest, AdmissionOnAVanishedNodeIsClearedAndQueuedAgain) {
 // Pinned by affinity to a node that is gone, a pod can run nowhere: it is
 // evicted (once) and not queued.
 TEST_F(RestartAdoptionTest, PodPinnedToAVanishedNodeIsEvictedOnce) {
-  Start(TwoTeams(), 1);
+  Start(TwoTeams(), 1, /*await_lists=*/true);
   const Pod pinned = PinnedTo(QueuedPod("team-a", "pinned", 4), "dgx-9");
-  List({pinned});
+  ListPods({pinned});
+  ListNodesAndGroups();
+  loop_->WaitIdle();
   std::vector<QueueDecision> decisions = sink_.Take();
   ASSERT_EQ(decisions.size(), 1u);
   const auto* revoke = std::get_if<RevokeMember>(&decisions[0]);
   ASSERT_NE(revoke, nullptr);
   EXPECT_TRUE(revoke->evict);
-  EXPECT_THAT(revoke->reason, HasSubstr("node dgx-9 is not known"));
+  EXPECT_THAT(revoke->reason, HasSubstr("node dgx-9 is no longer in the cluster"));
   List({pinned});
   EXPECT_TRUE(sink_.Take().empty());
   EXPECT_EQ(Usage("team-a"), 0);

@@ -1,0 +1,274 @@
+// The admission loop's adoption: pods that run, or that gpusched admitted
+// on a node before it restarted, keep their node (QueueingEngine::Adopt);
+// those whose node the model lacks wait as orphans until it has it, and an
+// admission is taken back only when its node is gone or cannot hold it.
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "queueing/admission_loop.h"
+#include "queueing/admission_loop_internal.h"
+
+namespace gpusched {
+namespace loop_internal {
+
+bool HasOurGate(const Pod& pod) {
+  return std::find(pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
+                   kAdmissionGate) != pod.scheduling_gates.end();
+}
+
+// The node gpusched admitted the pod on (its label and annotation, as
+// api/kube/pod_admission writes them), or "".
+std::string AssignedNode(const Pod& pod) {
+  auto label = pod.meta.labels.find(kAdmittedLabel);
+  auto node = pod.meta.annotations.find(kAssignedNodeAnnotation);
+  if (label == pod.meta.labels.end() || label->second != "true" ||
+      node == pod.meta.annotations.end()) {
+    return "";
+  }
+  return node->second;
+}
+
+// The node every required affinity term pins the pod to (matchFields
+// metadata.name In [node], what admission writes when it lifts the gate),
+// or "".
+std::string PinnedNode(const Pod& pod) {
+  std::string pinned;
+  for (const NodeSelectorTerm& term : pod.required_affinity_terms) {
+    std::string node;
+    for (const NodeSelectorRequirement& r : term.match_fields) {
+      if (r.key == "metadata.name" && r.op == "In" && r.values.size() == 1) {
+        node = r.values[0];
+      }
+    }
+    if (node.empty() || (!pinned.empty() && node != pinned)) return "";
+    pinned = node;
+  }
+  return pinned;
+}
+
+}  // namespace loop_internal
+namespace {
+
+// Why an admission from before a restart was not kept.
+std::string WhyNotKept(const Adoption& adoption, const std::string& node) {
+  if (adoption.outcome != Adoption::Outcome::kNodeUnknown) {
+    return adoption.reason;
+  }
+  return absl::StrCat("node ", node,
+                      " is no longer in the cluster (not in gpusched's "
+                      "complete node list)");
+}
+
+}  // namespace
+
+using loop_internal::AssignedNode;
+using loop_internal::HasOurGate;
+using loop_internal::PinnedNode;
+
+// Every pod that runs or was admitted is adopted before any pending pod is
+// queued: a pending pod met first could otherwise look at quota that
+// adopted pods will take (and a restart admit past a queue's quota).
+void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
+  std::set<std::string> listed;
+  std::vector<const Pod*> rest;
+  orphans_.clear();  // the list names every bound or admitted pod again
+  for (const Pod& pod : pods) {
+    listed.insert(pod.Key());
+    if (!Manages(pod)) continue;
+    if (IsTerminal(pod) || Leaving(pod) || !AdoptIfAdmitted(pod, now)) {
+      rest.push_back(&pod);
+    }
+  }
+  for (const Pod* pod : rest) {
+    if (IsTerminal(*pod)) {
+      ApplyTerminal(*pod, now);
+    } else if (Leaving(*pod)) {
+      ApplyLeaving(*pod, now);
+    } else {
+      AddPending(*pod, now);
+    }
+  }
+  ForgetUnlisted(listed, now);
+}
+
+// Pods the core knows that the list does not have were deleted while no
+// watch was open.
+void AdmissionLoop::ForgetUnlisted(const std::set<std::string>& listed,
+                                   int64_t now) {
+  std::vector<std::string> gone;
+  for (const auto& [key, w] : engine_->workloads()) {
+    for (const auto& [pod, unused] : w.pods) {
+      if (!listed.contains(pod)) gone.push_back(pod);
+    }
+  }
+  for (const std::string& pod : gone) {
+    Forget(pod);
+    engine_->Delete(pod, now);
+  }
+  std::erase_if(stale_revoked_,
+                [&](const std::string& key) { return !listed.contains(key); });
+}
+
+bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
+  if (!pod.node_name.empty()) {
+    AdoptBound(pod, now);
+    return true;
+  }
+  // Labels count only on a pod the engine does not know: one it holds
+  // pending had its admission taken back (the label's removal not yet
+  // written), and where an unbound pod may go is the engine's word. A pod
+  // with our gate was never admitted (admission lifts the gate).
+  // A standby takes them as the deciding replica's admission.
+  const std::string node = AssignedNode(pod);
+  if (node.empty() || HasOurGate(pod) ||
+      (deciding_ && engine_->FindWorkloadOfPod(pod.Key()) != nullptr)) {
+    return false;
+  }
+  Adoption adoption = engine_->Adopt(pod, node, /*bound=*/false, now);
+  switch (adoption.outcome) {
+    case Adoption::Outcome::kAdopted:
+      orphans_.erase(pod.Key());
+      NoteAdopted(pod, node);
+      return true;
+    case Adoption::Outcome::kAlreadyPlaced:
+      return true;
+    case Adoption::Outcome::kNodeUnknown:
+      if (!NodeIsGone(node)) {
+        // Not yet listed, not gone: it keeps its admission and waits.
+        orphans_.insert_or_assign(pod.Key(), Orphan{pod, node, false});
+        return true;
+      }
+      break;
+    default:
+      break;
+  }
+  return GiveUpAdmission(pod, node, WhyNotKept(adoption, node), now);
+}
+
+// Its node is gone or cannot hold it now: the admission is taken back. One
+// pinned there by affinity can run nowhere else, so it is evicted (its
+// controller makes a new pod) and not queued; any other is queued afresh
+// once its label is cleared.
+bool AdmissionLoop::GiveUpAdmission(const Pod& pod, const std::string& node,
+                                    const std::string& why, int64_t now) {
+  (void)now;
+  orphans_.erase(pod.Key());
+  const bool pinned = PinnedNode(pod) == node;
+  RevokeStale(pod, node, pinned, why);
+  return pinned;
+}
+
+// With await_lists every pass runs on a complete node list, so a node the
+// model lacks is not in the cluster; without, it may only be unlisted yet.
+bool AdmissionLoop::NodeIsGone(const std::string& node) const {
+  return options_.await_lists && model_->FindNode(node) == nullptr;
+}
+
+void AdmissionLoop::AdoptBound(const Pod& pod, int64_t now) {
+  const std::string key = pod.Key();
+  Adoption adoption = engine_->Adopt(pod, pod.node_name, /*bound=*/true, now);
+  switch (adoption.outcome) {
+    case Adoption::Outcome::kAdopted:
+      orphans_.erase(key);
+      NoteAdopted(pod, pod.node_name);
+      break;
+    case Adoption::Outcome::kAlreadyPlaced:
+      break;
+    case Adoption::Outcome::kPlacedElsewhere:
+      // Bound elsewhere than admitted: the model follows the cluster
+      // (ObserveBound); the engine keeps its placement, as it always did.
+      engine_->MarkBound(key);
+      break;
+    case Adoption::Outcome::kNodeUnknown:
+    case Adoption::Outcome::kDoesNotFit:
+      // Not queued: it runs; it is adopted once its node is in the model.
+      orphans_.insert_or_assign(key, Orphan{pod, pod.node_name, true});
+      break;
+  }
+}
+
+// The node list comes on its own watch, so an orphan's node may be in the
+// model by the next pass. A bound orphan waits however long it takes (it
+// runs; the pod garbage collector ends it if its node is gone); an unbound
+// one until its node is gone or cannot hold it.
+void AdmissionLoop::SettleOrphans(int64_t now) {
+  std::vector<std::pair<Orphan, std::string>> given_up;
+  for (auto it = orphans_.begin(); it != orphans_.end();) {
+    const Orphan& orphan = it->second;
+    Adoption adoption =
+        engine_->Adopt(orphan.pod, orphan.node, orphan.bound, now);
+    using Outcome = Adoption::Outcome;
+    const bool waits = adoption.outcome == Outcome::kNodeUnknown
+                           ? orphan.bound || !NodeIsGone(orphan.node)
+                           : adoption.outcome == Outcome::kDoesNotFit &&
+                                 orphan.bound;
+    if (waits) {
+      ++it;
+      continue;
+    }
+    if (adoption.outcome == Outcome::kAdopted) {
+      NoteAdopted(orphan.pod, orphan.node);
+    } else if (!orphan.bound && adoption.outcome != Outcome::kAlreadyPlaced) {
+      given_up.emplace_back(orphan, WhyNotKept(adoption, orphan.node));
+    }
+    it = orphans_.erase(it);
+  }
+  for (const auto& [orphan, why] : given_up) {
+    if (!GiveUpAdmission(orphan.pod, orphan.node, why, now)) {
+      AddPending(orphan.pod, now);
+    }
+  }
+}
+
+void AdmissionLoop::GiveUpOrphansOn(const std::string& node, int64_t now) {
+  std::vector<Pod> waiting;
+  for (const auto& [key, orphan] : orphans_) {
+    if (!orphan.bound && orphan.node == node) waiting.push_back(orphan.pod);
+  }
+  for (const Pod& pod : waiting) {
+    const std::string why =
+        absl::StrCat("node ", node, " was deleted from the cluster");
+    if (!GiveUpAdmission(pod, node, why, now)) AddPending(pod, now);
+  }
+}
+
+// A complete node list left out nodes that members were placed on (deleted
+// while the node watch was cut off): as a deletion seen on the watch.
+void AdmissionLoop::DropVanishedNodes(int64_t now) {
+  std::set<std::string> vanished;
+  for (const auto& [key, w] : engine_->workloads()) {
+    for (const auto& [pod, placement] : w.placements) {
+      if (NodeIsGone(placement.node)) vanished.insert(placement.node);
+    }
+  }
+  for (const std::string& node : vanished) engine_->NodeDown(node, now);
+}
+
+// Diff compares against members_: an adopted member is an admission
+// already carried out, not one to carry out again. One pinned to its node
+// by affinity lost our gate when it was admitted; only eviction takes it
+// back, as for a gated one.
+void AdmissionLoop::NoteAdopted(const Pod& pod, const std::string& node) {
+  const std::string key = pod.Key();
+  if (PinnedNode(pod) == node) gated_[key] = true;
+  members_[key] = {.node = node,
+                   .uid = PodUid(pod),
+                   .bound = !pod.node_name.empty(),
+                   .gated = gated_.contains(key)};
+}
+
+void AdmissionLoop::RevokeStale(const Pod& pod, const std::string& node,
+                                bool pinned, const std::string& why) {
+  if (!stale_revoked_.insert(pod.Key()).second) return;  // once per pod
+  stale_revokes_.push_back(RevokeMember{
+      .pod = {pod.meta.namespace_name, pod.meta.name, PodUid(pod)},
+      .node = node,
+      .workload = WorkloadOf(pod).key,
+      .evict = pinned,
+      .reason = absl::StrCat("admitted on node ", node,
+                             " before gpusched restarted, but ", why)});
+}
+
+}  // namespace gpusched
