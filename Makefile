@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian 12 packages the build needs (compiler and CMake included).
 DEPS := g++ cmake make libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev \
         libspdlog-dev libabsl-dev libsimdjson-dev libssl-dev libgtest-dev \
-        libgmock-dev libbenchmark-dev openssl curl
+        libgmock-dev libbenchmark-dev openssl curl ccache
 
 # Only `make fuzz` needs these (clang's libFuzzer and sanitizer runtimes).
 FUZZ_DEPS := clang-14 libclang-rt-14-dev
@@ -116,3 +116,30 @@ test-tsan: deps
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
+
+# --- Chaos runs (issue 21) ---------------------------------------------------
+# The end-to-end chaos test (tests/e2e/suite/chaos_test.go) once per seed,
+# CHAOS_FIRST_SEED .. CHAOS_FIRST_SEED+CHAOS_SEEDS-1, one run at a time (each
+# wants both cores). Each run's output goes to $(BUILD_DIR)/chaos/seed-<n>.log
+# (a failed run's component logs to $(BUILD_DIR)/e2e-logs/). Ends with
+# `chaos: N runs, V with violations` and the failing seeds; fails if V > 0.
+CHAOS_SEEDS ?= 20
+CHAOS_FIRST_SEED ?= 1
+CHAOS_DIR = $(abspath $(BUILD_DIR))/chaos
+
+.PHONY: chaos
+chaos: e2e-prepare
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target gpusched
+	@mkdir -p $(CHAOS_DIR); failed=""; \
+	last=$$(($(CHAOS_FIRST_SEED) + $(CHAOS_SEEDS) - 1)); \
+	for seed in $$(seq $(CHAOS_FIRST_SEED) $$last); do \
+	  log=$(CHAOS_DIR)/seed-$$seed.log; start=$$(date +%s); \
+	  if CHAOS_SEED=$$seed tests/e2e/run-test.sh $(abspath $(BUILD_DIR)) \
+	       TestChaosQueueSurvivesKills >$$log 2>&1; then result=ok; \
+	  else result="FAILED, $$(grep -c 'violation: ' $$log) violations ($$log)"; \
+	       failed="$$failed $$seed"; fi; \
+	  echo "chaos: seed $$seed: $$result in $$(($$(date +%s) - start)) s"; \
+	done; \
+	count=$$(echo $$failed | wc -w); \
+	echo "chaos: $(CHAOS_SEEDS) runs, $$count with violations$${failed:+ (seeds:$$failed)}"; \
+	[ $$count -eq 0 ]

@@ -139,12 +139,14 @@ void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
     NotifyIfSynced();
     backoff.Reset();
     while (true) {
+      const std::string before = *version;
       absl::Status watched = WatchFrom<T>(*version, stop);
       if (stop.stop_requested()) return;
-      if (watched.ok()) {
-        backoff.Reset();
-        continue;
-      }
+      // A watch that delivered events worked: its break (an API server
+      // restart) is a first failure, not one more of a series (three
+      // restarts had grown the wait to 10 s, on a stale model).
+      if (watched.ok() || *version != before) backoff.Reset();
+      if (watched.ok()) continue;
       if (IsGone(watched)) {
         spdlog::info("kube sync: relisting {}: {}", Kind<T>::kName,
                      Message(watched));

@@ -99,14 +99,11 @@ bool PodGroupSync::settled(PodGroup::Flavor flavor) const {
 void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
   Backoff backoff(options_.initial_backoff, options_.max_backoff);
   bool absent = false;
+  int forbidden = 0;
   while (!stop.stop_requested()) {
     absl::StatusOr<std::string> version = ListAll(flavor, stop);
     if (stop.stop_requested()) return;
-    // Forbidden counts as absent, said loudly: the queueing core waits for
-    // every PodGroup list before it decides, and must not wait for ever on
-    // a role that lacks this API (its gangs wait for their PodGroup).
-    if (absl::IsNotFound(version.status()) ||
-        absl::IsPermissionDenied(version.status())) {
+    if (CountsAsAbsent(version.status(), forbidden)) {
       if (!absent) ReportAbsent(flavor, version.status());
       absent = true;
       settled_[IndexOf(flavor)] = true;
@@ -126,24 +123,42 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
     absent = false;
     settled_[IndexOf(flavor)] = true;
     backoff.Reset();
-    while (true) {
-      absl::Status watched = WatchFrom(flavor, *version, stop);
-      if (stop.stop_requested()) return;
-      if (watched.ok()) {
-        backoff.Reset();
-        continue;
-      }
-      // Gone history relists; so does anything else after a pause, since
-      // a watch that fails may mean the CRD was removed.
-      if (!IsGone(watched)) {
-        auto wait = backoff.Next();
-        spdlog::warn("kube sync: watching {} PodGroups failed, relisting in "
-                     "{} ms: {}", ApiName(flavor), wait.count(),
-                     Message(watched));
-        if (!SleepFor(wait, stop)) return;
-      }
-      break;
-    }
+    if (!WatchUntilRelist(flavor, *version, backoff, stop)) return;
+  }
+}
+
+// Not served (404), or forbidden (403) kForbiddenTries lists in a row.
+// Forbidden counts as absent, said loudly, so that the queueing core,
+// which waits for every PodGroup list before it decides, does not wait for
+// ever on a role that lacks this API; but only after some tries, since a
+// restarting API server answers 403 for seconds before its authorizer has
+// loaded the roles, and that must not look like a missing API.
+bool PodGroupSync::CountsAsAbsent(const absl::Status& status,
+                                  int& forbidden) const {
+  constexpr int kForbiddenTries = 8;  // about 13 s with the default backoff
+  if (!absl::IsPermissionDenied(status)) forbidden = 0;
+  if (absl::IsNotFound(status)) return true;
+  return absl::IsPermissionDenied(status) && ++forbidden >= kForbiddenTries;
+}
+
+// Watches until the history is gone or the watch fails (a failing watch
+// may mean the CRD was removed, so it relists after a pause). False when
+// stopped.
+bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
+                                    std::string& version, Backoff& backoff,
+                                    std::stop_token stop) {
+  while (true) {
+    const std::string before = version;
+    absl::Status watched = WatchFrom(flavor, version, stop);
+    if (stop.stop_requested()) return false;
+    // As in ClusterSync::Run: a watch that delivered events worked.
+    if (watched.ok() || version != before) backoff.Reset();
+    if (watched.ok()) continue;
+    if (IsGone(watched)) return true;
+    auto wait = backoff.Next();
+    spdlog::warn("kube sync: watching {} PodGroups failed, relisting in {} "
+                 "ms: {}", ApiName(flavor), wait.count(), Message(watched));
+    return SleepFor(wait, stop);
   }
 }
 

@@ -5,9 +5,9 @@
 //   scheduling.x-k8s.io/v1alpha1 podgroups    (the coscheduling plugin)
 //
 // Most clusters install one of the two CRDs, or neither. An API the server
-// does not serve (404), or that gpusched may not list (403), is logged once,
-// passed on as listed with no groups, and asked for again every
-// `absent_poll`; when its CRD appears later it is picked up then, and a CRD
+// does not serve (404), or that gpusched may not list (403 for several
+// tries in a row), is logged once, passed on as listed with no groups, and
+// asked for again every `absent_poll`; when its CRD appears later it is picked up then, and a CRD
 // removed while watched ends the watch and returns to polling (its groups
 // are then listed as none). Other failures retry with a backoff, as the
 // pod and node watches do (cluster_sync.h).
@@ -27,6 +27,8 @@
 #include "queueing/workload_types.h"
 
 namespace gpusched::kube {
+
+class Backoff;  // sync_util.h
 
 // Called from the sync threads; must return quickly.
 class PodGroupListener {
@@ -69,7 +71,10 @@ class PodGroupSync {
 
  private:
   void Run(PodGroup::Flavor flavor, std::stop_token stop);
+  bool CountsAsAbsent(const absl::Status& status, int& forbidden) const;
   void ReportAbsent(PodGroup::Flavor flavor, const absl::Status& status);
+  bool WatchUntilRelist(PodGroup::Flavor flavor, std::string& version,
+                        Backoff& backoff, std::stop_token stop);
   // Lists every page; NotFound when the API is not served.
   absl::StatusOr<std::string> ListAll(PodGroup::Flavor flavor,
                                       std::stop_token stop);
