@@ -13,6 +13,32 @@
 namespace gpusched {
 namespace {
 
+// Failures an API server recovers from by itself (kube/watch_stream.cc maps
+// the HTTP codes: 5xx Unavailable, 504 DeadlineExceeded, 429
+// ResourceExhausted; a connection refused or cut is Unavailable).
+bool IsTransient(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kPermissionDenied:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// retry_after, doubled for each attempt made, up to max_retry_after.
+std::chrono::milliseconds TransientWait(const DecisionWriterOptions& options,
+                                        int attempts) {
+  std::chrono::milliseconds wait = options.retry_after;
+  for (int i = 1; i < attempts && wait < options.max_retry_after; ++i) {
+    wait *= 2;
+  }
+  return std::min(wait, options.max_retry_after);
+}
+
 std::string InstanceName(const std::string& configured) {
   if (!configured.empty()) return configured;
   char host[256] = {};
@@ -277,11 +303,16 @@ void DecisionWriter::Run(std::stop_token stop) {
     lock.lock();
     if (written.ok()) {
       ++(*written == Written::kDone ? counts_.written : counts_.blocked);
-    } else if (++next.attempts < options_.max_attempts) {
+    } else if (const bool transient = IsTransient(written.status());
+               ++next.attempts < (transient ? options_.max_transient_attempts
+                                            : options_.max_attempts)) {
       ++counts_.retried;
-      spdlog::warn("decision write failed, retrying: {}",
-                   Message(written.status()));
-      next.not_before = std::chrono::steady_clock::now() + options_.retry_after;
+      const std::chrono::milliseconds wait =
+          transient ? TransientWait(options_, next.attempts)
+                    : options_.retry_after;
+      spdlog::warn("decision write failed, retrying in {} ms: {}",
+                   wait.count(), Message(written.status()));
+      next.not_before = std::chrono::steady_clock::now() + wait;
       from.push_front(std::move(next));
     } else {
       ++counts_.failed;

@@ -37,6 +37,14 @@ struct DecisionWriterOptions {
   // max_attempts times in all.
   std::chrono::milliseconds retry_after{1000};
   int max_attempts = 5;
+  // A failure the API server recovers from (unreachable, 5xx, 429, or 403
+  // while a restarted one loads its roles) is tried again after a wait
+  // that doubles from retry_after up to max_retry_after, at most
+  // max_transient_attempts times (about 95 s by default): an admission
+  // dropped in an outage would leave its member admitted and gated until
+  // the bind timeout evicts it. Nothing else can be written meanwhile.
+  std::chrono::milliseconds max_retry_after{10000};
+  int max_transient_attempts = 12;
   // The Events' reportingInstance; empty: this host's name (the pod's name
   // in a cluster), which tells two replicas apart.
   std::string reporting_instance;

@@ -189,6 +189,45 @@ TEST_F(DecisionWriterTest, PreemptedIsAWarningAndASinglePodHasNoGroupToWrite) {
   EXPECT_EQ(server_.Count("PATCH podgroup"), 0);
 }
 
+// Issue J: an admission dropped in an API server outage would leave its
+// member admitted and gated until the bind timeout evicts it. A failure the
+// server recovers from (503) is retried past max_attempts, waiting longer
+// each time, until the write lands.
+TEST_F(DecisionWriterTest, AdmissionOutlastsAnApiServerOutage) {
+  using std::chrono::milliseconds;
+  server_.AddPod(GpuPod("team-a/solo", 1, ""));
+  DecisionWriter writer(*client_, {.retry_after = milliseconds(1),
+                                   .max_retry_after = milliseconds(8),
+                                   .reporting_instance = "gpusched-0"});
+  server_.FailNext(8);  // each attempt's first request fails: 8 attempts
+  writer.Publish({AdmitMember{.pod = {"team-a", "solo", "uid-team-a-solo"},
+                              .node = "n1",
+                              .workload = "team-a/solo",
+                              .reason = "admitted on node n1"}});
+  ASSERT_TRUE(WaitUntil([&] { return writer.counts().written >= 1; }));
+  writer.Stop();
+  EXPECT_EQ(server_.Count("FAILED"), 8);
+  EXPECT_EQ(writer.counts().retried, 8);
+  EXPECT_EQ(writer.counts().failed, 0);
+  EXPECT_EQ(server_.Pod("team-a/solo")["metadata"]["annotations"]
+                       ["gpusched.io/assigned-node"],
+            "n1");
+}
+
+// A refusal the server will not take back (400) is given up after
+// max_attempts, as before: it must not hold every later write for long.
+TEST_F(DecisionWriterTest, RefusedWriteIsGivenUpAfterMaxAttempts) {
+  server_.AddPod(GpuPod("team-a/solo", 1, ""));
+  server_.FailNext(100, 400);
+  writer_->Publish({AdmitMember{.pod = {"team-a", "solo", "uid-team-a-solo"},
+                                .node = "n1",
+                                .workload = "team-a/solo",
+                                .reason = "admitted on node n1"}});
+  ASSERT_TRUE(WaitUntil([&] { return writer_->counts().failed == 1; }));
+  EXPECT_EQ(server_.Count("FAILED"), 5);  // max_attempts
+  EXPECT_EQ(writer_->counts().written, 0);
+}
+
 TEST_F(DecisionWriterTest, AGroupAlreadyGoneIsNotAFailure) {
   writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
                                ReasonCode::kWaitingForQuota,

@@ -178,6 +178,8 @@ bool FakeApiServer::Impl::Handle(tcp::socket& socket, const Request& request) {
              (path == "/api/v1/nodes" || path == "/api/v1/pods")) {
     Watch(socket, path.substr(8), query);
     return false;  // the client opens a new connection per watch
+  } else if (std::optional<Reply> failing = Failing()) {
+    reply = *std::move(failing);
   } else {
     reply = Route(request, path, query);
   }
@@ -392,6 +394,25 @@ std::vector<Json> FakeApiServer::Events() const { return impl_->Events(); }
 
 void FakeApiServer::SetEventDelay(std::chrono::milliseconds delay) {
   impl_->SetEventDelay(delay);
+}
+
+void FakeApiServer::FailNext(int requests, int status) {
+  impl_->FailNext(requests, status);
+}
+
+void FakeApiServer::Impl::FailNext(int requests, int status) {
+  std::lock_guard lock(mu_);
+  fail_next_ = requests;
+  fail_status_ = status;
+}
+
+std::optional<Reply> FakeApiServer::Impl::Failing() {
+  std::lock_guard lock(mu_);
+  if (fail_next_ == 0) return std::nullopt;
+  --fail_next_;
+  ++counts_["FAILED"];
+  return Reply{fail_status_, Status(fail_status_, "ServiceUnavailable",
+                                    "the server is going away")};
 }
 
 int FakeApiServer::Count(std::string_view what) const {

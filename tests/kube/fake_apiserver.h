@@ -89,6 +89,9 @@ class FakeApiServer {
   std::vector<Json> Events() const;
   // Each Event create waits this long before it answers: a slow server.
   void SetEventDelay(std::chrono::milliseconds delay);
+  // The next `requests` requests other than watches are answered `status`
+  // (503: a server going away), each counted as "FAILED".
+  void FailNext(int requests, int status = 503);
   // Stores a PodGroup; its apiVersion (scheduling.volcano.sh/v1beta1 or
   // scheduling.x-k8s.io/v1alpha1) says which CRD.
   void AddPodGroup(Json group);

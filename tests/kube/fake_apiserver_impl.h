@@ -65,8 +65,11 @@ class FakeApiServer::Impl {
   void RaceNextGets(std::string_view key, int gets);
   std::vector<Json> Events() const;
   void SetEventDelay(std::chrono::milliseconds delay);
+  void FailNext(int requests, int status);
 
  private:
+  // A Reply for the request when FailNext still holds one back.
+  std::optional<Reply> Failing();
   Store& StoreOf(std::string_view kind);
   const Store& StoreOf(std::string_view kind) const;
   void Record(std::string_view kind, std::string_view type, Json& object);
@@ -119,6 +122,8 @@ class FakeApiServer::Impl {
   Store eviction_blocks_;                         // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left
   std::chrono::milliseconds event_delay_{0};
+  int fail_next_ = 0;
+  int fail_status_ = 503;
   int64_t version_ = 1;
   int64_t compacted_ = 0;  // watches from an older version get a 410
   std::deque<Event> events_;
