@@ -1,6 +1,7 @@
 #include "queueing/admission_loop.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -140,6 +141,9 @@ void AdmissionLoop::PodGroupsListed(PodGroup::Flavor flavor,
 void AdmissionLoop::Relisting(ListKind kind) {
   std::lock_guard lock(inbox_mu_);
   listed_[static_cast<size_t>(kind)] = false;
+  if (options_.await_lists && passes_ > 0 && !relisting_since_) {
+    relisting_since_ = Now();
+  }
 }
 void AdmissionLoop::PodGroupUpserted(PodGroup group) {
   Push(std::move(group));
@@ -186,6 +190,7 @@ void AdmissionLoop::Run(std::stop_token stop) {
     int64_t sleep_ms = options_.max_idle_ms;
     if (wakeup) sleep_ms = std::clamp<int64_t>(*wakeup - now, 0, sleep_ms);
     std::vector<Input> inputs;
+    int64_t paused = 0;
     {
       std::unique_lock lock(inbox_mu_);
       inbox_cv_.wait_for(lock, stop, std::chrono::milliseconds(sleep_ms), [&] {
@@ -196,19 +201,23 @@ void AdmissionLoop::Run(std::stop_token stop) {
       if (!ListsComplete()) continue;
       inputs = std::exchange(inbox_, {});
       pass_requested_ = false;
+      if (relisting_since_) {
+        paused = Now() - *std::exchange(relisting_since_, std::nullopt);
+      }
     }
-    Pass(std::move(inputs));
+    Pass(std::move(inputs), paused);
   }
   std::lock_guard lock(inbox_mu_);
   idle_cv_.notify_all();
 }
 
-void AdmissionLoop::Pass(std::vector<Input> inputs) {
+void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
   std::vector<QueueDecision> decisions;
   std::shared_ptr<const Published> published;
   service_->Write([&](ClusterModel&) {
     const int64_t now = Now();
     const bool deciding = deciding_;
+    if (paused_ms > 0) engine_->PostponeEvictions(paused_ms);
     for (Input& input : inputs) Apply(input, now);
     if (!orphans_.empty()) SettleOrphans(now);
     if (deciding) engine_->Schedule(now);

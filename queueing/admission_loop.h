@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -189,7 +190,8 @@ class AdmissionLoop : public AdmissionGate {
   void PushListed(ListKind kind, Input input);
   bool ListsComplete() const;  // inbox_mu_ held
   void Run(std::stop_token stop);
-  void Pass(std::vector<Input> inputs);
+  // `paused_ms`: how long the loop waited for a relist before this pass.
+  void Pass(std::vector<Input> inputs, int64_t paused_ms);
   void Apply(Input& input, int64_t now);
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);
@@ -245,6 +247,8 @@ class AdmissionLoop : public AdmissionGate {
   uint64_t passes_ = 0;           // guarded by inbox_mu_
   bool pass_requested_ = false;   // guarded by inbox_mu_
   std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
+  // When the loop began to wait for a relist, if it waits (inbox_mu_).
+  std::optional<int64_t> relisting_since_;
   std::atomic<bool> deciding_{true};
   std::condition_variable idle_cv_;
 

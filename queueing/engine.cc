@@ -300,6 +300,13 @@ void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
   model_->RemoveNode(node);
 }
 
+void QueueingEngine::PostponeEvictions(int64_t ms) {
+  for (auto& [key, w] : admitted_) {
+    if (w->admitted_at_ms >= 0) w->admitted_at_ms += ms;
+  }
+  timers_.Postpone(ms);
+}
+
 void QueueingEngine::NodeUp(const std::string& node, int64_t now) {
   auto it = down_nodes_.find(node);
   if (it == down_nodes_.end()) return;

@@ -110,6 +110,10 @@ class QueueingEngine {
   void NodeUp(const std::string& node, int64_t now);
   // kube-scheduler bound an admitted member to its assigned node.
   void MarkBound(const std::string& pod_key);
+  // Nothing was decided for `ms` (a live loop waited for a relist, during
+  // which nothing could bind or come back): the deadlines that take work
+  // back, the bind timeout and the stale-gang grace, move on by as much.
+  void PostponeEvictions(int64_t ms);
   // The API server refused to evict a member of `workload`, preempted
   // before: a PodDisruptionBudget allows no disruption now (`message`, the
   // server's, names it). The workload is no preemption victim for a

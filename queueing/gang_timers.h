@@ -58,6 +58,10 @@ class GangTimers {
     below_min_since_.try_emplace(key, now);
   }
   void Forget(const std::string& key) { below_min_since_.erase(key); }
+  // Graces count `ms` later (see QueueingEngine::PostponeEvictions).
+  void Postpone(int64_t ms) {
+    for (auto& [key, since] : below_min_since_) since += ms;
+  }
   // When the grace of a workload below minMember ends (it is evicted
   // then), if it is in one.
   std::optional<int64_t> GraceEnds(const Workload& w) const {

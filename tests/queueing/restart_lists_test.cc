@@ -133,6 +133,31 @@ TEST_F(RestartListsTest, RelistingHoldsEveryPassUntilTheListArrives) {
   EXPECT_EQ(Admissions(sink_.Take()).size(), 1u);
 }
 
+// Nothing could bind while the loop waited for a relist (the API server was
+// away): that time does not count towards the bind timeout, which still
+// takes back an admission that stays unbound once the loop runs again.
+TEST_F(RestartListsTest, WaitForARelistDoesNotCountTowardsTheBindTimeout) {
+  Start(TwoTeams(), 2, /*await_lists=*/true);
+  const Pod kept = PinnedTo(QueuedPod("team-a", "kept", 4), "dgx-1");
+  ListPods({kept});
+  ListNodesAndGroups();
+  loop_->WaitIdle();
+  ASSERT_EQ(loop_->Check(kept).assigned_node, "dgx-1");
+
+  loop_->Relisting(ListKind::kPods);
+  now_ += 400'000;  // past gang_admission_timeout_ms (300 s)
+  ListPods({kept});
+  loop_->WaitIdle();
+  EXPECT_TRUE(Revocations(sink_.Take()).empty());
+  EXPECT_EQ(loop_->Check(kept).assigned_node, "dgx-1");
+
+  now_ += 300'000;  // unbound 300 s of running time: rolled back
+  loop_->WaitIdle();
+  const std::vector<RevokeMember> revoked = Revocations(sink_.Take());
+  ASSERT_EQ(revoked.size(), 1u);
+  EXPECT_TRUE(revoked[0].evict);  // pinned: as before this change
+}
+
 // A node deleted while the node watch was cut off is missing from the next
 // complete list: members placed there lose their placement, as when the
 // deletion is seen.
