@@ -165,11 +165,13 @@ void AdmissionLoop::EvictionBlocked(EvictionRefusal refusal) {
 void AdmissionLoop::WaitIdle() {
   std::unique_lock lock(inbox_mu_);
   const uint64_t pushed = inputs_pushed_;
-  const uint64_t passes = passes_;
+  // A pass under way now may have read the clock before the caller moved
+  // it: only one begun after this call counts (passes end in order).
+  const uint64_t begun = passes_begun_;
   pass_requested_ = true;
   inbox_cv_.notify_one();
   idle_cv_.wait(lock, [&] {
-    return (inputs_applied_ >= pushed && passes_ > passes) ||
+    return (inputs_applied_ >= pushed && passes_ > begun) ||
            !thread_.joinable();
   });
 }
@@ -201,6 +203,7 @@ void AdmissionLoop::Run(std::stop_token stop) {
       if (!ListsComplete()) continue;
       inputs = std::exchange(inbox_, {});
       pass_requested_ = false;
+      ++passes_begun_;
       if (relisting_since_) {
         paused = Now() - *std::exchange(relisting_since_, std::nullopt);
       }

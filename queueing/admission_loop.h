@@ -244,7 +244,8 @@ class AdmissionLoop : public AdmissionGate {
   std::vector<Input> inbox_;
   uint64_t inputs_pushed_ = 0;    // guarded by inbox_mu_
   uint64_t inputs_applied_ = 0;   // guarded by inbox_mu_
-  uint64_t passes_ = 0;           // guarded by inbox_mu_
+  uint64_t passes_ = 0;           // guarded by inbox_mu_ (passes ended)
+  uint64_t passes_begun_ = 0;     // guarded by inbox_mu_
   bool pass_requested_ = false;   // guarded by inbox_mu_
   std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
   // When the loop began to wait for a relist, if it waits (inbox_mu_).
