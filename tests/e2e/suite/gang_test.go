@@ -3,8 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,41 +13,14 @@ import (
 	"gpusched.io/e2e/suite/controlplane"
 )
 
-// gangPolicy: one ClusterQueue of 32 H100 GPUs (the demo cluster's four
-// DGX H100), reached from the test namespace through LocalQueue q. As in
-// Kueue, every resource a pod requests must be covered: the test pods
+// writeGangPolicy: one ClusterQueue of 32 H100 GPUs (the demo cluster's
+// four DGX H100), reached from the test namespace through LocalQueue q. As
+// in Kueue, every resource a pod requests must be covered: the test pods
 // request cpu too.
-const gangPolicy = `apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: team-a}
-spec:
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 32}
-      - {name: cpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: e2e}
-spec: {clusterQueue: team-a}
-`
-
 func writeGangPolicy(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(gangPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePolicy(t, cluster.KueuePolicy{Queues: []cluster.ClusterQueue{{Name: "team-a", GPUs: 32, CPUs: 64,
+		LocalQueues: []cluster.LocalQueue{{Namespace: placementNamespace, Name: "q"}}}}})
 }
 
 // kueueGangPod is member i of a Kueue pod group of count pods in queue q.

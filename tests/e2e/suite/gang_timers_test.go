@@ -3,7 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,23 +23,10 @@ const blockerLabel = "e2e.gpusched.io/blocker"
 
 // timerPolicy: queuePolicy's team-a with 32 H100 GPUs, and a SchedulerConfig
 // with the given gang timers.
-func timerPolicy(t *testing.T, gang string) string {
+func timerPolicy(t *testing.T, gang map[string]string) string {
 	t.Helper()
-	path := queuePolicy(t, map[string]int{"team-a": 32}, nil)
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text = append(text, []byte(`---
-apiVersion: gpusched.io/v1alpha1
-kind: SchedulerConfig
-metadata: {name: config}
-spec:
-  gang: `+gang+"\n")...)
-	if err := os.WriteFile(path, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePolicy(t, cluster.KueuePolicy{Queues: cluster.ResearchQueues(placementNamespace, map[string]int{"team-a": 32}),
+		SchedulerConfig: &cluster.SchedulerConfig{Name: "config", Gang: gang}})
 }
 
 // TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod: a gang of 4 x 4
@@ -49,7 +35,7 @@ spec:
 // through the Eviction API, and the gang's GPUs go to the next gang.
 func TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod(t *testing.T) {
 	const grace = 6 * time.Second
-	policy := timerPolicy(t, fmt.Sprintf("{staleGangGracePeriod: %s}", grace))
+	policy := timerPolicy(t, map[string]string{"staleGangGracePeriod": grace.String()})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
@@ -88,7 +74,7 @@ func TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod(t *testing.T) {
 // why, and the GPUs go to the next gang.
 func TestAdmittedGangThatCannotBindInTimeIsRolledBack(t *testing.T) {
 	const timeout = 8 * time.Second
-	policy := timerPolicy(t, fmt.Sprintf("{admissionTimeout: %s, backoffBase: 1s, backoffMax: 2s}", timeout))
+	policy := timerPolicy(t, map[string]string{"admissionTimeout": timeout.String(), "backoffBase": "1s", "backoffMax": "2s"})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()

@@ -41,8 +41,8 @@ const (
 // while the generation is incomplete, and none is evicted or replaced again
 // on the way.
 func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]string{
-		"team-a": "  preemption: {withinClusterQueue: LowerPriority}\n"})
+	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]map[string]string{
+		"team-a": {"withinClusterQueue": "LowerPriority"}})
 	cp := controlplane.Start(t, controlplane.Options{
 		Webhook: true, Policy: policy,
 		Controllers:             []string{"job-controller"},

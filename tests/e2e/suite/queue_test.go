@@ -3,9 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,40 +23,22 @@ import (
 
 // queuePolicy: flavor h100 (the demo cluster's 32 H100 GPUs), ClusterQueues
 // of `quotas` (name -> nominal GPUs) in cohort research, each reached from
-// the test namespace by a LocalQueue of the same name. extra is appended to
-// each ClusterQueue's spec.
-func queuePolicy(t testing.TB, quotas map[string]int, extra map[string]string) string {
+// the test namespace by a LocalQueue of the same name. preemption sets a
+// ClusterQueue's spec.preemption.
+func queuePolicy(t testing.TB, quotas map[string]int, preemption map[string]map[string]string) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString(`apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-`)
-	for _, name := range tpSortedKeys(quotas) {
-		fmt.Fprintf(&b, `---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: %[1]s}
-spec:
-  cohort: research
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: %[2]d}
-      - {name: cpu, nominalQuota: 64}
-%[3]s---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: %[1]s, namespace: %[4]s}
-spec: {clusterQueue: %[1]s}
-`, name, quotas[name], extra[name], placementNamespace)
+	queues := cluster.ResearchQueues(placementNamespace, quotas)
+	for i := range queues {
+		queues[i].Preemption = preemption[queues[i].Name]
 	}
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	return writePolicy(t, cluster.KueuePolicy{Queues: queues})
+}
+
+// writePolicy writes the policy into the test's temporary directory.
+func writePolicy(t testing.TB, policy cluster.KueuePolicy) string {
+	t.Helper()
+	path, err := policy.WriteFile(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -181,8 +160,8 @@ func waitGangGone(ctx context.Context, t *testing.T, cp *controlplane.ControlPla
 // same size in the same queue evicts all four members through the Eviction
 // API and is bound in their place.
 func TestHigherPriorityGangEvictsLowerPriorityGangWhole(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]string{
-		"team-a": "  preemption: {withinClusterQueue: LowerPriority}\n"})
+	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]map[string]string{
+		"team-a": {"withinClusterQueue": "LowerPriority"}})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
@@ -205,8 +184,8 @@ func TestHigherPriorityGangEvictsLowerPriorityGangWhole(t *testing.T) {
 // arrives, exactly one of team-b's gangs is evicted whole and team-a's is
 // bound.
 func TestCohortLenderReclaimsBorrowedQuota(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 16, "team-b": 16}, map[string]string{
-		"team-a": "  preemption: {reclaimWithinCohort: Any}\n"})
+	policy := queuePolicy(t, map[string]int{"team-a": 16, "team-b": 16}, map[string]map[string]string{
+		"team-a": {"reclaimWithinCohort": "Any"}})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()

@@ -3,13 +3,12 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
@@ -33,47 +32,16 @@ const (
 // queue order: by priority (all equal here), creation second, then name.
 func thousandPolicy(t *testing.T) string {
 	t.Helper()
-	b := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: gpusched.io/v1alpha1
-kind: SchedulerConfig
-metadata: {name: default}
-spec:
-  gang: {admissionTimeout: %s}
-`, thousandAdmissionTimeout)
+	policy := cluster.KueuePolicy{SchedulerConfig: &cluster.SchedulerConfig{Name: "default",
+		Gang: map[string]string{"admissionTimeout": thousandAdmissionTimeout.String()}}}
 	for _, q := range []struct {
 		name string
 		gpus int
 	}{{"singles", thousandSingleGPU}, {"gangs", thousandGangGPU}} {
-		b += fmt.Sprintf(`---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: %[1]s}
-spec:
-  queueingStrategy: StrictFIFO
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: %[2]d}
-      - {name: cpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: %[1]s, namespace: %[3]s}
-spec: {clusterQueue: %[1]s}
-`, q.name, q.gpus, placementNamespace)
+		policy.Queues = append(policy.Queues, cluster.ClusterQueue{Name: q.name, GPUs: q.gpus, CPUs: 64, StrictFIFO: true,
+			LocalQueues: []cluster.LocalQueue{{Namespace: placementNamespace, Name: q.name}}})
 	}
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePolicy(t, policy)
 }
 
 // TestThousandQueuedPodsAndFiftyGangsRunInQueueOrder: 1,000 single-GPU
