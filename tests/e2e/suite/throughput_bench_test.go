@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -55,21 +56,39 @@ import (
 func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 	settings := throughputSettingsFromEnv(b)
 	report := newThroughputReport(settings)
-	for _, nodes := range settings.nodeCounts {
+	report.Runs = tpPerNodeCount(b, settings.nodeCounts, "median-b/a",
+		func(b *testing.B, nodes int) []throughputRun { return runThroughput(b, settings, report, nodes) },
+		func(run throughputRun) float64 { return run.Ratio })
+	finishThroughputReport(b, settings.out, &report.Conditions, report)
+}
+
+// finishThroughputReport records the machine after the runs and writes the
+// report to out, if named.
+func finishThroughputReport(b *testing.B, out string, conditions *throughputCondition, report any) {
+	conditions.MachineAfter = throughputMachine()
+	if out != "" {
+		writeJSONReport(b, out, report)
+	}
+}
+
+// tpPerNodeCount runs one sub-benchmark per node count, each returning its
+// rounds, reports the median of ratio over them as metric, and returns
+// every round.
+func tpPerNodeCount[R any](b *testing.B, nodeCounts []int, metric string,
+	run func(b *testing.B, nodes int) []R, ratio func(R) float64) []R {
+	var all []R
+	for _, nodes := range nodeCounts {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			runs := runThroughput(b, settings, report, nodes)
-			report.Runs = append(report.Runs, runs...)
+			runs := run(b, nodes)
+			all = append(all, runs...)
 			ratios := make([]float64, len(runs))
-			for i, run := range runs {
-				ratios[i] = run.Ratio
+			for i, r := range runs {
+				ratios[i] = ratio(r)
 			}
-			b.ReportMetric(tpMedian(ratios), "median-b/a")
+			b.ReportMetric(tpMedian(ratios), metric)
 		})
 	}
-	report.Conditions.MachineAfter = throughputMachine()
-	if settings.out != "" {
-		writeJSONReport(b, settings.out, report)
-	}
+	return all
 }
 
 // The client limits of every Go client in the measurement, raised so that
@@ -150,14 +169,30 @@ func tpEnvInts(b *testing.B, name string, def []int) []int {
 // s.rounds times over: on a shared 2-core machine one round's ratio moves
 // by a tenth or more from run to run, so the verdict is on the median.
 func runThroughput(b *testing.B, s throughputSettings, report *throughputReport, nodes int) []throughputRun {
-	cp := controlplane.Start(b, controlplane.Options{
-		NoScheduler:   true, // each arm starts its own
-		NoKubelet:     true,
-		APIServerArgs: throughputAPIServerArgs,
-		GpuschedArgs:  throughputGpuschedArgs(s),
-	})
-	if _, known := report.Conditions.Versions["kube_apiserver"]; !known {
-		throughputVersions(cp, report.Conditions.Versions)
+	cp, client, setup := startThroughputCluster(b, s, controlplane.Options{}, report.Conditions.Versions, nodes)
+	ctx := context.Background()
+	var runs []throughputRun
+	for round := 1; round <= s.rounds; round++ {
+		run := runThroughputRound(ctx, b, cp, client, s, report, nodes)
+		run.Round, run.NodeSetupSeconds = round, setup
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// startThroughputCluster starts the benchmark's control plane (opts plus
+// the benchmark's flags; no kube-scheduler, each arm starts its own; no
+// kubelet), records the components' versions once, creates `nodes` nodes
+// and waits until gpusched's model holds them and the servers settled. It
+// returns the plane, the benchmark's client and the node set-up seconds.
+func startThroughputCluster(b *testing.B, s throughputSettings, opts controlplane.Options, versions map[string]string,
+	nodes int) (*controlplane.ControlPlane, kubernetes.Interface, float64) {
+	b.Helper()
+	opts.NoScheduler, opts.NoKubelet = true, true
+	opts.APIServerArgs, opts.GpuschedArgs = throughputAPIServerArgs, throughputGpuschedArgs(s)
+	cp := controlplane.Start(b, opts)
+	if _, known := versions["kube_apiserver"]; !known {
+		throughputVersions(cp, versions)
 	}
 	ctx := context.Background()
 	client := throughputClient(b, cp)
@@ -170,13 +205,7 @@ func runThroughput(b *testing.B, s throughputSettings, report *throughputReport,
 	// few seconds (watch fan-out, GC): let that settle, so that the first
 	// arm does not pay for it.
 	time.Sleep(tpSettle)
-	var runs []throughputRun
-	for round := 1; round <= s.rounds; round++ {
-		run := runThroughputRound(ctx, b, cp, client, s, report, nodes)
-		run.Round, run.NodeSetupSeconds = round, setup
-		runs = append(runs, run)
-	}
-	return runs
+	return cp, client, setup
 }
 
 // runThroughputRound runs arms a, a_unbatched and b one after the other.
@@ -198,11 +227,25 @@ func runThroughputRound(ctx context.Context, b *testing.B, cp *controlplane.Cont
 }
 
 // tpArmSpec is what sets an arm apart: its name (also its namespace's
-// suffix), whether kube-scheduler calls gpusched, and extra flags.
+// suffix), whether kube-scheduler calls gpusched, extra flags, and which
+// pods it creates.
 type tpArmSpec struct {
 	name         string
 	withGpusched bool
 	args         []string
+	// pods replaces the settings' pod count (0 keeps it).
+	pods int
+	// mark changes pod i before its creation (a queue's label, a gang's);
+	// nil creates the plain single-GPU pods.
+	mark func(pod *corev1.Pod, i int)
+}
+
+// podCount is how many pods the arm creates.
+func (spec tpArmSpec) podCount(s throughputSettings) int {
+	if spec.pods > 0 {
+		return spec.pods
+	}
+	return s.pods
 }
 
 // tpNoBatching is the flag arm a_unbatched runs kube-scheduler with.
@@ -222,14 +265,14 @@ func runThroughputArmWith(ctx context.Context, b *testing.B, cp *controlplane.Co
 	s throughputSettings, spec tpArmSpec, description string) throughputArm {
 	b.Helper()
 	name, withGpusched := spec.name, spec.withGpusched
-	namespace := "bench-" + strings.ReplaceAll(name, "_", "-")
+	namespace := tpArmNamespace(name)
 	if err := controlplane.EnsureNamespace(ctx, client, namespace); err != nil {
 		b.Fatal(err)
 	}
 	sched := cp.StartBenchScheduler(controlplane.BenchSchedulerOptions{
 		Name: name, NoExtender: !withGpusched, QPS: throughputQPS, Burst: throughputBurst, Args: spec.args,
 	})
-	arm := runThroughputArm(ctx, b, cp, client, sched, namespace, s)
+	arm := runThroughputArm(ctx, b, cp, client, sched, namespace, s, spec)
 	arm.Description = description
 	sched.Stop()
 	logThroughputArm(b, name, &arm)
@@ -249,6 +292,11 @@ func runThroughputArmWith(ctx context.Context, b *testing.B, cp *controlplane.Co
 	}
 	deleteThroughputPods(ctx, b, cp, client, namespace)
 	return arm
+}
+
+// tpArmNamespace is the namespace an arm creates its pods in.
+func tpArmNamespace(arm string) string {
+	return "bench-" + strings.ReplaceAll(arm, "_", "-")
 }
 
 // throughputClient is the admin's client with the benchmark's limits
@@ -287,7 +335,7 @@ func throughputVersions(cp *controlplane.ControlPlane, v map[string]string) {
 func logThroughputArm(b *testing.B, name string, a *throughputArm) {
 	b.Helper()
 	var cpu []string
-	for _, component := range tpSortedKeys(a.CPUSecondsPerPod) {
+	for _, component := range cluster.SortedKeys(a.CPUSecondsPerPod) {
 		cpu = append(cpu, fmt.Sprintf("%s %.2f", component, 1000*a.CPUSecondsPerPod[component]))
 	}
 	b.Logf("arm %s: %d/%d pods bound in %.2f s = %.1f pods/s (creates took %.2f s; bind window %.1f pods/s); "+
@@ -295,7 +343,7 @@ func logThroughputArm(b *testing.B, name string, a *throughputArm) {
 		name, a.Bound, a.Pods, a.Seconds, a.PodsPerSecond, a.CreateSeconds, a.BindWindowPodsPerSecond,
 		a.AttemptDuration.P50, a.AttemptDuration.P99, a.AlgorithmDuration.Mean, a.AlgorithmDuration.P99,
 		strings.Join(cpu, ", "), a.PodsWithGpuIDs, a.BatchAttempts)
-	for _, verb := range tpSortedKeys(a.GpuschedVerbs) {
+	for _, verb := range cluster.SortedKeys(a.GpuschedVerbs) {
 		v := a.GpuschedVerbs[verb]
 		b.Logf("arm %s: gpusched %s: %.0f calls (%.0f errors), server mean %.0f µs p50 %.0f µs p99 %.0f µs",
 			name, verb, v.Count, v.Errors, v.MeanUs, v.P50Us, v.P99Us)
@@ -320,22 +368,14 @@ func tpMedian(values []float64) float64 {
 	return sorted[mid]
 }
 
-func tpSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // ---- one arm ----
 
 func runThroughputArm(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface,
-	sched *controlplane.BenchScheduler, namespace string, s throughputSettings) throughputArm {
+	sched *controlplane.BenchScheduler, namespace string, s throughputSettings, spec tpArmSpec) throughputArm {
 	b.Helper()
+	pods := spec.podCount(s)
 	// Generous: 2,000 pods at under 7 pods/s would be a finding in itself.
-	timeout := max(time.Minute, time.Duration(s.pods)*150*time.Millisecond)
+	timeout := max(time.Minute, time.Duration(pods)*150*time.Millisecond)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
@@ -343,8 +383,8 @@ func runThroughputArm(ctx context.Context, b *testing.B, cp *controlplane.Contro
 		b.Fatal(err)
 	}
 	before := tpSnapshotBefore(ctx, b, cp, sched)
-	rec := &tpBindRecorder{want: s.pods, bound: map[string]time.Time{}}
-	creation := createThroughputPods(ctx, client, namespace, s.pods, s.createWorkers)
+	rec := &tpBindRecorder{want: pods, bound: map[string]time.Time{}}
+	creation := createThroughputPods(ctx, client, namespace, pods, s.createWorkers, spec.mark)
 	check := func() error {
 		if err := creation.failed(); err != nil {
 			return err
@@ -354,12 +394,12 @@ func runThroughputArm(ctx context.Context, b *testing.B, cp *controlplane.Contro
 	watchErr := tpWatchBinds(ctx, client, namespace, list.ResourceVersion, rec, check)
 	after := tpSnapshotAfter(ctx, b, cp, sched)
 	<-creation.done
-	arm := tpArmFromSnapshots(before, after, s.pods)
-	arm.Pods, arm.Bound, arm.Complete = s.pods, len(rec.bound), watchErr == nil
+	arm := tpArmFromSnapshots(before, after, pods)
+	arm.Pods, arm.Bound, arm.Complete = pods, len(rec.bound), watchErr == nil
 	tpFillArmTimes(&arm, before.at, creation.finished, rec)
 	arm.PodsWithGpuIDs = tpCountGpuIDs(ctx, b, client, namespace)
 	if watchErr != nil {
-		b.Errorf("arm in %s: %d of %d pods bound: %v", namespace, len(rec.bound), s.pods, watchErr)
+		b.Errorf("arm in %s: %d of %d pods bound: %v", namespace, len(rec.bound), pods, watchErr)
 	}
 	return arm
 }

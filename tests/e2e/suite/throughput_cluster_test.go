@@ -135,7 +135,10 @@ func (c *tpPodCreation) failed() error {
 	return c.err
 }
 
-func createThroughputPods(ctx context.Context, client kubernetes.Interface, namespace string, n, workers int) *tpPodCreation {
+// createThroughputPods creates n single-GPU pods pod-00000... in namespace
+// from parallel workers, each changed by mark (if not nil) first.
+func createThroughputPods(ctx context.Context, client kubernetes.Interface, namespace string, n, workers int,
+	mark func(*corev1.Pod, int)) *tpPodCreation {
 	c := &tpPodCreation{done: make(chan struct{})}
 	template := cluster.NewPod(namespace, "").SchedulerName(cluster.SchedulerName).Gpus(1).Build()
 	go func() {
@@ -143,6 +146,9 @@ func createThroughputPods(ctx context.Context, client kubernetes.Interface, name
 		err := tpParallel(n, workers, func(i int) error {
 			pod := template.DeepCopy()
 			pod.Name = fmt.Sprintf("pod-%05d", i)
+			if mark != nil {
+				mark(pod, i)
+			}
 			_, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 			return err
 		})

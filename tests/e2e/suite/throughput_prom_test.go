@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"gpusched.io/e2e/suite/cluster"
 )
 
 // Prometheus text format, as much as the throughput benchmark reads.
@@ -112,7 +114,7 @@ func (p tpSamples) labelValues(name, label string) []string {
 			seen[v] = true
 		}
 	}
-	return tpSortedKeys(seen)
+	return cluster.SortedKeys(seen)
 }
 
 // tpHistogram is a histogram summed over every series that matches:

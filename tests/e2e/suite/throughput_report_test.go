@@ -30,9 +30,9 @@ type throughputCondition struct {
 	NodeShape        string            `json:"node_shape"`
 	PodShape         string            `json:"pod_shape"`
 	Kubelet          string            `json:"kubelet"`
-	ArmA             string            `json:"arm_a"`
-	ArmAUnbatched    string            `json:"arm_a_unbatched"`
-	ArmB             string            `json:"arm_b"`
+	ArmA             string            `json:"arm_a,omitempty"`
+	ArmAUnbatched    string            `json:"arm_a_unbatched,omitempty"`
+	ArmB             string            `json:"arm_b,omitempty"`
 	KubeScheduler    map[string]any    `json:"kube_scheduler"`
 	APIServerArgs    []string          `json:"apiserver_args"`
 	Client           map[string]any    `json:"client"`
