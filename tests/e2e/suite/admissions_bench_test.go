@@ -40,7 +40,8 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	dir := b.TempDir()
 	policyFile := filepath.Join(dir, "policy.yaml")
 	copyFile(b, queuePolicy(b, map[string]int{"team-a": 0}, nil), policyFile)
-	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policyFile, NoKubelet: true})
+	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policyFile,
+		Run: &controlplane.Components{Scheduler: true, Gpusched: true}})
 	ctx := context.Background()
 	client := throughputClient(b, cp)
 	createThroughputNodes(ctx, b, cp, client, s.nodes, 32)

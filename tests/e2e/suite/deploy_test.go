@@ -25,7 +25,7 @@ import (
 // the built kubectl's kustomize, as `kubectl apply -k deploy/` would, and
 // has the real API server validate every object (server-side dry run).
 func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{NoScheduler: true, NoGpusched: true, NoKubelet: true})
+	cp := controlplane.Start(t, controlplane.Options{Run: &controlplane.Components{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rendered, err := cp.Kubectl(ctx, "kustomize", filepath.Join(cp.Repo, "deploy"))

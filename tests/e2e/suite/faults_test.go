@@ -44,13 +44,14 @@ const (
 // backs off and retries, instead of a verdict such as "node not known to
 // gpusched". Once the API server answers, the pod binds.
 func TestFilterAnswersErrorBeforeTheFirstCompleteList(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true, NoGpusched: true})
+	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true,
+		Run: &controlplane.Components{Scheduler: true, Kubelet: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
 	defer cancel()
 	createDemoCluster(ctx, t, cp, faultNamespace)
 	// Longer than the test: not even gpusched's TLS handshake completes.
 	cp.Proxy.SetResponseDelay(time.Hour)
-	cp.StartGpuschedNoWait()
+	cp.StartGpuschedUntilListening()
 	if ready, err := cluster.GpuschedReady(ctx, cp.GpuschedURL); err != nil || ready {
 		t.Fatalf("gpusched /readyz before its first list: ready=%v err=%v, want 503", ready, err)
 	}

@@ -28,7 +28,8 @@ import (
 func BenchmarkGangTimeToBound(b *testing.B) {
 	s := gangBenchSettingsFromEnv(b)
 	policy := queuePolicy(b, map[string]int{"team-a": 8 * s.nodes}, nil)
-	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policy, NoKubelet: true})
+	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policy,
+		Run: &controlplane.Components{Scheduler: true, Gpusched: true}})
 	ctx := context.Background()
 	client := throughputClient(b, cp)
 	createThroughputNodes(ctx, b, cp, client, s.nodes, 32)

@@ -28,7 +28,7 @@ import (
 func TestFourGpuPodGetsOneWholeNvlinkIsland(t *testing.T) {
 	// gpusched starts after the held pod exists, so its first list has
 	// it: no race between its pod watch and the 4-GPU pod's filter.
-	cp := controlplane.Start(t, controlplane.Options{NoGpusched: true})
+	cp := controlplane.Start(t, controlplane.Options{Run: &controlplane.Components{Scheduler: true, Kubelet: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	nodes := setUpDemoCluster(ctx, t, cp)

@@ -45,7 +45,7 @@ func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
 		"team-a": {"withinClusterQueue": "LowerPriority"}})
 	cp := controlplane.Start(t, controlplane.Options{
 		Webhook: true, Policy: policy,
-		Controllers:             []string{"job-controller"},
+		ControllerManager:       &controlplane.ControllerManager{Controllers: []string{"job-controller"}},
 		KubeletFailsDeletedPods: true,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)

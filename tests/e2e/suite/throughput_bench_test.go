@@ -188,7 +188,7 @@ func runThroughput(b *testing.B, s throughputSettings, report *throughputReport,
 func startThroughputCluster(b *testing.B, s throughputSettings, opts controlplane.Options, versions map[string]string,
 	nodes int) (*controlplane.ControlPlane, kubernetes.Interface, float64) {
 	b.Helper()
-	opts.NoScheduler, opts.NoKubelet = true, true
+	opts.Run = &controlplane.Components{Gpusched: true} // each arm starts its own kube-scheduler; no kubelet
 	opts.APIServerArgs, opts.GpuschedArgs = throughputAPIServerArgs, throughputGpuschedArgs(s)
 	cp := controlplane.Start(b, opts)
 	if _, known := versions["kube_apiserver"]; !known {

@@ -132,7 +132,7 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 			NodeShape: "copies of deploy/examples/demo-cluster.yaml's dgx-h100-2: 8x NVIDIA-H100-80GB-HBM3 " +
 				"with its GFD labels, 224 cpu, ~2 TiB memory, 110 pods allocatable, Ready; 4 nodes a rack, 32 a block",
 			PodShape: "1 nvidia.com/gpu (request = limit) + 100m cpu, pause image, schedulerName gpusched",
-			Kubelet:  "none (controlplane.Options.NoKubelet): bound pods stay Pending with spec.nodeName set",
+			Kubelet:  "none (controlplane.Options.Run without Kubelet): bound pods stay Pending with spec.nodeName set",
 			ArmA:     "deploy/kube-scheduler-config.yaml without extenders: in-tree plugins only (NodeResourcesFit counts nvidia.com/gpu)",
 			ArmAUnbatched: "arm a with " + tpNoBatching + ": the in-tree algorithm kube-scheduler runs " +
 				"whenever a profile has an extender (it then turns batching off itself)",

@@ -28,7 +28,7 @@ type BenchSchedulerOptions struct {
 }
 
 // BenchScheduler is a kube-scheduler that a benchmark starts and stops
-// itself, beside (or instead of, with Options.NoScheduler) the fixture's:
+// itself, beside (or instead of, with Options.Run without Scheduler) the fixture's:
 // one per arm, so that each arm's CPU time and /metrics are its own.
 type BenchScheduler struct {
 	// URL is its HTTPS serving address (for /metrics).
