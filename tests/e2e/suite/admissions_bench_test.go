@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"gpusched.io/e2e/suite/benchkit"
+	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
@@ -43,14 +45,14 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policyFile,
 		Run: &controlplane.Components{Scheduler: true, Gpusched: true}})
 	ctx := context.Background()
-	client := throughputClient(b, cp)
-	createThroughputNodes(ctx, b, cp, client, s.nodes, 32)
-	tpWaitGpuschedNodes(ctx, b, cp, s.nodes)
+	client := benchkit.Client(b, cp)
+	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
+	benchkit.WaitGpuschedNodes(ctx, b, cp, s.nodes)
 	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
 		b.Fatal(err)
 	}
 	pods := admitBenchPods(s)
-	if err := tpParallel(len(pods), 16, func(i int) error {
+	if err := cluster.Parallel(len(pods), 16, func(i int) error {
 		_, err := client.CoreV1().Pods(placementNamespace).Create(ctx, pods[i], metav1.CreateOptions{})
 		return err
 	}); err != nil {
@@ -60,7 +62,7 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	sim := admitSimulate(ctx, b, cp, client, dir, policyFile, pods)
 	report := admitBenchReport{Benchmark: "admissions_live_vs_simulator", Nodes: s.nodes, Pods: len(pods),
 		Singles: s.singles, Gangs: s.gangs, GangSize: admitGangSize, Live: live, Simulator: sim,
-		Conditions: map[string]any{"machine": throughputMachine(),
+		Conditions: map[string]any{"machine": benchkit.Machine(),
 			"live":      "webhook gate on, --filter-keep-best=1 (deploy/'s), no kubelet; quota given by rewriting --policy",
 			"simulator": "gpusched simulate, same Node objects, policy and pods at t=0; rate from the report's wallSeconds"}}
 	if sim.PodsPerSecond > 0 {
@@ -70,7 +72,7 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 		len(pods), live.FirstToLastAdmittedMs, live.AdmittedPerSecond, live.FirstAdmittedToLastBoundMs,
 		sim.WallMs, sim.PodsPerSecond)
 	if s.out != "" {
-		writeJSONReport(b, s.out, report)
+		benchkit.WriteJSONReport(b, s.out, report)
 	}
 }
 
@@ -83,9 +85,9 @@ type admitBenchSettings struct {
 
 func admitBenchSettingsFromEnv(b *testing.B) admitBenchSettings {
 	s := admitBenchSettings{
-		nodes:   tpEnvInts(b, "E2E_ADMIT_NODES", []int{16})[0],
-		singles: tpEnvInts(b, "E2E_ADMIT_SINGLES", []int{64})[0],
-		gangs:   tpEnvInts(b, "E2E_ADMIT_GANGS", []int{8})[0],
+		nodes:   benchkit.EnvInts(b, "E2E_ADMIT_NODES", []int{16})[0],
+		singles: benchkit.EnvInts(b, "E2E_ADMIT_SINGLES", []int{64})[0],
+		gangs:   benchkit.EnvInts(b, "E2E_ADMIT_GANGS", []int{8})[0],
 		out:     os.Getenv("E2E_ADMIT_OUT"),
 	}
 	if s.singles < 0 || s.gangs < 0 || s.singles+admitGangSize*s.gangs > 8*s.nodes || s.singles+s.gangs == 0 {

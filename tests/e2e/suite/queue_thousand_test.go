@@ -77,7 +77,7 @@ func thousandCreate(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 	t.Helper()
 	total := thousandSingles + thousandGangs*thousandGangSize
 	perGang := thousandSingles / thousandGangs
-	err := tpParallel(total, 8, func(i int) error {
+	err := cluster.Parallel(total, 8, func(i int) error {
 		round, k := i/(perGang+thousandGangSize), i%(perGang+thousandGangSize)
 		if k < perGang {
 			_, err := gpuPod(fmt.Sprintf("single-%04d", round*perGang+k), 1).

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"gpusched.io/e2e/suite/benchkit"
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
@@ -84,8 +85,8 @@ func createH100Nodes(ctx context.Context, t *testing.T, cp *controlplane.Control
 		t.Fatalf("%s has no node dgx-h100-2", cluster.DemoClusterFile)
 	}
 	nodes := make([]corev1.Node, n)
-	err = tpParallel(n, 8, func(i int) error {
-		node := throughputNode(template, i)
+	err = cluster.Parallel(n, 8, func(i int) error {
+		node := benchkit.NodeCopy(template, i)
 		node.Name = fmt.Sprintf("%s-%03d", prefix, i)
 		node.Labels[cluster.HostnameLabel] = node.Name
 		created, err := cluster.CreateNode(ctx, cp.Client, &node)

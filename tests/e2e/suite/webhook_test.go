@@ -68,7 +68,7 @@ func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 	}
 }
 
-const queueLabel = "kueue.x-k8s.io/queue-name"
+const queueLabel = cluster.QueueLabel
 
 func createPod(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, b *cluster.PodBuilder) *corev1.Pod {
 	t.Helper()

@@ -20,6 +20,9 @@ type KueuePolicy struct {
 	SchedulerConfig *SchedulerConfig
 }
 
+// QueueLabel names a pod's LocalQueue.
+const QueueLabel = "kueue.x-k8s.io/queue-name"
+
 // H100Flavor is the ResourceFlavor every ClusterQueue's quota is in.
 const H100Flavor = "h100"
 

@@ -1,4 +1,4 @@
-package suite_test
+package benchkit
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package suite_test
+package benchkit
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"gpusched.io/e2e/suite/controlplane"
 )
 
-// BenchmarkQueuedThroughput measures what a Kueue queue costs the pods
+// QueuedThroughput (BenchmarkQueuedThroughput) measures what a Kueue queue costs the pods
 // that pass through it, in BenchmarkKubeSchedulerThroughput's conditions
 // (same nodes, flags, client limits, a kube-scheduler per arm calling
 // gpusched as deploy/ configures it) with gpusched's admission webhook
@@ -40,7 +40,7 @@ import (
 //
 //	E2E_BENCH_NODES=1000,5000 E2E_BENCH_PODS=2000 E2E_BENCH_GANGS=50 E2E_BENCH_GANG_SIZE=8 \
 //	  e2e.test -test.run '^$' -test.bench '^BenchmarkQueuedThroughput$' -test.benchtime 1x
-func BenchmarkQueuedThroughput(b *testing.B) {
+func QueuedThroughput(b *testing.B) {
 	s := queuedSettingsFromEnv(b)
 	report := newQueuedReport(s)
 	report.Runs = tpPerNodeCount(b, s.nodeCounts, "median-queued/unqueued",
@@ -62,8 +62,8 @@ func queuedSettingsFromEnv(b *testing.B) queuedSettings {
 	b.Helper()
 	s := queuedSettings{
 		throughputSettings: throughputSettingsFromEnv(b),
-		gangs:              tpEnvInts(b, "E2E_BENCH_GANGS", []int{5})[0],
-		gangSize:           tpEnvInts(b, "E2E_BENCH_GANG_SIZE", []int{4})[0],
+		gangs:              EnvInts(b, "E2E_BENCH_GANGS", []int{5})[0],
+		gangSize:           EnvInts(b, "E2E_BENCH_GANG_SIZE", []int{4})[0],
 	}
 	for _, n := range s.nodeCounts {
 		if s.gangs < 0 || s.gangSize <= 0 || s.gangs*s.gangSize > 8*n {
@@ -110,7 +110,7 @@ func newQueuedReport(s queuedSettings) *queuedReport {
 		Benchmark: "queued_throughput", Conditions: conditions, Gangs: s.gangs, GangSize: s.gangSize,
 		Arms: map[string]string{
 			"unqueued": "deploy/kube-scheduler-config.yaml as shipped (gpusched filter, prioritize, preempt, bind); pods in no queue",
-			"queued": "the same, pods labelled " + queueLabel + "=" + queuedQueue +
+			"queued": "the same, pods labelled " + cluster.QueueLabel + "=" + queuedQueue +
 				": gated by the webhook, admitted by gpusched's admission loop, then bound",
 			"gangs": "the queued arm's conditions; pods are members of Kueue pod groups (pod-group-name + total-count), " +
 				"each gang admitted whole",
@@ -150,7 +150,7 @@ var (
 )
 
 func inQueue(pod *corev1.Pod, _ int) {
-	metav1.SetMetaDataLabel(&pod.ObjectMeta, queueLabel, queuedQueue)
+	metav1.SetMetaDataLabel(&pod.ObjectMeta, cluster.QueueLabel, queuedQueue)
 }
 
 // gangMember makes pod i member i%size of gang i/size.

@@ -1,4 +1,4 @@
-package suite_test
+package benchkit
 
 import (
 	"encoding/json"
@@ -124,7 +124,7 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 		Benchmark:   "kube_scheduler_throughput",
 		TargetRatio: throughputTarget,
 		Conditions: throughputCondition{
-			MachineBefore: throughputMachine(),
+			MachineBefore: Machine(),
 			Versions:      map[string]string{"go_client": runtime.Version()},
 			Pods:          s.pods,
 			NodeCounts:    s.nodeCounts,
@@ -168,9 +168,9 @@ func throughputGpuschedArgs(s throughputSettings) []string {
 	return args
 }
 
-// throughputMachine is what the other bench/results files record: cores,
+// Machine is what the other bench/results files record: cores,
 // kernel and the load average (the machine is shared).
-func throughputMachine() map[string]any {
+func Machine() map[string]any {
 	m := map[string]any{"cores": runtime.NumCPU()}
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m["kernel"] = strings.TrimSpace(string(data))
@@ -185,8 +185,8 @@ func throughputMachine() map[string]any {
 	return m
 }
 
-// writeJSONReport writes a benchmark's result file, indented.
-func writeJSONReport(b testing.TB, path string, report any) {
+// WriteJSONReport writes a benchmark's result file, indented.
+func WriteJSONReport(b testing.TB, path string, report any) {
 	b.Helper()
 	var data strings.Builder
 	enc := json.NewEncoder(&data)
