@@ -152,7 +152,7 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
   options.filter_keep_best = static_cast<size_t>(config.filter_keep_best);
   const bool live = !config.kubeconfig.empty() || config.in_cluster;
   if (app->gate_ != nullptr) {
-    app->feed_ = std::make_unique<LoopFeed>(*app->gate_);
+    app->feed_ = std::make_unique<LoopFeed>(*app->gate_, &app->watched_pods_);
   }
   if (live) {
     auto cluster = kube::CreateLiveBinder(
@@ -190,6 +190,7 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
       app->writer_ = std::make_unique<DecisionWriter>(
           app->live_->client(),
           DecisionWriterOptions{.reporting_instance = config.leader_identity,
+                                .watched = &app->watched_pods_,
                                 .on_eviction_blocked =
                                     [gate](EvictionRefusal refusal) {
                                       gate->EvictionBlocked(std::move(refusal));

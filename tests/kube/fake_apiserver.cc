@@ -396,6 +396,14 @@ void FakeApiServer::SetEventDelay(std::chrono::milliseconds delay) {
   impl_->SetEventDelay(delay);
 }
 
+void FakeApiServer::SetPodWriteDelay(std::chrono::milliseconds delay) {
+  impl_->SetPodWriteDelay(delay);
+}
+
+std::vector<std::string> FakeApiServer::PodWriteLog() const {
+  return impl_->PodWriteLog();
+}
+
 void FakeApiServer::FailNext(int requests, int status) {
   impl_->FailNext(requests, status);
 }

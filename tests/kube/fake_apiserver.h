@@ -89,6 +89,13 @@ class FakeApiServer {
   std::vector<Json> Events() const;
   // Each Event create waits this long before it answers: a slow server.
   void SetEventDelay(std::chrono::milliseconds delay);
+  // Each pod write (PATCH, eviction, binding) waits this long before it is
+  // handled, outside the server's lock: a slow server that takes many
+  // writes at once.
+  void SetPodWriteDelay(std::chrono::milliseconds delay);
+  // Pod writes as they arrived and as they were answered, in order:
+  // "begin PATCH pod team-a/x", "end POST eviction team-a/y", ...
+  std::vector<std::string> PodWriteLog() const;
   // The next `requests` requests other than watches are answered `status`
   // (503: a server going away), each counted as "FAILED".
   void FailNext(int requests, int status = 503);

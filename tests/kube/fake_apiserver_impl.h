@@ -65,6 +65,8 @@ class FakeApiServer::Impl {
   void RaceNextGets(std::string_view key, int gets);
   std::vector<Json> Events() const;
   void SetEventDelay(std::chrono::milliseconds delay);
+  void SetPodWriteDelay(std::chrono::milliseconds delay);
+  std::vector<std::string> PodWriteLog() const;
   void FailNext(int requests, int status);
 
  private:
@@ -88,6 +90,8 @@ class FakeApiServer::Impl {
   // fake_pods.cc
   Reply PodCall(const Request& request, std::string_view key,
                 std::string_view subresource);
+  Reply AnswerPodCall(const Request& request, std::string_view key,
+                      std::string_view subresource);
   Reply PatchPod(const Request& request, Json& pod, bool status);
   Reply Bind(const Request& request, Json& pod);
   Reply Evict(const Request& request, std::string_view key);
@@ -122,6 +126,8 @@ class FakeApiServer::Impl {
   Store eviction_blocks_;                         // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left
   std::chrono::milliseconds event_delay_{0};
+  std::chrono::milliseconds pod_write_delay_{0};
+  std::vector<std::string> pod_write_log_;
   int fail_next_ = 0;
   int fail_status_ = 503;
   int64_t version_ = 1;
