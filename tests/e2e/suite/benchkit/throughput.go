@@ -272,7 +272,7 @@ func runThroughputArmWith(ctx context.Context, b *testing.B, cp *controlplane.Co
 		b.Fatal(err)
 	}
 	sched := cp.StartBenchScheduler(controlplane.BenchSchedulerOptions{
-		Name: name, NoExtender: !withGpusched, QPS: throughputQPS, Burst: throughputBurst, Args: spec.args,
+		Name: name, Extender: withGpusched, QPS: throughputQPS, Burst: throughputBurst, Args: spec.args,
 	})
 	arm := runThroughputArm(ctx, b, cp, client, sched, namespace, s, spec)
 	arm.Description = description
