@@ -47,7 +47,7 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	ctx := context.Background()
 	client := benchkit.Client(b, cp)
 	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
-	benchkit.WaitGpuschedNodes(ctx, b, cp, s.nodes)
+	cluster.WaitGpuschedNodes(ctx, b, cp, s.nodes, 2*time.Minute)
 	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
 		b.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 	ctx := context.Background()
 	client := benchkit.Client(b, cp)
 	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
-	benchkit.WaitGpuschedNodes(ctx, b, cp, s.nodes)
+	cluster.WaitGpuschedNodes(ctx, b, cp, s.nodes, 2*time.Minute)
 	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
 		b.Fatal(err)
 	}

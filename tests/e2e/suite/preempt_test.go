@@ -16,6 +16,7 @@ import (
 
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 const (
@@ -251,7 +252,7 @@ func preemptCheckVerbUsed(t *testing.T, cp *controlplane.ControlPlane) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cluster.MetricSum(metrics, "gpusched_extender_requests_total", `verb="preempt"`, `code="200"`); n < 1 {
+	if n := promtext.Parse(metrics).Sum("gpusched_extender_requests_total", map[string]string{"verb": "preempt", "code": "200"}); n < 1 {
 		t.Errorf("gpusched answered %v preempt requests, want at least 1", n)
 	}
 	lines := preemptLogLines(t, cp)

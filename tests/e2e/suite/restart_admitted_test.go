@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"gpusched.io/e2e/suite/benchkit"
 	"gpusched.io/e2e/suite/cluster"
@@ -44,7 +43,7 @@ func TestKilledGpuschedKeepsAdmittedUnboundPods(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	createH100Nodes(ctx, t, cp, "restart-h100", restartNodes)
-	waitGpuschedNodes(ctx, t, cp, restartNodes)
+	cluster.WaitGpuschedNodes(ctx, t, cp, restartNodes, 60*time.Second)
 	if err := controlplane.EnsureNamespace(ctx, cp.Client, placementNamespace); err != nil {
 		t.Fatal(err)
 	}
@@ -99,23 +98,6 @@ func createH100Nodes(ctx context.Context, t *testing.T, cp *controlplane.Control
 		t.Fatal(err)
 	}
 	return nodes
-}
-
-// waitGpuschedNodes waits until gpusched's model holds at least n nodes.
-func waitGpuschedNodes(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, n int) {
-	t.Helper()
-	var last float64
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		text, err := cp.GpuschedMetrics()
-		if err != nil {
-			return false, nil
-		}
-		last = cluster.MetricSum(text, "gpusched_nodes")
-		return int(last) >= n, nil
-	})
-	if err != nil {
-		t.Fatalf("gpusched_nodes = %v, want %d: %v", last, n, err)
-	}
 }
 
 // createAdmittedUnbound creates n single-GPU pods in queue team-a, each
