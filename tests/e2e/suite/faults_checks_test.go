@@ -120,10 +120,10 @@ func faultCheckModel(ctx context.Context, t *testing.T, cp *controlplane.Control
 // landed after gpusched gave up waiting for its answer.
 func faultLandedInDoubt(ctx context.Context, t *testing.T, client kubernetes.Interface, names []string) []string {
 	t.Helper()
-	pods := faultPodsByName(ctx, t, client, faultNamespace)
+	pods := cluster.PodsByName(ctx, t, client, cluster.Namespace)
 	var landed []string
 	for _, name := range names {
-		messages, err := cluster.FailedSchedulingMessages(ctx, client, faultNamespace, name)
+		messages, err := cluster.FailedSchedulingMessages(ctx, client, cluster.Namespace, name)
 		if err != nil {
 			t.Fatal(err)
 		}

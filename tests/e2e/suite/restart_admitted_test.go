@@ -44,14 +44,14 @@ func TestKilledGpuschedKeepsAdmittedUnboundPods(t *testing.T) {
 	began := time.Now()
 	createH100Nodes(ctx, t, cp, "restart-h100", restartNodes)
 	cluster.WaitGpuschedNodes(ctx, t, cp, restartNodes, 60*time.Second)
-	if err := controlplane.EnsureNamespace(ctx, cp.Client, placementNamespace); err != nil {
+	if err := controlplane.EnsureNamespace(ctx, cp.Client, cluster.Namespace); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d nodes registered and in gpusched's model in %v", restartNodes, time.Since(began).Round(time.Millisecond))
 
 	cp.StopScheduler()
 	admitted := createAdmittedUnbound(ctx, t, cp, restartPods)
-	watch, err := startPodLossWatch(cp.Client, placementNamespace)
+	watch, err := startPodLossWatch(cp.Client, cluster.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func createH100Nodes(ctx context.Context, t *testing.T, cp *controlplane.Control
 func createAdmittedUnbound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, n int) map[string]corev1.Pod {
 	t.Helper()
 	for i := range n {
-		pod, err := gpuPod(fmt.Sprintf("admitted-%02d", i), 1).
+		pod, err := cluster.GpuPod(fmt.Sprintf("admitted-%02d", i), 1).
 			Label("kueue.x-k8s.io/queue-name", "team-a").Create(ctx, cp.Client)
 		if err != nil {
 			t.Fatal(err)
@@ -118,7 +118,7 @@ func createAdmittedUnbound(ctx context.Context, t *testing.T, cp *controlplane.C
 	}
 	began := time.Now()
 	var waiting, bound []string
-	pods, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, func(pods []corev1.Pod) bool {
+	pods, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, func(pods []corev1.Pod) bool {
 		waiting, bound = nil, nil
 		for i := range pods {
 			if cluster.Bound(&pods[i]) {
