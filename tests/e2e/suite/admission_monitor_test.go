@@ -76,7 +76,7 @@ func startAdmissionMonitor(ctx context.Context, client kubernetes.Interface, nod
 		nodes: nodes, extra: extra,
 		factoryStop: make(chan struct{}), seen: map[string]bool{},
 		admittedAt: map[string]time.Time{}, partlySince: map[string]time.Time{}}
-	m.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(placementNamespace))
+	m.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(cluster.Namespace))
 	informer := m.factory.Core().V1().Pods()
 	m.pods = cache.NewGenericLister(informer.Informer().GetIndexer(), corev1.Resource("pods"))
 	m.factory.Start(m.factoryStop)

@@ -47,13 +47,13 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	ctx := context.Background()
 	client := benchkit.Client(b, cp)
 	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
-	benchkit.WaitGpuschedNodes(ctx, b, cp, s.nodes)
-	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
+	cluster.WaitGpuschedNodes(ctx, b, cp, s.nodes, 2*time.Minute)
+	if err := controlplane.EnsureNamespace(ctx, client, cluster.Namespace); err != nil {
 		b.Fatal(err)
 	}
 	pods := admitBenchPods(s)
 	if err := cluster.Parallel(len(pods), 16, func(i int) error {
-		_, err := client.CoreV1().Pods(placementNamespace).Create(ctx, pods[i], metav1.CreateOptions{})
+		_, err := client.CoreV1().Pods(cluster.Namespace).Create(ctx, pods[i], metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		b.Fatal(err)
@@ -128,12 +128,12 @@ type admitSimArm struct {
 func admitBenchPods(s admitBenchSettings) []*corev1.Pod {
 	var pods []*corev1.Pod
 	for i := range s.singles {
-		pods = append(pods, gpuPod(fmt.Sprintf("single-%03d", i), 1).
+		pods = append(pods, cluster.GpuPod(fmt.Sprintf("single-%03d", i), 1).
 			Label("kueue.x-k8s.io/queue-name", "team-a").Build())
 	}
 	for g := range s.gangs {
 		for m := range admitGangSize {
-			pods = append(pods, gpuPod(fmt.Sprintf("gang-%02d-%d", g, m), 1).
+			pods = append(pods, cluster.GpuPod(fmt.Sprintf("gang-%02d-%d", g, m), 1).
 				Label("kueue.x-k8s.io/queue-name", "team-a").
 				Label("kueue.x-k8s.io/pod-group-name", fmt.Sprintf("gang-%02d", g)).
 				Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(admitGangSize)).Build())
@@ -150,7 +150,7 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	defer cancel()
 	var rv string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+		list, err := client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -166,7 +166,7 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	if err != nil {
 		b.Fatalf("not all %d pods wait gated: %v", n, err)
 	}
-	w, err := client.CoreV1().Pods(placementNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func (m *chaosMonitor) report(key, format string, args ...any) {
 
 func (m *chaosMonitor) check(now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	list, err := m.client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := m.client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	cancel()
 	losses := m.watch.Losses()
 	m.mu.Lock()

@@ -35,8 +35,8 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 	ctx := context.Background()
 	client := benchkit.Client(b, cp)
 	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
-	benchkit.WaitGpuschedNodes(ctx, b, cp, s.nodes)
-	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
+	cluster.WaitGpuschedNodes(ctx, b, cp, s.nodes, 2*time.Minute)
+	if err := controlplane.EnsureNamespace(ctx, client, cluster.Namespace); err != nil {
 		b.Fatal(err)
 	}
 	report := gangBenchReport{Benchmark: "gang_time_to_bound", Nodes: s.nodes, TargetMs: map[string]float64{"64": 1000},
@@ -49,7 +49,7 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 			b.Logf("gang of %d, round %d: gates lifted %.0f ms, all bound %.0f ms after the last member was created",
 				size, round, r.UngatedMs, r.BoundMs)
 			report.Rounds = append(report.Rounds, r)
-			benchkit.DeletePods(ctx, b, cp, client, placementNamespace)
+			benchkit.DeletePods(ctx, b, cp, client, cluster.Namespace)
 		}
 	}
 	if s.out != "" {
@@ -99,11 +99,11 @@ type gangRound struct {
 func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface, size int, group string) gangRound {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	list, err := client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := client.CoreV1().Pods(placementNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface
 	go rec.follow(w)
 	began := time.Now()
 	err = cluster.Parallel(size, 16, func(i int) error {
-		_, err := gpuPod(fmt.Sprintf("%s-%d", group, i), 1).
+		_, err := cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), 1).
 			Label("kueue.x-k8s.io/queue-name", "team-a").
 			Label("kueue.x-k8s.io/pod-group-name", group).
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size)).

@@ -80,7 +80,7 @@ func TestKubeSchedulerPreemptionNeverSplitsAGangNorAQueueGuarantee(t *testing.T)
 	if preemptor.Spec.NodeName != "pg-2" {
 		t.Fatalf("preemptor bound to %s, want pg-2 (the gang's nodes are pg-0 and pg-1)", preemptor.Spec.NodeName)
 	}
-	faultWaitGone(ctx, t, cp.Client, *low)
+	cluster.WaitGone(ctx, t, cp.Client, *low)
 	preemptGangCheckWhole(ctx, t, cp, gang)
 	if lines := preemptGangLog(t, cp, "urgent"); !slices.ContainsFunc(lines, func(l string) bool {
 		return strings.Contains(l, "proposed=3 kept=1")
@@ -135,7 +135,7 @@ func preemptGangCreateHeld(ctx context.Context, t *testing.T, cp *controlplane.C
 // its log, and the gang is whole.
 func preemptGangCheckRefused(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, name string, gang []corev1.Pod, why string) {
 	t.Helper()
-	faultWaitMessage(ctx, t, cp.Client, name, "no candidate node for preemption", 60*time.Second)
+	cluster.WaitFailedSchedulingContaining(ctx, t, cp.Client, name, "no candidate node for preemption", 60*time.Second)
 	if err := cluster.StaysPending(ctx, cp.Client, preemptNamespace, name, preemptGangHold); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func preemptGangCheckRefused(ctx context.Context, t *testing.T, cp *controlplane
 // and not being deleted.
 func preemptGangCheckWhole(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, gang []corev1.Pod) {
 	t.Helper()
-	now := faultPodsByName(ctx, t, cp.Client, preemptNamespace)
+	now := cluster.PodsByName(ctx, t, cp.Client, preemptNamespace)
 	for _, before := range gang {
 		p, ok := now[before.Name]
 		switch {

@@ -27,7 +27,7 @@ import (
 // ClusterQueue's spec.preemption.
 func queuePolicy(t testing.TB, quotas map[string]int, preemption map[string]map[string]string) string {
 	t.Helper()
-	queues := cluster.ResearchQueues(placementNamespace, quotas)
+	queues := cluster.ResearchQueues(cluster.Namespace, quotas)
 	for i := range queues {
 		queues[i].Preemption = preemption[queues[i].Name]
 	}
@@ -50,7 +50,7 @@ func queuedGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane
 	edit func(*cluster.PodBuilder) *cluster.PodBuilder) {
 	t.Helper()
 	for i := 0; i < count; i++ {
-		b := gpuPod(fmt.Sprintf("%s-%d", group, i), gpus).
+		b := cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), gpus).
 			Label("kueue.x-k8s.io/queue-name", queue).
 			Label("kueue.x-k8s.io/pod-group-name", group).
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(count))
@@ -66,7 +66,7 @@ func queuedGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane
 // gangPods lists the pods of a Kueue pod group (deleted ones excluded).
 func gangPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string) []corev1.Pod {
 	t.Helper()
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "kueue.x-k8s.io/pod-group-name=" + group})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestQueueAtQuotaHoldsGangUntilRunningGangSucceeds(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const runFor = 8 * time.Second
 	queuedGang(ctx, t, cp, "team-a", "first", 4, 4, func(b *cluster.PodBuilder) *cluster.PodBuilder {
 		return b.RunFor(runFor)
@@ -165,7 +165,7 @@ func TestHigherPriorityGangEvictsLowerPriorityGangWhole(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	createPriorityClass(ctx, t, cp, "e2e-low", 100)
 	createPriorityClass(ctx, t, cp, "e2e-high", 1000)
 	queuedGang(ctx, t, cp, "team-a", "low", 4, 8, func(b *cluster.PodBuilder) *cluster.PodBuilder {
@@ -189,7 +189,7 @@ func TestCohortLenderReclaimsBorrowedQuota(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	queuedGang(ctx, t, cp, "team-b", "b1", 4, 4, nil)
 	waitGangBound(ctx, t, cp, "b1", 4, 30*time.Second)
 	queuedGang(ctx, t, cp, "team-b", "b2", 4, 4, nil)

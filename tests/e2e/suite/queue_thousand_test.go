@@ -39,7 +39,7 @@ func thousandPolicy(t *testing.T) string {
 		gpus int
 	}{{"singles", thousandSingleGPU}, {"gangs", thousandGangGPU}} {
 		policy.Queues = append(policy.Queues, cluster.ClusterQueue{Name: q.name, GPUs: q.gpus, CPUs: 64, StrictFIFO: true,
-			LocalQueues: []cluster.LocalQueue{{Namespace: placementNamespace, Name: q.name}}})
+			LocalQueues: []cluster.LocalQueue{{Namespace: cluster.Namespace, Name: q.name}}})
 	}
 	return writePolicy(t, policy)
 }
@@ -55,7 +55,7 @@ func TestThousandQueuedPodsAndFiftyGangsRunInQueueOrder(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: thousandPolicy(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 480*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp)
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp)
 	monitor := startAdmissionMonitor(ctx, cp.Client, nodes,
 		map[string]int64{"singles": thousandSingleGPU, "gangs": thousandGangGPU},
 		thousandAdmissionTimeout+15*time.Second, 5*time.Second, nil)
@@ -80,12 +80,12 @@ func thousandCreate(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 	err := cluster.Parallel(total, 8, func(i int) error {
 		round, k := i/(perGang+thousandGangSize), i%(perGang+thousandGangSize)
 		if k < perGang {
-			_, err := gpuPod(fmt.Sprintf("single-%04d", round*perGang+k), 1).
+			_, err := cluster.GpuPod(fmt.Sprintf("single-%04d", round*perGang+k), 1).
 				Label("kueue.x-k8s.io/queue-name", "singles").RunFor(2*time.Second).Create(ctx, cp.Client)
 			return err
 		}
 		group := fmt.Sprintf("gang-%02d", round)
-		_, err := gpuPod(fmt.Sprintf("%s-%d", group, k-perGang), 1).
+		_, err := cluster.GpuPod(fmt.Sprintf("%s-%d", group, k-perGang), 1).
 			Label("kueue.x-k8s.io/queue-name", "gangs").
 			Label("kueue.x-k8s.io/pod-group-name", group).
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(thousandGangSize)).

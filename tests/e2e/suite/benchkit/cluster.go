@@ -16,6 +16,7 @@ import (
 
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 // The benchmark's nodes and pods: registered, created, watched until bound
@@ -68,24 +69,6 @@ func NodeCopy(template *corev1.Node, i int) corev1.Node {
 		{Type: corev1.NodeHostName, Address: node.Name},
 	}
 	return node
-}
-
-// WaitGpuschedNodes waits until gpusched's model holds every node: arm b
-// must not start while gpusched still follows the node watch.
-func WaitGpuschedNodes(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, n int) {
-	b.Helper()
-	var last float64
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		text, err := cp.GpuschedMetrics()
-		if err != nil {
-			return false, nil
-		}
-		last = tpParseProm(text).sum("gpusched_nodes", nil)
-		return int(last) >= n, nil
-	})
-	if err != nil {
-		b.Fatalf("gpusched_nodes = %v, want %d: %v", last, n, err)
-	}
 }
 
 // ---- pods ----
@@ -238,9 +221,9 @@ func DeletePods(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane
 		if err != nil {
 			return false, nil
 		}
-		m := tpParseProm(text)
-		inUse = m.sum("gpusched_gpus", map[string]string{"state": "used"}) +
-			m.sum("gpusched_gpus", map[string]string{"state": "shared"})
+		m := promtext.Parse(text)
+		inUse = m.Sum("gpusched_gpus", map[string]string{"state": "used"}) +
+			m.Sum("gpusched_gpus", map[string]string{"state": "shared"})
 		return left == 0 && inUse == 0, nil
 	})
 	if err != nil {

@@ -200,7 +200,7 @@ func startThroughputCluster(b *testing.B, s throughputSettings, opts controlplan
 	client := Client(b, cp)
 	began := time.Now()
 	CreateNodes(ctx, b, cp, client, nodes, s.createWorkers)
-	WaitGpuschedNodes(ctx, b, cp, nodes)
+	cluster.WaitGpuschedNodes(ctx, b, cp, nodes, 2*time.Minute)
 	setup := time.Since(began).Seconds()
 	b.Logf("%d nodes created and in gpusched's model in %.1f s", nodes, setup)
 	// The API server and etcd are still busy with the node creations for a
@@ -272,7 +272,7 @@ func runThroughputArmWith(ctx context.Context, b *testing.B, cp *controlplane.Co
 		b.Fatal(err)
 	}
 	sched := cp.StartBenchScheduler(controlplane.BenchSchedulerOptions{
-		Name: name, NoExtender: !withGpusched, QPS: throughputQPS, Burst: throughputBurst, Args: spec.args,
+		Name: name, Extender: withGpusched, QPS: throughputQPS, Burst: throughputBurst, Args: spec.args,
 	})
 	arm := runThroughputArm(ctx, b, cp, client, sched, namespace, s, spec)
 	arm.Description = description

@@ -14,9 +14,10 @@ type BenchSchedulerOptions struct {
 	// Name makes the process's files distinct: kube-scheduler-<Name>.log,
 	// kube-scheduler-<Name>.yaml.
 	Name string
-	// NoExtender removes deploy/'s extenders: kube-scheduler with its
-	// in-tree plugins only, same profile and everything else.
-	NoExtender bool
+	// Extender keeps deploy/'s extenders (gpusched); without it
+	// kube-scheduler runs its in-tree plugins only, same profile and
+	// everything else.
+	Extender bool
 	// QPS and Burst set clientConnection.qps and .burst (0 keeps deploy/'s
 	// values, or kube-scheduler's defaults of 50 and 100).
 	QPS   float64
@@ -104,7 +105,7 @@ func (c *ControlPlane) prepareBenchScheduler(opts BenchSchedulerOptions) (*Bench
 
 // edit applies the options to the decoded configuration.
 func (opts BenchSchedulerOptions) edit(config map[string]any) {
-	if opts.NoExtender {
+	if !opts.Extender {
 		delete(config, "extenders")
 	}
 	if client, ok := config["clientConnection"].(map[string]any); ok {
