@@ -292,12 +292,18 @@ void FakeApiServer::Impl::Watch(tcp::socket& socket, std::string_view kind,
           {"metadata", {{"resourceVersion", std::to_string(version_)}}}};
       if (done) lines.push_back(Line("BOOKMARK", bookmark));
     }
+    // A change made while the lines are written must not be slept
+    // through: wait for the version to move on, not for a notification.
+    const int64_t seen = version_;
     lock.unlock();
     for (const std::string& line : lines) {
       asio::write(socket, bhttp::make_chunk(asio::buffer(line)), ec);
     }
     lock.lock();
-    if (!done) changed_.wait_until(lock, deadline);
+    if (!done) {
+      changed_.wait_until(lock, deadline,
+                          [&] { return stopping_ || version_ != seen; });
+    }
   }
   lock.unlock();
   asio::write(socket, bhttp::make_chunk_last(), ec);
