@@ -340,7 +340,9 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
                "(default: this host's name)");
   flags.Int("podgroup-api-poll-ms", &config.podgroup_api_poll_ms,
             "live mode: ask again this often for a PodGroup API (Volcano, "
-            "coscheduling) whose CRD is not installed (30000)");
+            "coscheduling) whose CRD is not installed, when its CRD may "
+            "not be watched (else it is listed once the CRD is "
+            "established), and for one that may not be listed (30000)");
   AddWebhookFlags(flags, config.webhook);
   flags.String("log-format", &config.log_format, "json or text (text)");
   flags.Int("v", &config.verbosity, "verbosity: 0 info, 1 debug, 2 trace");

@@ -1,7 +1,8 @@
 // The fake API server's insides, shared by its source files:
 // fake_apiserver.cc (connections, routing, list and watch), fake_pods.cc
-// (pod GET/PATCH, binding, eviction) and fake_resources.cc (Events and
-// PodGroups). Internal to the tests.
+// (pod GET/PATCH, binding, eviction), fake_resources.cc (Events and
+// PodGroups) and fake_crds.cc (CRDs, and which PodGroup APIs they serve).
+// Internal to the tests.
 #ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
 #define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
 
@@ -40,6 +41,17 @@ Json Status(int code, std::string_view reason, std::string_view message);
 // 404 for a named object: `resource "name" not found`.
 Reply NotFound(std::string_view resource, std::string_view name);
 
+// What a list or a watch covers: the objects of a store's kind, narrowed
+// to one API version (the PodGroups of one CRD) or to one name (the field
+// selector metadata.name=...). `refused` answers instead (403, 404).
+struct Scope {
+  std::string kind;  // nodes | pods | podgroups | customresourcedefinitions
+  std::string api_version;
+  std::string name;
+  std::optional<Reply> refused;
+  bool Covers(std::string_view event_kind, const Json& object) const;
+};
+
 // Which part of an object a merge patch may change: the main resource of
 // a kind with a status subresource ignores status, the subresource
 // changes only status, a kind without one takes everything.
@@ -68,6 +80,10 @@ class FakeApiServer::Impl {
   void SetPodWriteDelay(std::chrono::milliseconds delay);
   std::vector<std::string> PodWriteLog() const;
   void FailNext(int requests, int status);
+  // fake_crds.cc
+  void PutCrd(Json crd);
+  void DeleteCrd(std::string_view name);
+  void ForbidCrds();
 
  private:
   // A Reply for the request when FailNext still holds one back.
@@ -80,10 +96,12 @@ class FakeApiServer::Impl {
   bool Handle(boost::asio::ip::tcp::socket& socket, const Request& request);
   Reply Route(const Request& request, std::string_view path,
               const Query& query);
-  Reply List(std::string_view kind, const Query& query);
-  void Watch(boost::asio::ip::tcp::socket& socket, std::string_view kind,
+  // The collection a GET of `path` lists or watches; nullopt if none.
+  std::optional<Scope> CollectionOf(std::string_view path, const Query& query);
+  Reply List(const Scope& scope, const Query& query);
+  void Watch(boost::asio::ip::tcp::socket& socket, const Scope& scope,
              const Query& query);
-  std::vector<std::string> PendingLocked(std::string_view kind,
+  std::vector<std::string> PendingLocked(const Scope& scope,
                                          int64_t& sent) const;
   void Shutdown();
 
@@ -106,6 +124,12 @@ class FakeApiServer::Impl {
   Reply PodGroupCall(const Request& request, std::string_view api,
                      std::string_view rest);
 
+  // fake_crds.cc: the scope of a CRD list (403 while forbidden), and of a
+  // PodGroup API's list (404 unless its CRD is Established and serves the
+  // version; `api` is "group/version").
+  Scope CrdScope(const Query& query);
+  Scope PodGroupScope(std::string_view api);
+
   const FakeApiServerOptions options_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -113,7 +137,7 @@ class FakeApiServer::Impl {
 
   struct Event {
     int64_t version;
-    std::string kind;  // "nodes" | "pods" | "podgroups"
+    std::string kind;  // a Scope's kind
     std::string type;
     Json object;
   };
@@ -122,6 +146,8 @@ class FakeApiServer::Impl {
   std::condition_variable changed_;
   Store nodes_, pods_;
   Store podgroups_;  // "group/namespace/name"
+  Store crds_;       // by name
+  bool crds_forbidden_ = false;
   std::vector<Json> created_events_;
   Store eviction_blocks_;                         // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left

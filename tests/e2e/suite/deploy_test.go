@@ -145,6 +145,9 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
+		"apiextensions.k8s.io/customresourcedefinitions": {
+			"list[podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io]",
+			"watch[podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io]"},
 	})
 	var role rbacv1.Role
 	for _, o := range objects {
