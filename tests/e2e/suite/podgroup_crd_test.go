@@ -34,7 +34,7 @@ func TestPodGroupCRDInstalledLaterIsPickedUpAtOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	gpuschedLog := filepath.Join(cp.Dir, "gpusched.log")
 	waitForLogLine(ctx, t, gpuschedLog, volcanoAPI.group, "PodGroups are not served")
 
@@ -43,13 +43,13 @@ func TestPodGroupCRDInstalledLaterIsPickedUpAtOnce(t *testing.T) {
 	const members = 4
 	createPodGroup(ctx, t, client, volcanoAPI, "ring", members)
 	for i := 0; i < members; i++ {
-		b := cluster.NewPod(placementNamespace, fmt.Sprintf("ring-%d", i)).SchedulerName(cluster.SchedulerName).
+		b := cluster.NewPod(cluster.Namespace, fmt.Sprintf("ring-%d", i)).SchedulerName(cluster.SchedulerName).
 			Label("kueue.x-k8s.io/queue-name", "q").Gpus(4)
 		if _, err := volcanoAPI.memberOf(b, "ring").Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pods, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, func(pods []corev1.Pod) bool {
+	pods, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, func(pods []corev1.Pod) bool {
 		return countBound(pods) == members
 	}, crdPickupLimit)
 	if err != nil {
