@@ -68,7 +68,7 @@ TEST(ModelUpdaterTest, FailedPodIsRemoved) {
   Pod pod = DomainPod(GpuPod("a/job", 8, "n1"));
   updater.ApplyPod("ADDED", pod);
   ASSERT_TRUE(HasPod(service, "uid-a-job"));
-  pod.phase = "Failed";
+  pod.phase = PodPhase::kFailed;
   updater.ApplyPod("MODIFIED", pod);
   EXPECT_FALSE(HasPod(service, "uid-a-job"));
 }
