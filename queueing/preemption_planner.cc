@@ -327,7 +327,8 @@ bool PreemptionPlanner::FirstFairStrategy(
     const std::function<bool()>& fits, Taken& taken,
     std::vector<Workload*>& retry) {
   const std::string& own = ask.cq->name;
-  const std::string& strategy = policy_->config.preemption_strategies.front();
+  const FairPreemptionStrategy strategy =
+      policy_->config.preemption_strategies.front();
   FairTargetOrdering ordering(quota_, own, candidates);
   // With the workload the queue still borrows nothing it is short of: it
   // reclaims its nominal quota whatever the shares (Kueue's
@@ -374,8 +375,8 @@ bool PreemptionPlanner::SecondFairStrategy(const PreemptionAsk& ask,
   while (std::optional<std::string> target = ordering.Next()) {
     const FairTargetOrdering::Shares shares = ordering.SharesFor(*target);
     Workload* v = ordering.Pop(*target);
-    if (FairStrategyPasses("LessThanInitialShare", shares.preemptor,
-                           shares.target, shares.target)) {
+    if (FairStrategyPasses(FairPreemptionStrategy::kLessThanInitialShare,
+                           shares.preemptor, shares.target, shares.target)) {
       taken.trial.TakeOff(*v);
       taken.reasons.push_back("InCohortFairSharing");
       if (fits()) return true;
