@@ -228,7 +228,8 @@ GangPlacement PlaceGang(ClusterModel& model,
   }
   Attempt attempt(model, request, std::move(shapes));
   auto placed = [&attempt]() {
-    return GangPlacement{.placed = true, .placements = attempt.Take()};
+    return GangPlacement{.outcome = GangPlacement::Outcome::kPlaced,
+                         .placements = attempt.Take()};
   };
   if (!request.required_level.empty()) {
     for (const NodeList& domain :

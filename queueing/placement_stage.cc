@@ -55,14 +55,14 @@ GangPlacement GangPlacementStage::PlaceOrRecall(
     const auto& [first, why] = it->second;
     // Others of the same shape get the first's text: it names its members.
     return GangPlacement{
-        .placed = false,
+        .outcome = GangPlacement::Outcome::kNoFitRemembered,
         .reason = first == owner ? why.text
                                  : absl::StrCat("as for ", first, ": ",
                                                 why.text),
         .code = why.code};
   }
   GangPlacement placement = PlaceGang(*model_, request);
-  if (!placement.placed) {
+  if (!placement.placed()) {
     failures_.emplace(
         std::move(memo_key),
         std::pair(owner, WaitReason{placement.code, placement.reason}));
