@@ -12,6 +12,27 @@
 #include "queueing/engine_internal.h"
 
 namespace gpusched {
+namespace {
+
+// The ClusterQueue LocalQueue `ns`/`name` points to; "" when there is no
+// such LocalQueue.
+std::string ClusterQueueOf(const Policy& policy, const std::string& ns,
+                           const std::string& name) {
+  std::string cluster_queue;
+  for (const LocalQueue& lq : policy.local_queues) {
+    if (lq.namespace_name == ns && lq.name == name) {
+      cluster_queue = lq.cluster_queue;
+    }
+  }
+  return cluster_queue;
+}
+
+std::string AnnotationOf(const Pod& pod, const char* key) {
+  auto it = pod.meta.annotations.find(key);
+  return it == pod.meta.annotations.end() ? std::string() : it->second;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<QueueingEngine>> QueueingEngine::Create(
     Policy policy, ClusterModel* model, EngineOptions options) {
@@ -183,23 +204,14 @@ void QueueingEngine::Resolve(Workload& w) {
   w.local_queue = label != first.meta.labels.end() ? label->second
                   : group != nullptr               ? group->queue
                                                    : "";
-  w.cluster_queue.clear();
-  for (const LocalQueue& lq : policy_.local_queues) {
-    if (lq.namespace_name == w.namespace_name && lq.name == w.local_queue) {
-      w.cluster_queue = lq.cluster_queue;
-    }
-  }
+  w.cluster_queue = ClusterQueueOf(policy_, w.namespace_name, w.local_queue);
   if (!w.local_queue.empty() && w.cluster_queue.empty()) {
     w.Explain({ReasonCode::kNoMatchingFlavor,
                absl::StrCat("LocalQueue ", w.namespace_name, "/",
                             w.local_queue, " does not exist")});
   }
-  auto annotation = [&](const char* key) {
-    auto it = first.meta.annotations.find(key);
-    return it == first.meta.annotations.end() ? std::string() : it->second;
-  };
-  w.topology_required = annotation(kTopologyRequiredAnnotation);
-  w.topology_preferred = annotation(kTopologyPreferredAnnotation);
+  w.topology_required = AnnotationOf(first, kTopologyRequiredAnnotation);
+  w.topology_preferred = AnnotationOf(first, kTopologyPreferredAnnotation);
   IndexAdmitted(w);
   IndexOutside(w);
   classes_.Reindex(w);

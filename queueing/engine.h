@@ -228,6 +228,12 @@ class QueueingEngine {
     bool capacity_freed = false;
   };
   PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
+  struct HeadAttempt {
+    bool admitted = false;
+    bool searched_nodes = false;        // a placement search ran
+    std::optional<PassChanges> changes;  // when it emitted events
+  };
+  HeadAttempt TryClassHead(Workload& workload, int64_t now);
   std::string ReasonOf(const Workload& workload) const;
 
   // engine_held_quota.cc: what a StrictFIFO head that cannot reclaim
@@ -264,6 +270,9 @@ class QueueingEngine {
 
   // engine_preemption.cc: carries out the planner's plan.
   AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
+  PreemptionPlan PlanPreemption(Workload& workload, int64_t now);
+  AdmissionOutcome EvictThenAdmit(Workload& workload,
+                                  const PreemptionPlan& plan, int64_t now);
   bool CouldFitWithFreed(const Workload& workload,
                          const std::vector<Workload*>& candidates);
   void Release(Workload& workload);

@@ -64,6 +64,20 @@ void Unpark(const PendingClasses& classes, const ReadyFn& ready,
   parked = std::move(still_parked);
 }
 
+// The class goes on from its next member, `next` (the one before was just
+// tried): at once after an admission, after a failure only once the state
+// changes (Unpark).
+void Advance(ClassCursor cursor, Workload* next, bool admitted,
+             std::vector<ClassCursor>& parked, CursorHeap& heap) {
+  cursor.next = next;
+  if (next == nullptr) return;
+  if (admitted) {
+    heap.push(std::move(cursor));
+  } else {
+    parked.push_back(std::move(cursor));
+  }
+}
+
 }  // namespace
 
 std::string QueueingEngine::ReasonOf(const Workload& w) const {
@@ -120,35 +134,39 @@ PassResult QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     heap.pop();
     Workload& w = *cursor.next;
     const PendingClasses::OrderKey at{-w.priority, w.created_ms, w.key};
-    classes_.StampAttempt(w);
-    const size_t events_before = events_.size();
-    const uint64_t reserved_before = timers_.reservation_changes();
-    const int64_t searches_before = placement_.searches();
-    const bool admitted = TryAdmit(w, now).admitted();
-    if (admitted) ++pass.admitted;
-    if (events_.size() != events_before) {
+    const HeadAttempt attempt = TryClassHead(w, now);
+    if (attempt.admitted) ++pass.admitted;
+    if (attempt.changes) {
       // Classes whose failure the events may have changed try again.
-      const PassChanges changes = ChangesSince(events_before, reserved_before);
-      Unpark(classes_, ready, changes.trees, changes.capacity_freed, parked,
-             heap);
+      Unpark(classes_, ready, attempt.changes->trees,
+             attempt.changes->capacity_freed, parked, heap);
     }
-    if (!admitted) {
+    if (!attempt.admitted) {
       cursor.tree = flavors_.TreeOf(w.cluster_queue);
-      cursor.needs_capacity = placement_.searches() != searches_before;
+      cursor.needs_capacity = attempt.searched_nodes;
       classes_.RecordFailure(cursor.signature, w, {w.code, w.reason});
     }
-    // The class goes on from its next member (this one was just tried);
-    // after a failure, only once the state changes.
-    if ((cursor.next = classes_.ReadyFrom(cursor.signature, &at, ready)) !=
-        nullptr) {
-      if (admitted) {
-        heap.push(cursor);
-      } else {
-        parked.push_back(cursor);
-      }
-    }
+    Workload* next = classes_.ReadyFrom(cursor.signature, &at, ready);
+    Advance(std::move(cursor), next, attempt.admitted, parked, heap);
   }
   return pass;
+}
+
+// TryAdmit, and what it changed that a parked class's failure may depend
+// on.
+QueueingEngine::HeadAttempt QueueingEngine::TryClassHead(Workload& w,
+                                                         int64_t now) {
+  classes_.StampAttempt(w);
+  const size_t events_before = events_.size();
+  const uint64_t reserved_before = timers_.reservation_changes();
+  const int64_t searches_before = placement_.searches();
+  HeadAttempt attempt;
+  attempt.admitted = TryAdmit(w, now).admitted();
+  attempt.searched_nodes = placement_.searches() != searches_before;
+  if (events_.size() != events_before) {
+    attempt.changes = ChangesSince(events_before, reserved_before);
+  }
+  return attempt;
 }
 
 // The ready head of every class of a BestEffortFIFO queue.

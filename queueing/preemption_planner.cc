@@ -68,6 +68,24 @@ bool SelectorsAllow(const Workload& w, const ResourceFlavor* flavor) {
   return true;
 }
 
+// `target`'s workloads in order until the strategy allows one, which is
+// returned (null when none is); those it refuses wait for the second
+// strategy in `retry`.
+Workload* FirstAllowed(FairPreemptionStrategy strategy,
+                       FairTargetOrdering& ordering, const std::string& target,
+                       const FairTargetOrdering::Shares& shares,
+                       std::vector<Workload*>& retry) {
+  while (ordering.HasWorkload(target)) {
+    Workload* v = ordering.Pop(target);
+    if (FairStrategyPasses(strategy, shares.preemptor, shares.target,
+                           ordering.TargetShareWithout(target, *v))) {
+      return v;
+    }
+    retry.push_back(v);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 // The flavors of one resource group preemption may judge the workload on,
@@ -353,16 +371,8 @@ bool PreemptionPlanner::FirstFairStrategy(
       for (Workload* v : ordering.PopAll(*target)) retry.push_back(v);
       continue;
     }
-    while (ordering.HasWorkload(*target)) {
-      Workload* v = ordering.Pop(*target);
-      if (!FairStrategyPasses(strategy, shares.preemptor, shares.target,
-                              ordering.TargetShareWithout(*target, *v))) {
-        retry.push_back(v);
-        continue;
-      }
-      if (take(v, "InCohortFairSharing")) return true;
-      break;
-    }
+    Workload* v = FirstAllowed(strategy, ordering, *target, shares, retry);
+    if (v != nullptr && take(v, "InCohortFairSharing")) return true;
   }
   return false;
 }
