@@ -164,7 +164,7 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
       GangPlacement placement = PlaceGang(model, request);
       latencies.Add(std::chrono::steady_clock::now() - start);
       state.PauseTiming();
-      if (placement.placed) {
+      if (placement.placed()) {
         ++placed;
         std::vector<std::string> uids;
         for (const Pod& pod : pods) uids.push_back(pod.meta.uid);

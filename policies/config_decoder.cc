@@ -18,14 +18,25 @@
 namespace gpusched::policy_internal {
 namespace {
 
+using Strategies = std::vector<FairPreemptionStrategy>;
+
 // The only strategy lists Kueue's config validation accepts.
-const std::array<std::vector<std::string>, 3>& ValidStrategyLists() {
-  static const std::array<std::vector<std::string>, 3> kLists = {{
-      {"LessThanOrEqualToFinalShare", "LessThanInitialShare"},
-      {"LessThanOrEqualToFinalShare"},
-      {"LessThanInitialShare"},
+const std::array<Strategies, 3>& ValidStrategyLists() {
+  using enum FairPreemptionStrategy;
+  static const std::array<Strategies, 3> kLists = {{
+      {kLessThanOrEqualToFinalShare, kLessThanInitialShare},
+      {kLessThanOrEqualToFinalShare},
+      {kLessThanInitialShare},
   }};
   return kLists;
+}
+
+std::vector<std::string> StrategyNames(const Strategies& strategies) {
+  std::vector<std::string> names;
+  for (FairPreemptionStrategy strategy : strategies) {
+    names.emplace_back(FairPreemptionStrategyName(strategy));
+  }
+  return names;
 }
 
 std::string ListText(const std::vector<std::string>& items) {
@@ -42,13 +53,16 @@ void DecodeFairSharingConfig(DocContext& doc, const Value& value,
   std::optional<std::vector<std::string>> list =
       ReadStringList(doc, strategies);
   if (!list) return;
+  // The names are mapped to strategies here, once: a list is valid only
+  // whole, so it is matched by its names.
   std::vector<std::string> valid;
-  for (const std::vector<std::string>& candidate : ValidStrategyLists()) {
-    if (*list == candidate) {
-      config->preemption_strategies = *list;
+  for (const Strategies& candidate : ValidStrategyLists()) {
+    const std::vector<std::string> names = StrategyNames(candidate);
+    if (*list == names) {
+      config->preemption_strategies = candidate;
       return;
     }
-    valid.push_back(ListText(candidate));
+    valid.push_back(ListText(names));
   }
   doc.Error(
       strategies.line, strategies.path,

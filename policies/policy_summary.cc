@@ -209,9 +209,13 @@ std::string ConfigText(const SchedulerConfig& c) {
   for (const auto& [name, weight] : c.scoring) {
     scoring.push_back(absl::StrCat(name, "=", weight));
   }
+  std::vector<std::string> strategies;
+  for (FairPreemptionStrategy strategy : c.preemption_strategies) {
+    strategies.emplace_back(FairPreemptionStrategyName(strategy));
+  }
   return absl::StrCat(
       "  fairSharing: ", c.fair_sharing ? "enabled" : "disabled",
-      " (preemptionStrategies ", absl::StrJoin(c.preemption_strategies, ", "),
+      " (preemptionStrategies ", absl::StrJoin(strategies, ", "),
       ")\n  gang: admissionTimeout ",
       FormatDurationMs(c.gang_admission_timeout_ms), ", backoff ",
       FormatDurationMs(c.gang_backoff_base_ms), " to ",

@@ -311,10 +311,10 @@ void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
   const std::string key = pod.Key();
   Forget(key);
   if (engine_->FindWorkloadOfPod(key) == nullptr) {
-    if (pod.phase == "Succeeded") engine_->AdoptSucceeded(pod);
+    if (pod.phase == PodPhase::kSucceeded) engine_->AdoptSucceeded(pod);
     return;
   }
-  if (pod.phase == "Failed") {
+  if (pod.phase == PodPhase::kFailed) {
     engine_->Delete(key, now);
   } else {
     engine_->Finish(key, now);

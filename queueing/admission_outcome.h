@@ -28,6 +28,19 @@ struct AdmissionOutcome {
   }
 };
 
+// What one admission pass over many workloads did. Admissions only take
+// capacity, so the engine runs another pass only after one that admitted
+// something.
+struct PassResult {
+  int admitted = 0;  // workloads admitted, or running gangs that grew
+
+  bool progressed() const { return admitted > 0; }
+  PassResult& operator+=(PassResult other) {
+    admitted += other.admitted;
+    return *this;
+  }
+};
+
 }  // namespace gpusched
 
 #endif  // GPUSCHED_QUEUEING_ADMISSION_OUTCOME_H_

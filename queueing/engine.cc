@@ -12,6 +12,27 @@
 #include "queueing/engine_internal.h"
 
 namespace gpusched {
+namespace {
+
+// The ClusterQueue LocalQueue `ns`/`name` points to; "" when there is no
+// such LocalQueue.
+std::string ClusterQueueOf(const Policy& policy, const std::string& ns,
+                           const std::string& name) {
+  std::string cluster_queue;
+  for (const LocalQueue& lq : policy.local_queues) {
+    if (lq.namespace_name == ns && lq.name == name) {
+      cluster_queue = lq.cluster_queue;
+    }
+  }
+  return cluster_queue;
+}
+
+std::string AnnotationOf(const Pod& pod, const char* key) {
+  auto it = pod.meta.annotations.find(key);
+  return it == pod.meta.annotations.end() ? std::string() : it->second;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<QueueingEngine>> QueueingEngine::Create(
     Policy policy, ClusterModel* model, EngineOptions options) {
@@ -183,23 +204,14 @@ void QueueingEngine::Resolve(Workload& w) {
   w.local_queue = label != first.meta.labels.end() ? label->second
                   : group != nullptr               ? group->queue
                                                    : "";
-  w.cluster_queue.clear();
-  for (const LocalQueue& lq : policy_.local_queues) {
-    if (lq.namespace_name == w.namespace_name && lq.name == w.local_queue) {
-      w.cluster_queue = lq.cluster_queue;
-    }
-  }
+  w.cluster_queue = ClusterQueueOf(policy_, w.namespace_name, w.local_queue);
   if (!w.local_queue.empty() && w.cluster_queue.empty()) {
     w.Explain({ReasonCode::kNoMatchingFlavor,
                absl::StrCat("LocalQueue ", w.namespace_name, "/",
                             w.local_queue, " does not exist")});
   }
-  auto annotation = [&](const char* key) {
-    auto it = first.meta.annotations.find(key);
-    return it == first.meta.annotations.end() ? std::string() : it->second;
-  };
-  w.topology_required = annotation(kTopologyRequiredAnnotation);
-  w.topology_preferred = annotation(kTopologyPreferredAnnotation);
+  w.topology_required = AnnotationOf(first, kTopologyRequiredAnnotation);
+  w.topology_preferred = AnnotationOf(first, kTopologyPreferredAnnotation);
   IndexAdmitted(w);
   IndexOutside(w);
   classes_.Reindex(w);
@@ -213,7 +225,7 @@ void QueueingEngine::DropPlacedMember(Workload& w, const std::string& pod) {
   w.bound.erase(pod);
 }
 
-bool QueueingEngine::Finish(const std::string& key, int64_t now) {
+FinishOutcome QueueingEngine::Finish(const std::string& key, int64_t now) {
   std::vector<std::string> pods;
   std::string workload_key;
   if (auto it = workloads_.find(key); it != workloads_.end()) {
@@ -223,7 +235,7 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
     workload_key = p->second;
     pods.push_back(key);
   } else {
-    return false;
+    return FinishOutcome::kUnknownKey;
   }
   Workload& w = workloads_[workload_key];
   for (const std::string& pod : pods) {
@@ -234,17 +246,16 @@ bool QueueingEngine::Finish(const std::string& key, int64_t now) {
     classes_.Reindex(w);
     workload_of_pod_.erase(pod);
   }
-  if (w.pods.empty()) {
-    if (w.admitted()) quota_.RemoveUsage(w.cluster_queue, w.charged);
-    w.charged.clear();
-    SetState(w, Workload::State::kFinished);
-    w.Explain({ReasonCode::kNone, "all pods succeeded"});
-    Emit(now, EngineEvent::Type::kFinished, w, "", w.reason);
-  }
-  return true;
+  if (!w.pods.empty()) return FinishOutcome::kMemberFinished;
+  if (w.admitted()) quota_.RemoveUsage(w.cluster_queue, w.charged);
+  w.charged.clear();
+  SetState(w, Workload::State::kFinished);
+  w.Explain({ReasonCode::kNone, "all pods succeeded"});
+  Emit(now, EngineEvent::Type::kFinished, w, "", w.reason);
+  return FinishOutcome::kWorkloadFinished;
 }
 
-bool QueueingEngine::Delete(const std::string& key, int64_t now) {
+DeleteOutcome QueueingEngine::Delete(const std::string& key, int64_t now) {
   if (auto it = workloads_.find(key); it != workloads_.end()) {
     Workload& w = it->second;
     Release(w);
@@ -254,10 +265,10 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
     classes_.Reindex(w);
     SetState(w, Workload::State::kFinished);
     w.Explain({ReasonCode::kNone, "deleted"});
-    return true;
+    return DeleteOutcome::kWorkloadDeleted;
   }
   auto p = workload_of_pod_.find(key);
-  if (p == workload_of_pod_.end()) return false;
+  if (p == workload_of_pod_.end()) return DeleteOutcome::kUnknownKey;
   Workload& w = workloads_[p->second];
   DropPlacedMember(w, key);
   w.pods.erase(key);
@@ -272,12 +283,13 @@ bool QueueingEngine::Delete(const std::string& key, int64_t now) {
   // it and it has not run: then it waits for its pods and says so. One
   // made by pods alone is forgotten (ForgetFinished), as Kueue's pod-group
   // Workload goes with its pods, rather than kept for ever as "0 of N".
-  if (w.pods.empty() && (w.admitted() || !groups_.contains(w.key))) {
-    Release(w);
-    SetState(w, Workload::State::kFinished);
-    w.Explain({ReasonCode::kNone, "deleted"});
+  if (!w.pods.empty() || (!w.admitted() && groups_.contains(w.key))) {
+    return DeleteOutcome::kMemberDeleted;
   }
-  return true;
+  Release(w);
+  SetState(w, Workload::State::kFinished);
+  w.Explain({ReasonCode::kNone, "deleted"});
+  return DeleteOutcome::kWorkloadDeleted;
 }
 
 void QueueingEngine::NodeDown(const std::string& node, int64_t now) {

@@ -64,6 +64,22 @@ struct Adoption {
   std::string reason;  // why not adopted
 };
 
+// What Finish made of the key it was given.
+enum class FinishOutcome {
+  kUnknownKey,        // neither a workload nor a pod the engine holds
+  kMemberFinished,    // the pod left; its workload still has pods
+  kWorkloadFinished,  // no pods are left: the workload is over
+};
+
+// What Delete made of the key it was given.
+enum class DeleteOutcome {
+  kUnknownKey,       // neither a workload nor a pod the engine holds
+  kMemberDeleted,    // the pod left; its workload lives on (other pods, or
+                     // a PodGroup that still declares it waits for new ones)
+  kWorkloadDeleted,  // the workload is over: deleted by its key, or its
+                     // last pod went
+};
+
 // The queueing core: groups pods into workloads, admits them one
 // transaction at a time (quota up the cohort tree, then a placement for
 // every member, commit both or neither), preempts whole workloads, and runs
@@ -96,13 +112,13 @@ class QueueingEngine {
   Adoption Adopt(const Pod& pod, const std::string& node, bool bound,
                  int64_t now);
   // The pod (or every pod of the workload) succeeded and leaves.
-  bool Finish(const std::string& key, int64_t now);
+  FinishOutcome Finish(const std::string& key, int64_t now);
   // A pod that succeeded before a restart, met after its running gang
   // members were adopted: it counts towards its admitted gang as one that
   // succeeded under the engine's eyes, so the gang is not short of it.
   void AdoptSucceeded(const Pod& pod);
   // The pod (or every pod of the workload) is deleted.
-  bool Delete(const std::string& key, int64_t now);
+  DeleteOutcome Delete(const std::string& key, int64_t now);
   // Members placed on the node lose their placement. When the node is still
   // in the model (the simulator) it is taken out and remembered for NodeUp;
   // a server's watch has removed it already.
@@ -196,8 +212,8 @@ class QueueingEngine {
   std::map<std::string, std::vector<Workload*>> PendingByQueue();
   std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
   std::vector<Workload*> Candidates(int64_t now);
-  bool AdmitQueued(int64_t now);
-  bool AdmitBestEffortClasses(int64_t now);
+  PassResult AdmitQueued(int64_t now);
+  PassResult AdmitBestEffortClasses(int64_t now);
   struct ClassHead {
     int signature = 0;
     int borrow_height = 0;  // QuotaTree::BorrowHeight: lower goes first
@@ -205,13 +221,19 @@ class QueueingEngine {
   };
   std::vector<ClassHead> BestEffortHeadsOf(
       const std::function<bool(const Workload&)>& ready);
-  bool AdmitStrictFifo(int64_t now);
-  bool AdmitFairSharing(int64_t now);
+  PassResult AdmitStrictFifo(int64_t now);
+  PassResult AdmitFairSharing(int64_t now);
   struct PassChanges {
     std::set<std::string> trees;
     bool capacity_freed = false;
   };
   PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
+  struct HeadAttempt {
+    bool admitted = false;
+    bool searched_nodes = false;        // a placement search ran
+    std::optional<PassChanges> changes;  // when it emitted events
+  };
+  HeadAttempt TryClassHead(Workload& workload, int64_t now);
   std::string ReasonOf(const Workload& workload) const;
 
   // engine_held_quota.cc: what a StrictFIFO head that cannot reclaim
@@ -225,7 +247,8 @@ class QueueingEngine {
   // engine_admission.cc: one admission transaction.
   AdmissionOutcome TryAdmit(Workload& workload, int64_t now);
   bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
-  bool AdmitExtraMembers(int64_t now);
+  PassResult AdmitOutsideQueues(int64_t now);
+  PassResult AdmitExtraMembers(int64_t now);
   void ReplanLostPlacements(int64_t now);
   void ExplainIncompleteGangs(int64_t now);
   // A placement for every member on the first flavors whose quota fits,
@@ -247,6 +270,9 @@ class QueueingEngine {
 
   // engine_preemption.cc: carries out the planner's plan.
   AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
+  PreemptionPlan PlanPreemption(Workload& workload, int64_t now);
+  AdmissionOutcome EvictThenAdmit(Workload& workload,
+                                  const PreemptionPlan& plan, int64_t now);
   bool CouldFitWithFreed(const Workload& workload,
                          const std::vector<Workload*>& candidates);
   void Release(Workload& workload);

@@ -84,7 +84,7 @@ QueueingEngine::FitResult QueueingEngine::Fit(Workload& w) {
       request.excluded_nodes = timers_.reserved_nodes();
     }
     GangPlacement placement = PlaceOrRecall(w, request, names);
-    if (placement.placed) {
+    if (placement.placed()) {
       result.trial.emplace(model_, w, std::move(placement.placements),
                            std::move(charged), absl::StrJoin(names, ","));
       return result;
@@ -137,7 +137,7 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
   // Pods outside queues may not take what a starving workload is promised.
   request.excluded_nodes = timers_.reserved_nodes();
   GangPlacement placement = placement_.Place(request);
-  if (!placement.placed) {
+  if (!placement.placed()) {
     w.Explain({placement.code, std::move(placement.reason)});
     return false;
   }
@@ -187,20 +187,11 @@ void QueueingEngine::Schedule(int64_t now) {
   // Pods, nodes and reservations changed since last time.
   placement_.ForgetCapacityFacts();
   placement_.set_facts_since({events_.size(), timers_.reservation_changes()});
-  for (int pass = 0; pass < 1000; ++pass) {
-    bool progress = AdmitQueued(now);
-    // Pods outside queues, in arrival order.
-    std::vector<Workload*> outside;
-    for (auto& [key, w] : outside_) {
-      if (Ready(*w, now)) outside.push_back(w);
-    }
-    std::stable_sort(outside.begin(), outside.end(), [](auto* a, auto* b) {
-      return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
-                                            : a->key < b->key;
-    });
-    for (Workload* w : outside) progress |= TryPlaceOutsideQueues(*w, now);
-    progress |= AdmitExtraMembers(now);
-    if (!progress) break;
+  for (int round = 0; round < 1000; ++round) {
+    PassResult pass = AdmitQueued(now);
+    pass += AdmitOutsideQueues(now);
+    pass += AdmitExtraMembers(now);
+    if (!pass.progressed()) break;
   }
   ExplainIncompleteGangs(now);
 #ifdef GPUSCHED_INVARIANTS_ON
@@ -230,23 +221,40 @@ void QueueingEngine::ExplainIncompleteGangs(int64_t now) {
   }
 }
 
+// Pods outside queues, in arrival order.
+PassResult QueueingEngine::AdmitOutsideQueues(int64_t now) {
+  std::vector<Workload*> outside;
+  for (auto& [key, w] : outside_) {
+    if (Ready(*w, now)) outside.push_back(w);
+  }
+  std::stable_sort(outside.begin(), outside.end(), [](auto* a, auto* b) {
+    return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
+                                          : a->key < b->key;
+  });
+  PassResult pass;
+  for (Workload* w : outside) {
+    if (TryPlaceOutsideQueues(*w, now)) ++pass.admitted;
+  }
+  return pass;
+}
+
 // Running gangs take extra members one by one as capacity allows.
-bool QueueingEngine::AdmitExtraMembers(int64_t now) {
+PassResult QueueingEngine::AdmitExtraMembers(int64_t now) {
   std::vector<Workload*> running;
   for (auto& [key, w] : admitted_) {
     if (w->HasUnplacedMembers()) running.push_back(w);
   }
-  bool progress = false;
+  PassResult pass;
   for (Workload* w : running) {
     if (!w->admitted()) continue;
     if (!IsQueued(*w)) {
-      progress |= TryPlaceOutsideQueues(*w, now);
+      if (TryPlaceOutsideQueues(*w, now)) ++pass.admitted;
     } else if (FitResult fit = Fit(*w); fit.trial) {
       Commit(*w, *std::move(fit.trial), now);
-      progress = true;
+      ++pass.admitted;
     }
   }
-  return progress;
+  return pass;
 }
 
 // Admissions only take capacity, so what failed stands, and the bounds

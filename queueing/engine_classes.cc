@@ -64,6 +64,20 @@ void Unpark(const PendingClasses& classes, const ReadyFn& ready,
   parked = std::move(still_parked);
 }
 
+// The class goes on from its next member, `next` (the one before was just
+// tried): at once after an admission, after a failure only once the state
+// changes (Unpark).
+void Advance(ClassCursor cursor, Workload* next, bool admitted,
+             std::vector<ClassCursor>& parked, CursorHeap& heap) {
+  cursor.next = next;
+  if (next == nullptr) return;
+  if (admitted) {
+    heap.push(std::move(cursor));
+  } else {
+    parked.push_back(std::move(cursor));
+  }
+}
+
 }  // namespace
 
 std::string QueueingEngine::ReasonOf(const Workload& w) const {
@@ -104,13 +118,13 @@ QueueingEngine::PassChanges QueueingEngine::ChangesSince(
 // workloads (the preemption candidates), or, if it searched nodes, free
 // capacity anywhere. An admission in another tree only takes capacity, so
 // it cannot turn a failure into a fit.
-bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
+PassResult QueueingEngine::AdmitBestEffortClasses(int64_t now) {
   const ReadyFn ready = [&](const Workload& w) { return Ready(w, now); };
   CursorHeap heap;
   for (const ClassHead& head : BestEffortHeadsOf(ready)) {
     heap.push({head.signature, head.borrow_height, head.workload});
   }
-  bool progress = false;
+  PassResult pass;
   std::vector<ClassCursor> parked;
   // Preemption could in principle bounce between two workloads; every
   // legitimate pass ends well inside this many attempts.
@@ -120,35 +134,39 @@ bool QueueingEngine::AdmitBestEffortClasses(int64_t now) {
     heap.pop();
     Workload& w = *cursor.next;
     const PendingClasses::OrderKey at{-w.priority, w.created_ms, w.key};
-    classes_.StampAttempt(w);
-    const size_t events_before = events_.size();
-    const uint64_t reserved_before = timers_.reservation_changes();
-    const int64_t searches_before = placement_.searches();
-    const bool admitted = TryAdmit(w, now).admitted();
-    progress |= admitted;
-    if (events_.size() != events_before) {
+    const HeadAttempt attempt = TryClassHead(w, now);
+    if (attempt.admitted) ++pass.admitted;
+    if (attempt.changes) {
       // Classes whose failure the events may have changed try again.
-      const PassChanges changes = ChangesSince(events_before, reserved_before);
-      Unpark(classes_, ready, changes.trees, changes.capacity_freed, parked,
-             heap);
+      Unpark(classes_, ready, attempt.changes->trees,
+             attempt.changes->capacity_freed, parked, heap);
     }
-    if (!admitted) {
+    if (!attempt.admitted) {
       cursor.tree = flavors_.TreeOf(w.cluster_queue);
-      cursor.needs_capacity = placement_.searches() != searches_before;
+      cursor.needs_capacity = attempt.searched_nodes;
       classes_.RecordFailure(cursor.signature, w, {w.code, w.reason});
     }
-    // The class goes on from its next member (this one was just tried);
-    // after a failure, only once the state changes.
-    if ((cursor.next = classes_.ReadyFrom(cursor.signature, &at, ready)) !=
-        nullptr) {
-      if (admitted) {
-        heap.push(cursor);
-      } else {
-        parked.push_back(cursor);
-      }
-    }
+    Workload* next = classes_.ReadyFrom(cursor.signature, &at, ready);
+    Advance(std::move(cursor), next, attempt.admitted, parked, heap);
   }
-  return progress;
+  return pass;
+}
+
+// TryAdmit, and what it changed that a parked class's failure may depend
+// on.
+QueueingEngine::HeadAttempt QueueingEngine::TryClassHead(Workload& w,
+                                                         int64_t now) {
+  classes_.StampAttempt(w);
+  const size_t events_before = events_.size();
+  const uint64_t reserved_before = timers_.reservation_changes();
+  const int64_t searches_before = placement_.searches();
+  HeadAttempt attempt;
+  attempt.admitted = TryAdmit(w, now).admitted();
+  attempt.searched_nodes = placement_.searches() != searches_before;
+  if (events_.size() != events_before) {
+    attempt.changes = ChangesSince(events_before, reserved_before);
+  }
+  return attempt;
 }
 
 // The ready head of every class of a BestEffortFIFO queue.
@@ -245,7 +263,7 @@ std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
 }
 
 // One admission pass over the queued workloads.
-bool QueueingEngine::AdmitQueued(int64_t now) {
+PassResult QueueingEngine::AdmitQueued(int64_t now) {
   // A long-running server sees ever new shapes (group names in Volcano
   // annotations): start over between passes rather than grow unbounded.
   if (classes_.signature_count() >= kMaxSignatures) {
@@ -254,21 +272,21 @@ bool QueueingEngine::AdmitQueued(int64_t now) {
   }
   if (policy_.config.fair_sharing) return AdmitFairSharing(now);
   HoldHeadQuota();
-  bool progress = AdmitBestEffortClasses(now);
-  progress = AdmitStrictFifo(now) || progress;
+  PassResult pass = AdmitBestEffortClasses(now);
+  pass += AdmitStrictFifo(now);
   ReleaseHeadQuota();
-  return progress;
+  return pass;
 }
 
 // StrictFIFO queues, each offering its head (Candidates' order).
-bool QueueingEngine::AdmitStrictFifo(int64_t now) {
+PassResult QueueingEngine::AdmitStrictFifo(int64_t now) {
   const bool any_strict = std::any_of(
       policy_.cluster_queues.begin(), policy_.cluster_queues.end(),
       [](const ClusterQueue& cq) {
         return cq.queueing_strategy == QueueingStrategy::kStrictFifo;
       });
-  if (!any_strict) return false;
-  bool progress = false;
+  if (!any_strict) return {};
+  PassResult pass;
   for (Workload* w : Candidates(now)) {
     const ClusterQueue* cq = flavors_.ClusterQueueNamed(w->cluster_queue);
     if (cq == nullptr ||
@@ -279,14 +297,14 @@ bool QueueingEngine::AdmitStrictFifo(int64_t now) {
     ReleaseHeldBy(*w);
     const AdmissionOutcome outcome = TryAdmit(*w, now);
     NoteHeadOutcome(*w, outcome);
-    progress |= outcome.admitted();
+    if (outcome.admitted()) ++pass.admitted;
   }
-  return progress;
+  return pass;
 }
 
 // Fair sharing: a tournament re-run after every admission (shares move).
-bool QueueingEngine::AdmitFairSharing(int64_t now) {
-  bool progress = false;
+PassResult QueueingEngine::AdmitFairSharing(int64_t now) {
+  PassResult pass;
   std::map<std::string, std::deque<Contender>> queues;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
     for (Workload* w : workloads) {
@@ -297,9 +315,9 @@ bool QueueingEngine::AdmitFairSharing(int64_t now) {
   FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
   while (Workload* w = tournament.Next()) {
     classes_.StampAttempt(*w);
-    progress |= TryAdmit(*w, now).admitted();
+    if (TryAdmit(*w, now).admitted()) ++pass.admitted;
   }
-  return progress;
+  return pass;
 }
 
 std::vector<const Workload*> QueueingEngine::PendingOrder(

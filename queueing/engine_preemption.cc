@@ -43,17 +43,7 @@ bool QueueingEngine::CouldFitWithFreed(
 // victims are evicted, and the workload is admitted if it fits now, else
 // it waits for the victims' pods to go.
 AdmissionOutcome QueueingEngine::TryPreempt(Workload& w, int64_t now) {
-  const PreemptionPlanner::Trials trials{
-      .could_fit =
-          [this](const Workload& x, const std::vector<Workload*>& freeing) {
-            return CouldFitWithFreed(x, freeing);
-          },
-      .fits = [this](Workload& x) { return Fit(x).trial.has_value(); }};
-  PreemptionPlan plan;
-  {
-    GangPlacementStage::PreemptionTrialScope scope(&placement_);
-    plan = planner_.Plan(w, now, trials);
-  }
+  PreemptionPlan plan = PlanPreemption(w, now);
   if (plan.verdict == PreemptionPlan::Verdict::kBlockedByBudget) {
     // Not a tight loop: the refused victims are left out until their
     // back-off ends (NextWakeup wakes it then).
@@ -63,6 +53,24 @@ AdmissionOutcome QueueingEngine::TryPreempt(Workload& w, int64_t now) {
   if (plan.verdict != PreemptionPlan::Verdict::kEvict) {
     return AdmissionOutcome::Waiting({w.code, w.reason});
   }
+  return EvictThenAdmit(w, plan, now);
+}
+
+// Placement trials inside the plan are neither counted nor remembered.
+PreemptionPlan QueueingEngine::PlanPreemption(Workload& w, int64_t now) {
+  const PreemptionPlanner::Trials trials{
+      .could_fit =
+          [this](const Workload& x, const std::vector<Workload*>& freeing) {
+            return CouldFitWithFreed(x, freeing);
+          },
+      .fits = [this](Workload& x) { return Fit(x).trial.has_value(); }};
+  GangPlacementStage::PreemptionTrialScope scope(&placement_);
+  return planner_.Plan(w, now, trials);
+}
+
+AdmissionOutcome QueueingEngine::EvictThenAdmit(Workload& w,
+                                                const PreemptionPlan& plan,
+                                                int64_t now) {
   AdmissionOutcome decision;
   for (const PreemptionPlan::Victim& victim : plan.victims) {
     Evict(*victim.workload, now, EngineEvent::Type::kPreempted, w.key,

@@ -153,11 +153,11 @@ QuotaTree::Share FairTargetOrdering::TargetShareWithout(
   return share;
 }
 
-bool FairStrategyPasses(const std::string& strategy,
+bool FairStrategyPasses(FairPreemptionStrategy strategy,
                         const QuotaTree::Share& preemptor_new,
                         const QuotaTree::Share& target_old,
                         const QuotaTree::Share& target_new) {
-  if (strategy == "LessThanOrEqualToFinalShare") {
+  if (strategy == FairPreemptionStrategy::kLessThanOrEqualToFinalShare) {
     return QuotaTree::CompareShares(preemptor_new, target_new) <= 0;
   }
   return QuotaTree::CompareShares(preemptor_new, target_old) < 0;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "queueing/policy.h"
 #include "queueing/quota_tree.h"
 #include "queueing/workload.h"
 
@@ -67,7 +68,7 @@ class FairTargetOrdering {
 // or below the target's share once the victim is gone
 // (LessThanOrEqualToFinalShare), or below the target's share before
 // (LessThanInitialShare).
-bool FairStrategyPasses(const std::string& strategy,
+bool FairStrategyPasses(FairPreemptionStrategy strategy,
                         const QuotaTree::Share& preemptor_new,
                         const QuotaTree::Share& target_old,
                         const QuotaTree::Share& target_new);

@@ -198,15 +198,9 @@ std::vector<NodeList> DomainsOf(const NodeList& nodes, const std::string& level,
   return domains;
 }
 
-}  // namespace
-
-int64_t GpuDemandMilli(const Pod& pod) {
-  PodView view = PodView::Of(pod);
-  return view.gpu.milli > 0 ? view.gpu.milli
-                            : int64_t{view.gpu.gpus} * kMilliPerGpu;
-}
-
-GangPlacement PlaceGang(ClusterModel& model,
+// The nodes with the flavor's labels that are not held for another
+// workload, in the model's order.
+NodeList CandidateNodes(ClusterModel& model,
                         const GangPlacementRequest& request) {
   NodeList candidates;
   std::vector<const NodeState*> sorted;
@@ -219,6 +213,75 @@ GangPlacement PlaceGang(ClusterModel& model,
       candidates.push_back(node);
     }
   }
+  return candidates;
+}
+
+// One gang's search: its members largest first, the candidate nodes, and
+// the milli-GPU they ask for together.
+struct GangSearch {
+  Attempt& attempt;
+  const GangPlacementRequest& request;
+  const std::vector<Pod>& members;
+  const NodeList& candidates;
+  int64_t demand_milli = 0;
+};
+
+GangPlacement Placed(Attempt& attempt) {
+  return GangPlacement{.outcome = GangPlacement::Outcome::kPlaced,
+                       .placements = attempt.Take()};
+}
+
+// A required level: every member in one domain of it, or none placed.
+GangPlacement PlaceInOneDomain(const GangSearch& search) {
+  const GangPlacementRequest& request = search.request;
+  Attempt& attempt = search.attempt;
+  for (const NodeList& domain : DomainsOf(
+           search.candidates, request.required_level, search.demand_milli)) {
+    if (attempt.Run(search.members, domain, "")) return Placed(attempt);
+  }
+  return {.reason = absl::StrCat("no ", request.required_level,
+                                 " domain can hold all ",
+                                 search.members.size(), " members",
+                                 attempt.last_reason().empty() ? "" : "; ",
+                                 attempt.last_reason()),
+          .code = ReasonCode::kTopologyUnsatisfiable};
+}
+
+// A preferred level: one domain at each level from the narrowest up to
+// it, then anywhere, nodes in domains already used first.
+GangPlacement PlacePreferringDomains(const GangSearch& search) {
+  const GangPlacementRequest& request = search.request;
+  Attempt& attempt = search.attempt;
+  auto level = std::find(request.levels.begin(), request.levels.end(),
+                         request.preferred_level);
+  for (auto it = request.levels.end();
+       it != level && it != request.levels.begin();) {
+    --it;
+    for (const NodeList& domain :
+         DomainsOf(search.candidates, *it, search.demand_milli)) {
+      if (attempt.Run(search.members, domain, "")) return Placed(attempt);
+    }
+    if (it == level) break;
+  }
+  if (attempt.Run(search.members, search.candidates,
+                  request.preferred_level)) {
+    return Placed(attempt);
+  }
+  return {.reason = attempt.last_reason(),
+          .code = ReasonCode::kInsufficientGpus};
+}
+
+}  // namespace
+
+int64_t GpuDemandMilli(const Pod& pod) {
+  PodView view = PodView::Of(pod);
+  return view.gpu.milli > 0 ? view.gpu.milli
+                            : int64_t{view.gpu.gpus} * kMilliPerGpu;
+}
+
+GangPlacement PlaceGang(ClusterModel& model,
+                        const GangPlacementRequest& request) {
+  const NodeList candidates = CandidateNodes(model, request);
   const std::vector<Pod> members = SortedMembers(request);
   int64_t demand = 0;
   for (const Pod& pod : members) demand += GpuDemandMilli(pod);
@@ -227,39 +290,10 @@ GangPlacement PlaceGang(ClusterModel& model,
     for (const Pod& pod : members) shapes.push_back(MemberSignature(pod));
   }
   Attempt attempt(model, request, std::move(shapes));
-  auto placed = [&attempt]() {
-    return GangPlacement{.placed = true, .placements = attempt.Take()};
-  };
-  if (!request.required_level.empty()) {
-    for (const NodeList& domain :
-         DomainsOf(candidates, request.required_level, demand)) {
-      if (attempt.Run(members, domain, "")) return placed();
-    }
-    return {.reason = absl::StrCat("no ", request.required_level,
-                                   " domain can hold all ", members.size(),
-                                   " members",
-                                   attempt.last_reason().empty() ? "" : "; ",
-                                   attempt.last_reason()),
-            .code = ReasonCode::kTopologyUnsatisfiable};
-  }
-  if (!request.preferred_level.empty()) {
-    auto level = std::find(request.levels.begin(), request.levels.end(),
-                           request.preferred_level);
-    // Narrowest level first, up to the preferred one.
-    for (auto it = request.levels.end();
-         it != level && it != request.levels.begin();) {
-      --it;
-      for (const NodeList& domain : DomainsOf(candidates, *it, demand)) {
-        if (attempt.Run(members, domain, "")) return placed();
-      }
-      if (it == level) break;
-    }
-    if (attempt.Run(members, candidates, request.preferred_level))
-      return placed();
-    return {.reason = attempt.last_reason(),
-            .code = ReasonCode::kInsufficientGpus};
-  }
-  if (attempt.Run(members, candidates, "")) return placed();
+  const GangSearch search{attempt, request, members, candidates, demand};
+  if (!request.required_level.empty()) return PlaceInOneDomain(search);
+  if (!request.preferred_level.empty()) return PlacePreferringDomains(search);
+  if (attempt.Run(members, candidates, "")) return Placed(attempt);
   if (candidates.empty()) {
     return {.reason = "no node matches the flavor's node labels",
             .code = ReasonCode::kNoMatchingFlavor};

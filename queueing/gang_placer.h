@@ -50,13 +50,21 @@ struct GangPlacementRequest {
 };
 
 struct GangPlacement {
-  bool placed = false;
+  enum class Outcome {
+    kNoFit,            // searched: no fit now; `code` and `reason` say why
+    kNoFitRemembered,  // not searched: the same shape failed since capacity
+                       // last changed (GangPlacementStage), for that reason
+    kPlaced,           // every member is placed in the model
+  };
+  Outcome outcome = Outcome::kNoFit;
   std::map<std::string, Placement> placements;  // ns/pod -> node, devices
   std::string reason;                           // why not, when not placed
   // kInsufficientGpus, or kTopologyUnsatisfiable (no domain of the
   // required level holds the gang), or kNoMatchingFlavor (no node has the
   // flavor's labels).
   ReasonCode code = ReasonCode::kNone;
+
+  bool placed() const { return outcome == Outcome::kPlaced; }
 };
 
 // Places every member or none (all or nothing), against the model as it is

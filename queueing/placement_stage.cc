@@ -1,11 +1,53 @@
 #include "queueing/placement_stage.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/node_predicates.h"
 
 namespace gpusched {
+namespace {
+
+// What a gang's members ask for, in milli-GPU: the largest one's and all.
+struct GpuAsk {
+  int64_t largest = 0;
+  int64_t total = 0;
+};
+
+GpuAsk GpuAskOf(const std::vector<const Pod*>& members) {
+  GpuAsk ask;
+  for (const Pod* pod : members) {
+    const int64_t milli = GpuDemandMilli(*pod);
+    ask.largest = std::max(ask.largest, milli);
+    ask.total += milli;
+  }
+  return ask;
+}
+
+// The milli-GPU workloads leaving would free, per node and in all.
+struct GpuFreed {
+  std::map<std::string, int64_t> on_node;
+  int64_t total = 0;
+};
+
+GpuFreed GpuFreedBy(const std::vector<const Workload*>& freeing) {
+  GpuFreed freed;
+  for (const Workload* v : freeing) {
+    for (const auto& [pod, placement] : v->placements) {
+      const int64_t milli =
+          int64_t{placement.gpus.milli_per_gpu} *
+          static_cast<int64_t>(placement.gpus.gpu_ids.size());
+      freed.on_node[placement.node] += milli;
+      freed.total += milli;
+    }
+  }
+  return freed;
+}
+
+}  // namespace
 
 const std::vector<const NodeState*>* GangPlacementStage::SortedNodes() {
   if (sorted_nodes_generation_ != model_->node_set_generation()) {
@@ -55,14 +97,14 @@ GangPlacement GangPlacementStage::PlaceOrRecall(
     const auto& [first, why] = it->second;
     // Others of the same shape get the first's text: it names its members.
     return GangPlacement{
-        .placed = false,
+        .outcome = GangPlacement::Outcome::kNoFitRemembered,
         .reason = first == owner ? why.text
                                  : absl::StrCat("as for ", first, ": ",
                                                 why.text),
         .code = why.code};
   }
   GangPlacement placement = PlaceGang(*model_, request);
-  if (!placement.placed) {
+  if (!placement.placed()) {
     failures_.emplace(
         std::move(memo_key),
         std::pair(owner, WaitReason{placement.code, placement.reason}));
@@ -89,29 +131,14 @@ bool GangPlacementStage::CouldHold(
     }
   }
   if (bound_.time_shared) return true;
-  int64_t largest = 0, total = 0;
-  for (const Pod* pod : members) {
-    const int64_t milli = GpuDemandMilli(*pod);
-    largest = std::max(largest, milli);
-    total += milli;
-  }
-  if (largest == 0) return true;  // no whole or shared GPUs (MIG, CPU)
-  std::map<std::string, int64_t> freed_on;
-  int64_t freed = 0;
-  for (const Workload* v : freeing) {
-    for (const auto& [pod, placement] : v->placements) {
-      const int64_t milli =
-          int64_t{placement.gpus.milli_per_gpu} *
-          static_cast<int64_t>(placement.gpus.gpu_ids.size());
-      freed_on[placement.node] += milli;
-      freed += milli;
-    }
-  }
-  if (bound_.total_free + freed < total) return false;
-  if (bound_.max_free >= largest) return true;
-  for (const auto& [name, milli] : freed_on) {
+  const GpuAsk ask = GpuAskOf(members);
+  if (ask.largest == 0) return true;  // no whole or shared GPUs (MIG, CPU)
+  const GpuFreed freed = GpuFreedBy(freeing);
+  if (bound_.total_free + freed.total < ask.total) return false;
+  if (bound_.max_free >= ask.largest) return true;
+  for (const auto& [name, milli] : freed.on_node) {
     const NodeState* node = model_->FindNode(name);
-    if (node != nullptr && node->gpus().free_milli() + milli >= largest) {
+    if (node != nullptr && node->gpus().free_milli() + milli >= ask.largest) {
       return true;
     }
   }

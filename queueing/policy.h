@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/k8s_objects.h"
@@ -34,6 +35,21 @@ struct ResourceGroup {
 };
 
 enum class QueueingStrategy { kBestEffortFifo, kStrictFifo };
+
+// Kueue's fair-sharing preemption strategies (FairStrategyPasses says what
+// each allows).
+enum class FairPreemptionStrategy {
+  kLessThanOrEqualToFinalShare,
+  kLessThanInitialShare,
+};
+
+// Kueue's name for it, as a SchedulerConfig writes it.
+constexpr std::string_view FairPreemptionStrategyName(
+    FairPreemptionStrategy strategy) {
+  return strategy == FairPreemptionStrategy::kLessThanOrEqualToFinalShare
+             ? "LessThanOrEqualToFinalShare"
+             : "LessThanInitialShare";
+}
 enum class WithinClusterQueue {
   kNever,
   kLowerPriority,
@@ -100,8 +116,9 @@ struct WorkloadPriorityClass {
 struct SchedulerConfig {
   bool fair_sharing = false;  // Kueue's default: off
   // Kueue's default strategy list; only the lists Kueue accepts are valid.
-  std::vector<std::string> preemption_strategies = {
-      "LessThanOrEqualToFinalShare", "LessThanInitialShare"};
+  std::vector<FairPreemptionStrategy> preemption_strategies = {
+      FairPreemptionStrategy::kLessThanOrEqualToFinalShare,
+      FairPreemptionStrategy::kLessThanInitialShare};
   int64_t gang_admission_timeout_ms = 300'000;
   int64_t gang_backoff_base_ms = 10'000;
   int64_t gang_backoff_max_ms = 300'000;

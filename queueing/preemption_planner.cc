@@ -68,6 +68,24 @@ bool SelectorsAllow(const Workload& w, const ResourceFlavor* flavor) {
   return true;
 }
 
+// `target`'s workloads in order until the strategy allows one, which is
+// returned (null when none is); those it refuses wait for the second
+// strategy in `retry`.
+Workload* FirstAllowed(FairPreemptionStrategy strategy,
+                       FairTargetOrdering& ordering, const std::string& target,
+                       const FairTargetOrdering::Shares& shares,
+                       std::vector<Workload*>& retry) {
+  while (ordering.HasWorkload(target)) {
+    Workload* v = ordering.Pop(target);
+    if (FairStrategyPasses(strategy, shares.preemptor, shares.target,
+                           ordering.TargetShareWithout(target, *v))) {
+      return v;
+    }
+    retry.push_back(v);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 // The flavors of one resource group preemption may judge the workload on,
@@ -327,7 +345,8 @@ bool PreemptionPlanner::FirstFairStrategy(
     const std::function<bool()>& fits, Taken& taken,
     std::vector<Workload*>& retry) {
   const std::string& own = ask.cq->name;
-  const std::string& strategy = policy_->config.preemption_strategies.front();
+  const FairPreemptionStrategy strategy =
+      policy_->config.preemption_strategies.front();
   FairTargetOrdering ordering(quota_, own, candidates);
   // With the workload the queue still borrows nothing it is short of: it
   // reclaims its nominal quota whatever the shares (Kueue's
@@ -352,16 +371,8 @@ bool PreemptionPlanner::FirstFairStrategy(
       for (Workload* v : ordering.PopAll(*target)) retry.push_back(v);
       continue;
     }
-    while (ordering.HasWorkload(*target)) {
-      Workload* v = ordering.Pop(*target);
-      if (!FairStrategyPasses(strategy, shares.preemptor, shares.target,
-                              ordering.TargetShareWithout(*target, *v))) {
-        retry.push_back(v);
-        continue;
-      }
-      if (take(v, "InCohortFairSharing")) return true;
-      break;
-    }
+    Workload* v = FirstAllowed(strategy, ordering, *target, shares, retry);
+    if (v != nullptr && take(v, "InCohortFairSharing")) return true;
   }
   return false;
 }
@@ -374,8 +385,8 @@ bool PreemptionPlanner::SecondFairStrategy(const PreemptionAsk& ask,
   while (std::optional<std::string> target = ordering.Next()) {
     const FairTargetOrdering::Shares shares = ordering.SharesFor(*target);
     Workload* v = ordering.Pop(*target);
-    if (FairStrategyPasses("LessThanInitialShare", shares.preemptor,
-                           shares.target, shares.target)) {
+    if (FairStrategyPasses(FairPreemptionStrategy::kLessThanInitialShare,
+                           shares.preemptor, shares.target, shares.target)) {
       taken.trial.TakeOff(*v);
       taken.reasons.push_back("InCohortFairSharing");
       if (fits()) return true;

@@ -60,9 +60,7 @@ double GpuAllocationRatio(const ClusterModel& model) {
   return total == 0 ? 0 : static_cast<double>(total - free) / total;
 }
 
-SimulationReport BuildReport(const QueueingEngine& engine,
-                             const ClusterModel& model) {
-  SimulationReport report;
+void AddWorkloads(const QueueingEngine& engine, SimulationReport& report) {
   const auto positions = engine.PendingPositions();
   for (const auto& [key, w] : engine.workloads()) {
     auto position = positions.find(&w);
@@ -83,34 +81,56 @@ SimulationReport BuildReport(const QueueingEngine& engine,
     if (w.state == Workload::State::kPending) ++report.summary.pending;
     report.workloads.push_back(std::move(out));
   }
+}
+
+void AddEvents(const QueueingEngine& engine, SimulationReport& report) {
   for (const EngineEvent& e : engine.events()) {
     report.events.push_back(
         ReportEvent{e.at_ms, std::string(EngineEventName(e.type)), e.workload,
                     e.by, e.reason});
     if (e.type == EngineEvent::Type::kPreempted) ++report.summary.preemptions;
   }
+}
+
+// What `cq` uses, by "flavor/resource", of the quotas it defines (only
+// those it uses some of).
+std::map<std::string, int64_t> QueueUsage(const QueueingEngine& engine,
+                                          const std::string& cq) {
+  std::map<std::string, int64_t> usage;
+  for (const ClusterQueue& def : engine.policy().cluster_queues) {
+    if (def.name != cq) continue;
+    for (const ResourceGroup& g : def.resource_groups) {
+      for (const FlavorQuotas& f : g.flavors) {
+        for (const ResourceQuota& r : f.resources) {
+          int64_t used = engine.quota().Usage(cq, {f.flavor, r.name});
+          if (used != 0) usage[f.flavor + "/" + r.name] = used;
+        }
+      }
+    }
+  }
+  return usage;
+}
+
+void AddQueues(const QueueingEngine& engine, SimulationReport& report) {
   std::map<std::string, std::pair<int, int>> counts;  // pending, admitted
   for (const auto& [key, w] : engine.workloads()) {
     counts[w.cluster_queue].first += w.state == Workload::State::kPending;
     counts[w.cluster_queue].second += w.admitted();
   }
   for (const std::string& cq : engine.quota().ClusterQueueNames()) {
-    ReportQueue queue{.name = cq};
-    for (const ClusterQueue& def : engine.policy().cluster_queues) {
-      if (def.name != cq) continue;
-      for (const ResourceGroup& g : def.resource_groups) {
-        for (const FlavorQuotas& f : g.flavors) {
-          for (const ResourceQuota& r : f.resources) {
-            int64_t used = engine.quota().Usage(cq, {f.flavor, r.name});
-            if (used != 0) queue.usage[f.flavor + "/" + r.name] = used;
-          }
-        }
-      }
-    }
-    queue.pending = counts[cq].first;
-    queue.admitted = counts[cq].second;
-    report.queues.push_back(std::move(queue));
+    report.queues.push_back(ReportQueue{.name = cq,
+                                        .usage = QueueUsage(engine, cq),
+                                        .pending = counts[cq].first,
+                                        .admitted = counts[cq].second});
   }
+}
+
+SimulationReport BuildReport(const QueueingEngine& engine,
+                             const ClusterModel& model) {
+  SimulationReport report;
+  AddWorkloads(engine, report);
+  AddEvents(engine, report);
+  AddQueues(engine, report);
   report.summary.gpu_allocation_ratio = GpuAllocationRatio(model);
   return report;
 }
@@ -176,6 +196,48 @@ absl::Status CheckStep(const QueueingEngine& engine, const ClusterModel& model,
       " (", now, " ms): ", checked.message()));
 }
 
+// The simulated clock's next stop: the next scenario event, engine
+// wakeup or runtime end, whichever comes first; none when nothing is left.
+std::optional<int64_t> NextStop(const Scenario& scenario, size_t next,
+                                const QueueingEngine& engine,
+                                const RuntimeFinisher& finisher, int64_t now) {
+  std::optional<int64_t> at;
+  auto earliest = [&at](std::optional<int64_t> other) {
+    if (other && (!at || *other < *at)) at = other;
+  };
+  if (next < scenario.events.size()) at = scenario.events[next].at_ms;
+  earliest(engine.NextWakeup(now));
+  earliest(finisher.NextDue());
+  return at;
+}
+
+// Steps the clock through the scenario; returns where it stopped.
+absl::StatusOr<int64_t> RunSteps(const Scenario& scenario,
+                                 const SimulationOptions& options,
+                                 QueueingEngine& engine, ClusterModel& model) {
+  size_t next = 0;
+  int64_t now = 0;
+  RuntimeFinisher finisher;
+  for (int step = 0; step < kMaxSteps; ++step) {
+    std::optional<int64_t> at =
+        NextStop(scenario, next, engine, finisher, now);
+    if (!at || (scenario.until_ms >= 0 && *at > scenario.until_ms)) break;
+    now = std::max(now, *at);
+    while (next < scenario.events.size() &&
+           scenario.events[next].at_ms <= now) {
+      Apply(scenario.events[next++], engine, model, now);
+    }
+    finisher.FinishDue(engine, now);
+    engine.Schedule(now);
+    finisher.Track(engine);
+    if (options.check_invariants) {
+      absl::Status checked = CheckStep(engine, model, step, now);
+      if (!checked.ok()) return checked;
+    }
+  }
+  return now;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> SimulatedRuntimeMs(const Pod& pod) {
@@ -209,34 +271,11 @@ absl::StatusOr<SimulationReport> RunSimulation(
     report.summary.wall_seconds = 0;
     return report;
   }
-  size_t next = 0;
-  int64_t now = 0;
-  RuntimeFinisher finisher;
-  auto earliest = [](std::optional<int64_t>& at, std::optional<int64_t> other) {
-    if (other && (!at || *other < *at)) at = other;
-  };
-  for (int step = 0; step < kMaxSteps; ++step) {
-    std::optional<int64_t> at;
-    if (next < scenario.events.size()) at = scenario.events[next].at_ms;
-    earliest(at, (*engine)->NextWakeup(now));
-    earliest(at, finisher.NextDue());
-    if (!at || (scenario.until_ms >= 0 && *at > scenario.until_ms)) break;
-    now = std::max(now, *at);
-    while (next < scenario.events.size() &&
-           scenario.events[next].at_ms <= now) {
-      Apply(scenario.events[next++], **engine, model, now);
-    }
-    finisher.FinishDue(**engine, now);
-    (*engine)->Schedule(now);
-    finisher.Track(**engine);
-    if (options.check_invariants) {
-      absl::Status checked = CheckStep(**engine, model, step, now);
-      if (!checked.ok()) return checked;
-    }
-  }
+  absl::StatusOr<int64_t> end = RunSteps(scenario, options, **engine, model);
+  if (!end.ok()) return end.status();
   report = BuildReport(**engine, model);
   report.summary.simulated_ms =
-      scenario.until_ms >= 0 ? scenario.until_ms : now;
+      scenario.until_ms >= 0 ? scenario.until_ms : *end;
   report.summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                     wall_start)

@@ -111,45 +111,66 @@ std::vector<QueueDecision> StatusTracker::Changes(
     const PendingPositionMap& positions, int64_t now) {
   ++pass_;
   std::vector<QueueDecision> out;
-  std::map<std::string, const EngineEvent*> admitted_events;
-  std::set<std::string> adopted, finished;
+  PassEvents seen;
+  TellEventOutcomes(engine, events, positions, now, seen, out);
+  TellStatusChanges(engine, positions, now, seen, out);
+  // Forgotten: workloads gone, or back to nothing to tell.
+  std::erase_if(told_, [&](const auto& entry) {
+    return entry.second.pass != pass_;
+  });
+  return out;
+}
+
+// Each event that did something to a workload (preempted, evicted) as its
+// status; `seen` collects what the events said as they go.
+void StatusTracker::TellEventOutcomes(const QueueingEngine& engine,
+                                      const std::vector<EngineEvent>& events,
+                                      const PendingPositionMap& positions,
+                                      int64_t now, PassEvents& seen,
+                                      std::vector<QueueDecision>& out) {
   for (const EngineEvent& e : events) {
-    if (e.type == EngineEvent::Type::kAdmitted) admitted_events[e.workload] = &e;
-    if (e.type == EngineEvent::Type::kAdopted) adopted.insert(e.workload);
-    if (e.type == EngineEvent::Type::kFinished) finished.insert(e.workload);
+    if (e.type == EngineEvent::Type::kAdmitted) seen.admitted[e.workload] = &e;
+    if (e.type == EngineEvent::Type::kAdopted) seen.adopted.insert(e.workload);
+    if (e.type == EngineEvent::Type::kFinished) {
+      seen.finished.insert(e.workload);
+    }
     const ReasonCode outcome = OutcomeOf(e.type);
     auto w = engine.workloads().find(e.workload);
     if (outcome == ReasonCode::kNone || w == engine.workloads().end()) continue;
     WorkloadStatus status =
-        Current(engine, w->second, positions, admitted_events, now);
+        Current(engine, w->second, positions, seen.admitted, now);
     status.code = outcome;
     status.message = e.reason;
     status.phase = WorkloadPhase::kWaiting;
     told_[e.workload] = {outcome, WorkloadPhase::kWaiting, pass_};
     out.push_back(std::move(status));
   }
+}
+
+// One status per workload whose (code, phase) differs from the last told.
+void StatusTracker::TellStatusChanges(const QueueingEngine& engine,
+                                      const PendingPositionMap& positions,
+                                      int64_t now, const PassEvents& seen,
+                                      std::vector<QueueDecision>& out) {
   for (const auto& [key, w] : engine.workloads()) {
     const WorkloadPhase phase = PhaseOf(w);
     const Told told{CodeOf(engine, w, phase), phase, pass_};
     if (told.code == ReasonCode::kNone) continue;  // nothing to tell yet
     // Finished is told once, in the pass it finished; deleted ones not.
-    if (phase == WorkloadPhase::kFinished && !finished.contains(key)) continue;
+    if (phase == WorkloadPhase::kFinished && !seen.finished.contains(key)) {
+      continue;
+    }
     auto [before, first] = told_.try_emplace(key, told);
     const bool code_changed = first || before->second.code != told.code;
     const bool same = !code_changed && before->second.phase == told.phase;
     before->second = told;
-    if (same || (first && adopted.contains(key) &&
-                 !admitted_events.contains(key))) {
+    if (same || (first && seen.adopted.contains(key) &&
+                 !seen.admitted.contains(key))) {
       continue;
     }
-    out.push_back(Current(engine, w, positions, admitted_events, now));
+    out.push_back(Current(engine, w, positions, seen.admitted, now));
     std::get<WorkloadStatus>(out.back()).code_changed = code_changed;
   }
-  // Forgotten: workloads gone, or back to nothing to tell.
-  std::erase_if(told_, [&](const auto& entry) {
-    return entry.second.pass != pass_;
-  });
-  return out;
 }
 
 }  // namespace gpusched

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,20 @@ class StatusTracker {
                          const std::map<std::string, const EngineEvent*>&
                              admitted_events,
                          int64_t now) const;
+  // What a pass's events said, by workload key.
+  struct PassEvents {
+    std::map<std::string, const EngineEvent*> admitted;
+    std::set<std::string> adopted;
+    std::set<std::string> finished;
+  };
+  void TellEventOutcomes(const QueueingEngine& engine,
+                         const std::vector<EngineEvent>& events,
+                         const PendingPositionMap& positions, int64_t now,
+                         PassEvents& seen, std::vector<QueueDecision>& out);
+  void TellStatusChanges(const QueueingEngine& engine,
+                         const PendingPositionMap& positions, int64_t now,
+                         const PassEvents& seen,
+                         std::vector<QueueDecision>& out);
 
   // By workload key, updated in place: a pass over many waiting workloads
   // that changed nothing allocates nothing.

@@ -4,6 +4,34 @@
 
 namespace gpusched {
 
+namespace {
+
+struct PhaseNameEntry {
+  PodPhase phase;
+  std::string_view name;
+};
+constexpr PhaseNameEntry kPhaseNames[] = {
+    {PodPhase::kPending, "Pending"},     {PodPhase::kRunning, "Running"},
+    {PodPhase::kSucceeded, "Succeeded"}, {PodPhase::kFailed, "Failed"},
+    {PodPhase::kUnknown, "Unknown"},
+};
+
+}  // namespace
+
+PodPhase PodPhaseFromName(std::string_view name) {
+  for (const PhaseNameEntry& entry : kPhaseNames) {
+    if (entry.name == name) return entry.phase;
+  }
+  return PodPhase::kUnknown;
+}
+
+std::string_view PodPhaseName(PodPhase phase) {
+  for (const PhaseNameEntry& entry : kPhaseNames) {
+    if (entry.phase == phase) return entry.name;
+  }
+  return "Unknown";
+}
+
 std::string Pod::Key() const {
   return absl::StrCat(meta.namespace_name.empty() ? "default"
                                                   : meta.namespace_name,
@@ -34,7 +62,7 @@ ResourceList EffectiveRequests(const Pod& pod) {
 }
 
 bool IsTerminal(const Pod& pod) {
-  return pod.phase == "Succeeded" || pod.phase == "Failed";
+  return pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed;
 }
 
 }  // namespace gpusched

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/resource_list.h"
@@ -71,6 +72,16 @@ struct Container {
   ResourceList limits;
 };
 
+// status.phase. The API server sets Pending when it creates a pod, so a pod
+// read without a phase is Pending; a name Kubernetes does not define reads
+// as kUnknown (as does its own "Unknown").
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+// Kubernetes' names ("Pending", "Running", ...) both ways, so the strings
+// are read and written in one place.
+PodPhase PodPhaseFromName(std::string_view name);
+std::string_view PodPhaseName(PodPhase phase);
+
 struct Pod {
   ObjectMeta meta;
   std::vector<Container> containers;
@@ -83,7 +94,7 @@ struct Pod {
   std::vector<Toleration> tolerations;
   std::optional<int32_t> priority;
   std::string priority_class_name;
-  std::string phase;  // status.phase
+  PodPhase phase = PodPhase::kPending;
   std::string nominated_node_name;
   // spec.schedulingGates' names: kube-scheduler leaves a gated pod alone.
   std::vector<std::string> scheduling_gates;

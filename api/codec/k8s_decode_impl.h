@@ -439,11 +439,22 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
   return absl::OkStatus();
 }
 
+// status.phase, mapped from its name here once; null leaves it as it was.
+template <K8sValue V>
+absl::Status DecodePodPhase(const V& v, const PathSegment& at,
+                            PodPhase* out) {
+  if (v.kind() == ValueKind::kNull) return absl::OkStatus();
+  std::string_view name;
+  if (!v.GetString(&name)) return TypeError(v, at, "string");
+  *out = PodPhaseFromName(name);
+  return absl::OkStatus();
+}
+
 template <K8sValue V>
 absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod) {
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
-    if (key == "phase") return DecodeString(child, here, &pod->phase);
+    if (key == "phase") return DecodePodPhase(child, here, &pod->phase);
     if (key == "nominatedNodeName") {
       return DecodeString(child, here, &pod->nominated_node_name);
     }

@@ -33,7 +33,7 @@ struct Kind<Node> {
     if (listener != nullptr) listener->OnNodesListed();
   }
   static void Apply(ModelUpdater& updater, SyncListener* listener,
-                    std::string_view type, Node node) {
+                    WatchEventType type, Node node) {
     if (listener == nullptr) return updater.ApplyNode(type, std::move(node));
     updater.ApplyNode(type, node);
     listener->OnNode(type, node);
@@ -53,7 +53,7 @@ struct Kind<Pod> {
     if (listener != nullptr) listener->OnPodsListed(all);
   }
   static void Apply(ModelUpdater& updater, SyncListener* listener,
-                    std::string_view type, Pod pod) {
+                    WatchEventType type, Pod pod) {
     updater.ApplyPod(type, pod);
     if (listener != nullptr) listener->OnPod(type, pod);
   }
@@ -190,11 +190,12 @@ absl::Status ClusterSync::WatchFrom(std::string& resource_version,
         if (!event.resource_version.empty()) {
           resource_version = std::string(event.resource_version);
         }
-        if (event.type == "BOOKMARK") return absl::OkStatus();
+        if (event.type == WatchEventType::kBookmark) return absl::OkStatus();
         absl::StatusOr<T> object = Kind<T>::Decode(event.object);
         if (!object.ok()) {
-          spdlog::warn("kube sync: skipped {} event for {}: {}", event.type,
-                       NameOf(event.object), Message(object.status()));
+          spdlog::warn("kube sync: skipped {} event for {}: {}",
+                       WatchEventTypeName(event.type), NameOf(event.object),
+                       Message(object.status()));
           return absl::OkStatus();
         }
         Kind<T>::Apply(*updater_, options_.listener, event.type,

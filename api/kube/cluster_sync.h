@@ -42,10 +42,10 @@ class SyncListener {
   // A complete pod list (first sync or a relist after 410 Gone): every pod
   // that exists, pending ones included.
   virtual void OnPodsListed(const std::vector<Pod>& pods) = 0;
-  // A pod watch event: ADDED, MODIFIED or DELETED.
-  virtual void OnPod(std::string_view type, const Pod& pod) = 0;
-  // A node watch event: ADDED, MODIFIED or DELETED.
-  virtual void OnNode(std::string_view type, const Node& node) = 0;
+  // A pod watch event: added, modified or deleted.
+  virtual void OnPod(WatchEventType type, const Pod& pod) = 0;
+  // A node watch event: added, modified or deleted.
+  virtual void OnNode(WatchEventType type, const Node& node) = 0;
   // A complete node list is in the model (first sync or a relist).
   virtual void OnNodesListed() = 0;
   // A watch lost its history (410 Gone): `kind` ("nodes" or "pods") is

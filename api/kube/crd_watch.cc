@@ -196,8 +196,8 @@ absl::Status CrdWatch::WatchFrom(std::string& version, std::stop_token stop) {
         if (!event.resource_version.empty()) {
           version = std::string(event.resource_version);
         }
-        if (event.type == "BOOKMARK") return absl::OkStatus();
-        if (event.type == "DELETED") {
+        if (event.type == WatchEventType::kBookmark) return absl::OkStatus();
+        if (event.type == WatchEventType::kDeleted) {
           Observe(false);
           return absl::OkStatus();
         }

@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/kube/kube_config.h"
+#include "api/kube/watch_event_type.h"
 #include "simdjson.h"
 
 namespace gpusched::kube {
@@ -63,7 +64,7 @@ struct ListResult {
 
 // One watch event. `object` is valid only during the handler call.
 struct WatchEvent {
-  std::string_view type;              // ADDED, MODIFIED, DELETED or BOOKMARK
+  WatchEventType type = WatchEventType::kAdded;
   std::string_view resource_version;  // the object's metadata.resourceVersion
   simdjson::dom::element object;
 };

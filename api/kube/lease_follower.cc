@@ -101,8 +101,10 @@ void LeaseFollower::Watch(std::stop_token stop) {
             if (!event.resource_version.empty()) {
               *version = std::string(event.resource_version);
             }
-            if (event.type == "BOOKMARK") return absl::OkStatus();
-            if (event.type == "DELETED") {
+            if (event.type == WatchEventType::kBookmark) {
+              return absl::OkStatus();
+            }
+            if (event.type == WatchEventType::kDeleted) {
               Observe(std::nullopt);
               return absl::OkStatus();
             }

@@ -70,8 +70,8 @@ void ModelUpdater::ReplaceNodes(std::vector<Node> nodes) {
   }
 }
 
-void ModelUpdater::ApplyNode(std::string_view type, Node node) {
-  if (type == "DELETED") {
+void ModelUpdater::ApplyNode(WatchEventType type, Node node) {
+  if (type == WatchEventType::kDeleted) {
     service_.RemoveNode(node.meta.name);
     return;
   }
@@ -88,7 +88,7 @@ void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
   std::set<std::string, std::less<>> listed;
   for (const Pod& pod : pods) {
     listed.insert(pod.meta.uid);
-    ApplyPod("MODIFIED", pod);
+    ApplyPod(WatchEventType::kModified, pod);
   }
   for (const std::string& uid : ModelPodUids(service_)) {
     if (!listed.contains(uid)) service_.RemovePod(uid);
@@ -105,8 +105,8 @@ void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
   });
 }
 
-void ModelUpdater::ApplyPod(std::string_view type, const Pod& pod) {
-  if (type == "DELETED" || IsTerminal(pod)) {
+void ModelUpdater::ApplyPod(WatchEventType type, const Pod& pod) {
+  if (type == WatchEventType::kDeleted || IsTerminal(pod)) {
     Forget(pod.meta.uid);
     return;
   }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/kube/watch_event_type.h"
 #include "scheduler/extender_service.h"
 #include "scheduler/k8s_objects.h"
 
@@ -25,14 +26,14 @@ class ModelUpdater {
 
   // A complete node list: upserts them and removes nodes not listed.
   void ReplaceNodes(std::vector<Node> nodes);
-  // A watch event: ADDED, MODIFIED or DELETED.
-  void ApplyNode(std::string_view type, Node node);
+  // A watch event: added, modified or deleted.
+  void ApplyNode(WatchEventType type, Node node);
 
   // A complete pod list: places bound pods, removes terminal ones and those
   // no longer listed. A listed pod that is not bound yet but is placed in
   // the model stays: a bind in flight assumed it there.
   void ReplacePods(const std::vector<Pod>& pods);
-  void ApplyPod(std::string_view type, const Pod& pod);
+  void ApplyPod(WatchEventType type, const Pod& pod);
 
   size_t orphan_count() const;
 

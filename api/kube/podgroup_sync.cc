@@ -256,11 +256,12 @@ absl::Status PodGroupSync::WatchFrom(PodGroup::Flavor flavor,
         if (!event.resource_version.empty()) {
           version = std::string(event.resource_version);
         }
-        if (event.type == "BOOKMARK") return absl::OkStatus();
+        if (event.type == WatchEventType::kBookmark) return absl::OkStatus();
         absl::StatusOr<PodGroup> group = DecodeItem(event.object, flavor);
         if (!group.ok()) {
           spdlog::warn("kube sync: skipped {} event for {} PodGroup {}: {}",
-                       event.type, ApiName(flavor), NameOf(event.object),
+                       WatchEventTypeName(event.type), ApiName(flavor),
+                       NameOf(event.object),
                        Message(group.status()));
           return absl::OkStatus();
         }

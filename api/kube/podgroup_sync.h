@@ -45,8 +45,8 @@ class PodGroupListener {
   // none when the API went away): groups of that flavor not in it are gone.
   virtual void OnPodGroupsListed(PodGroup::Flavor flavor,
                                  std::vector<PodGroup> groups) = 0;
-  // A watch event: ADDED, MODIFIED or DELETED.
-  virtual void OnPodGroup(std::string_view type, PodGroup group) = 0;
+  // A watch event: added, modified or deleted.
+  virtual void OnPodGroup(WatchEventType type, PodGroup group) = 0;
 };
 
 struct PodGroupSyncOptions {

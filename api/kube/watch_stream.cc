@@ -101,8 +101,13 @@ absl::Status WatchLineReader::HandleLine(std::string_view line) {
     return StatusFromCode(static_cast<int>(code), StringAt(object, "/message"),
                           what_);
   }
+  const std::optional<WatchEventType> known = WatchEventTypeFromName(type);
+  if (!known) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: unknown event type %s: %s", what_, type, line.substr(0, 200)));
+  }
   return handler_(WatchEvent{
-      .type = type,
+      .type = *known,
       .resource_version = StringAt(object, "/metadata/resourceVersion"),
       .object = object});
 }

@@ -23,7 +23,8 @@ std::string WatchTarget(std::string_view path,
 
 // Splits a watch body into lines (events may arrive split across reads, or
 // several in one) and hands each decoded event to the handler. An ERROR event
-// becomes the status its code maps to (410 -> OutOfRange).
+// becomes the status its code maps to (410 -> OutOfRange); an event of a
+// type the API server does not send is DataLoss, as a malformed one is.
 class WatchLineReader {
  public:
   WatchLineReader(const WatchHandler& handler, std::string what)

@@ -29,8 +29,8 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
     if (watched_ != nullptr) watched_->Listed(pods);
     loop_.PodsListed(pods);
   }
-  void OnPod(std::string_view type, const Pod& pod) override {
-    if (type == "DELETED") {
+  void OnPod(kube::WatchEventType type, const Pod& pod) override {
+    if (type == kube::WatchEventType::kDeleted) {
       if (watched_ != nullptr) watched_->Deleted(pod);
       loop_.PodDeleted(pod);
     } else {
@@ -41,10 +41,10 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
   // The node watch has already updated the model; the core needs to hear
   // of a node that is gone (its members lose their placements), and of one
   // that came (a pass adopts the pods that waited for it).
-  void OnNode(std::string_view type, const Node& node) override {
-    if (type == "DELETED") {
+  void OnNode(kube::WatchEventType type, const Node& node) override {
+    if (type == kube::WatchEventType::kDeleted) {
       loop_.NodeRemoved(node.meta.name);
-    } else if (type == "ADDED") {
+    } else if (type == kube::WatchEventType::kAdded) {
       loop_.NodeAdded(node.meta.name);
     }
   }
@@ -67,10 +67,10 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
     known = std::move(listed);
     loop_.PodGroupsListed(flavor, std::move(groups));
   }
-  void OnPodGroup(std::string_view type, PodGroup group) override {
+  void OnPodGroup(kube::WatchEventType type, PodGroup group) override {
     std::lock_guard lock(mu_);
     std::set<std::string>& known = groups_[Index(group.flavor)];
-    if (type == "DELETED") {
+    if (type == kube::WatchEventType::kDeleted) {
       known.erase(group.Key());
       loop_.PodGroupDeleted(group.Key());
       return;

@@ -113,7 +113,7 @@ GeneratedCluster GenerateCluster(int node_count, double fill, uint64_t seed) {
     if (used == 0 || shape.replicas > 1) continue;
     Pod pod = MakeGpuPod("running-" + std::to_string(i), used);
     pod.node_name = cluster.nodes.back().meta.name;
-    pod.phase = "Running";
+    pod.phase = PodPhase::kRunning;
     cluster.running.push_back(std::move(pod));
   }
   return cluster;

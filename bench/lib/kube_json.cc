@@ -387,7 +387,7 @@ std::string KubePodJson(const Pod& pod) {
       R"({"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],)"
       R"("priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"},)");
   w.Raw("\"status\":{\"phase\":")
-      .String(pod.phase.empty() ? "Pending" : pod.phase)
+      .String(PodPhaseName(pod.phase))
       .Raw(",\"qosClass\":\"Burstable\"}}");
   return w.Take();
 }

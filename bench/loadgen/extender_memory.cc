@@ -46,7 +46,7 @@ void AddCpuPods(GeneratedCluster& cluster, int total) {
     pod.containers[0].requests =
         ResourceList{{"cpu", 100}, {"memory", 256 << 20}};
     pod.node_name = cluster.nodes[i % cluster.nodes.size()].meta.name;
-    pod.phase = "Running";
+    pod.phase = PodPhase::kRunning;
     cluster.running.push_back(std::move(pod));
     ++i;
   }

@@ -61,7 +61,7 @@ TEST(ClusterFileTest, KubectlYamlRunningPod) {
   EXPECT_EQ(pod.scheduler_name, "gpusched");
   EXPECT_EQ(pod.priority, 1000);
   EXPECT_EQ(pod.priority_class_name, "ml-training");
-  EXPECT_EQ(pod.phase, "Running");
+  EXPECT_EQ(pod.phase, PodPhase::kRunning);
   ASSERT_THAT(pod.containers, SizeIs(1));
   EXPECT_EQ(pod.containers[0].requests.Get("nvidia.com/gpu"), 2);
   EXPECT_EQ(pod.containers[0].requests.Get("memory"), int64_t{128} << 30);
@@ -77,7 +77,7 @@ TEST(ClusterFileTest, KubectlYamlPendingPodAndSkippedKinds) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   ASSERT_THAT(cluster->pods, SizeIs(2));
   const Pod& pod = cluster->pods[1];
-  EXPECT_EQ(pod.phase, "Pending");
+  EXPECT_EQ(pod.phase, PodPhase::kPending);
   EXPECT_EQ(pod.meta.creation_unix_seconds, 1736848720);   // .123456 floored
   EXPECT_EQ(pod.containers[0].requests.Get("cpu"), 4000);  // `cpu: 4`
   EXPECT_EQ(pod.containers[0].limits.Get("nvidia.com/gpu"), 1);

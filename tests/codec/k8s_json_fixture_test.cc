@@ -99,7 +99,7 @@ TEST(K8sJsonFixtureTest, PodInsideExtenderFilterRequest) {
   EXPECT_EQ(pod->meta.creation_unix_seconds, 1735689600);  // 2025-01-01Z
   EXPECT_EQ(pod->scheduler_name, "default-scheduler");
   EXPECT_EQ(pod->priority, 0);
-  EXPECT_EQ(pod->phase, "Pending");
+  EXPECT_EQ(pod->phase, PodPhase::kPending);
   ASSERT_THAT(pod->containers, SizeIs(1));
   EXPECT_EQ(pod->containers[0].requests.Get("nvidia.com/mig-3g.20gb"), 1);
   EXPECT_EQ(pod->containers[0].limits.Get("nvidia.com/mig-3g.20gb"), 1);

@@ -41,7 +41,7 @@ TEST(K8sJsonTest, NullMeansAbsentEverywhere) {
   ASSERT_THAT(pod->init_containers, SizeIs(1));  // null element: default
   EXPECT_EQ(pod->init_containers[0].name, "");
   EXPECT_FALSE(pod->priority.has_value());
-  EXPECT_EQ(pod->phase, "");
+  EXPECT_EQ(pod->phase, PodPhase::kPending);
 }
 
 TEST(K8sJsonTest, NullResourcesAndQuantities) {
@@ -148,7 +148,7 @@ TEST(K8sJsonTest, SchedulingFields) {
   EXPECT_EQ(pod->containers[0].requests.Get("cpu"), 500);
   EXPECT_EQ(pod->containers[0].requests.Get("memory"), 1000);  // 1e3 bytes
   EXPECT_EQ(pod->containers[0].limits.Get("nvidia.com/gpu"), 1);
-  EXPECT_EQ(pod->phase, "Running");
+  EXPECT_EQ(pod->phase, PodPhase::kRunning);
   EXPECT_EQ(pod->nominated_node_name, "n2");
 }
 

@@ -156,8 +156,8 @@ class ListRecorder : public SyncListener {
  public:
   explicit ListRecorder(ExtenderService& service) : service_(service) {}
   void OnPodsListed(const std::vector<Pod>&) override { Say("pods listed"); }
-  void OnPod(std::string_view, const Pod&) override {}
-  void OnNode(std::string_view, const Node&) override {}
+  void OnPod(WatchEventType, const Pod&) override {}
+  void OnNode(WatchEventType, const Node&) override {}
   // Each node list is in the model before the listener hears of it.
   void OnNodesListed() override {
     Say(HasNode(service_, "n2") ? "nodes listed with n2"

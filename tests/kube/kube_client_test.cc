@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/kube/watch_stream.h"
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/test_util.h"
 
@@ -98,7 +99,7 @@ TEST(KubeClientTest, WatchDeliversEventsWhileTheStreamIsOpen) {
             "/api/v1/nodes", "1",
             [&](const WatchEvent& event) {
               if (!delivered) {
-                first.set_value(std::string(event.type) + " " +
+                first.set_value(std::string(WatchEventTypeName(event.type)) + " " +
                                 std::string(event.resource_version));
                 delivered = true;
               }
@@ -124,7 +125,7 @@ TEST(KubeClientTest, WatchEndsOkWithABookmarkWhenTheServerCloses) {
   std::vector<std::string> seen;
   absl::Status status =
       client->Watch("/api/v1/nodes", "2", [&](const WatchEvent& event) {
-        seen.push_back(std::string(event.type) + " " +
+        seen.push_back(std::string(WatchEventTypeName(event.type)) + " " +
                        std::string(event.resource_version));
         return absl::OkStatus();
       });
@@ -195,6 +196,25 @@ TEST(KubeClientTest, BadCaPemIsRejectedAtCreate) {
   ASSERT_FALSE(client.ok());
   EXPECT_THAT(Msg(client.status()),
               HasSubstr("kubeconfig x: certificate authority"));
+}
+
+// The reader decodes an event's type once; a type the API server never
+// sends is a broken stream, not an event to guess at.
+TEST(WatchLineReaderTest, DecodesTheTypeAndRejectsOnesKubernetesDoesNotSend) {
+  std::vector<WatchEventType> types;
+  const WatchHandler handler = [&](const WatchEvent& event) {
+    types.push_back(event.type);
+    return absl::OkStatus();
+  };
+  internal::WatchLineReader reader(handler, "test watch");
+  ASSERT_TRUE(reader.Feed("{\"type\":\"DELETED\",\"object\":{}}\n").ok());
+  EXPECT_THAT(types, ElementsAre(WatchEventType::kDeleted));
+  const absl::Status unknown =
+      reader.Feed("{\"type\":\"RENAMED\",\"object\":{}}\n");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(unknown.message()),
+              HasSubstr("unknown event type RENAMED"));
+  EXPECT_THAT(types, ElementsAre(WatchEventType::kDeleted));
 }
 
 }  // namespace

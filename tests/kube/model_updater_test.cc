@@ -19,10 +19,10 @@ Node DomainNode(std::string_view name, int gpus) {
 TEST(ModelUpdaterTest, PodOnAnUnknownNodeWaitsForTheNode) {
   ExtenderService service;
   ModelUpdater updater(service);
-  updater.ApplyPod("ADDED", DomainPod(GpuPod("a/early", 2, "n1")));
+  updater.ApplyPod(WatchEventType::kAdded, DomainPod(GpuPod("a/early", 2, "n1")));
   EXPECT_FALSE(HasPod(service, "uid-a-early"));
   EXPECT_EQ(updater.orphan_count(), 1u);
-  updater.ApplyNode("ADDED", DomainNode("n1", 8));
+  updater.ApplyNode(WatchEventType::kAdded, DomainNode("n1", 8));
   EXPECT_TRUE(HasPod(service, "uid-a-early"));
   EXPECT_EQ(updater.orphan_count(), 0u);
 }
@@ -31,8 +31,8 @@ TEST(ModelUpdaterTest, DeletedOrphanIsForgotten) {
   ExtenderService service;
   ModelUpdater updater(service);
   Pod pod = DomainPod(GpuPod("a/early", 2, "n1"));
-  updater.ApplyPod("ADDED", pod);
-  updater.ApplyPod("DELETED", pod);
+  updater.ApplyPod(WatchEventType::kAdded, pod);
+  updater.ApplyPod(WatchEventType::kDeleted, pod);
   EXPECT_EQ(updater.orphan_count(), 0u);
 }
 
@@ -66,10 +66,10 @@ TEST(ModelUpdaterTest, FailedPodIsRemoved) {
   ModelUpdater updater(service);
   updater.ReplaceNodes({DomainNode("n1", 8)});
   Pod pod = DomainPod(GpuPod("a/job", 8, "n1"));
-  updater.ApplyPod("ADDED", pod);
+  updater.ApplyPod(WatchEventType::kAdded, pod);
   ASSERT_TRUE(HasPod(service, "uid-a-job"));
-  pod.phase = "Failed";
-  updater.ApplyPod("MODIFIED", pod);
+  pod.phase = PodPhase::kFailed;
+  updater.ApplyPod(WatchEventType::kModified, pod);
   EXPECT_FALSE(HasPod(service, "uid-a-job"));
 }
 

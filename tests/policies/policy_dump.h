@@ -81,7 +81,12 @@ inline void DumpFlavor(const ResourceFlavor& f, std::string* out) {
 
 inline void DumpConfig(const SchedulerConfig& c, std::string* out) {
   absl::StrAppend(out, "SchedulerConfig fair=", c.fair_sharing,
-                  " strategies=", absl::StrJoin(c.preemption_strategies, ","),
+                  " strategies=",
+                  absl::StrJoin(c.preemption_strategies, ",",
+                                [](std::string* out, auto strategy) {
+                                  out->append(
+                                      FairPreemptionStrategyName(strategy));
+                                }),
                   " admission=", c.gang_admission_timeout_ms,
                   " backoff=", c.gang_backoff_base_ms, "..",
                   c.gang_backoff_max_ms, " stale=", c.stale_gang_grace_ms,

@@ -94,7 +94,7 @@ Policy ExpectedFullPolicy() {
        .fair_weight_milli = 2000}};
   p.priority_classes = {{"prod", 1000}, {"scavenger", -10}};
   SchedulerConfig& c = p.config;
-  c.preemption_strategies = {"LessThanInitialShare"};
+  c.preemption_strategies = {FairPreemptionStrategy::kLessThanInitialShare};
   c.gang_admission_timeout_ms = 150'000;  // 2m30s
   c.gang_backoff_max_ms = 3'600'000;      // 1h
   c.starvation_timeout_ms = 2'700'000;    // 45m

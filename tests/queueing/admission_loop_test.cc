@@ -110,7 +110,7 @@ TEST_F(AdmissionLoopTest, SucceededPodsGiveTheirQuotaBackAtOnce) {
   for (int i = 0; i < 2; ++i) {
     Pod done = GangPod("team-a", "first", i, 4, 2);
     done.node_name = "dgx-0";
-    done.phase = "Succeeded";
+    done.phase = PodPhase::kSucceeded;
     loop_->PodUpserted(done);
   }
   loop_->WaitIdle();
@@ -135,14 +135,14 @@ std::vector<RevokeMember> RevocationsWithin(RecordingSink& sink,
 
 // A running gang of two whose member 0 ends in `phase`.
 void RunGangThenEndMember(AdmissionLoop& loop, RecordingSink& sink,
-                          const std::string& phase) {
+                          PodPhase phase) {
   for (int i = 0; i < 2; ++i) loop.PodUpserted(Gated(GangPod("team-a", "ring", i, 4, 2)));
   loop.WaitIdle();
   ASSERT_EQ(sink.Take().size(), 2u);
   for (int i = 0; i < 2; ++i) {
     Pod running = GangPod("team-a", "ring", i, 4, 2);
     running.node_name = "dgx-0";
-    running.phase = i == 0 ? phase : "Running";
+    running.phase = i == 0 ? phase : PodPhase::kRunning;
     loop.PodUpserted(running);
   }
   loop.WaitIdle();
@@ -152,7 +152,7 @@ TEST_F(AdmissionLoopTest, AGangShortOfAFailedMemberIsEvictedAfterItsGrace) {
   Policy policy = TwoTeams();
   policy.config.stale_gang_grace_ms = 5000;
   Start(std::move(policy), 1, /*max_idle_ms=*/2);
-  RunGangThenEndMember(*loop_, sink_, "Failed");
+  RunGangThenEndMember(*loop_, sink_, PodPhase::kFailed);
   now_ += 4000;  // inside the grace: a replacement could still come
   EXPECT_TRUE(RevocationsWithin(sink_, std::chrono::milliseconds(100)).empty());
   now_ += 2000;
@@ -167,7 +167,7 @@ TEST_F(AdmissionLoopTest, AGangWhoseMemberSucceededKeepsRunning) {
   Policy policy = TwoTeams();
   policy.config.stale_gang_grace_ms = 5000;
   Start(std::move(policy), 1, /*max_idle_ms=*/2);
-  RunGangThenEndMember(*loop_, sink_, "Succeeded");
+  RunGangThenEndMember(*loop_, sink_, PodPhase::kSucceeded);
   now_ += 60'000;
   EXPECT_TRUE(RevocationsWithin(sink_, std::chrono::milliseconds(200)).empty());
 }
@@ -378,7 +378,7 @@ TEST_F(EvictedJobGangTest, ReplacementsAreAdmittedWholeWithoutTheOldPods) {
   for (int i = 0; i < 2; ++i) {
     Pod done = GangPod("team-a", "urgent", i, 4, 2, 100);
     done.node_name = "dgx-0";
-    done.phase = "Succeeded";
+    done.phase = PodPhase::kSucceeded;
     Add(done);
   }
   EXPECT_TRUE(AdmittedPods().empty()) << "one replacement of two exists";

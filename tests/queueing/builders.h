@@ -129,7 +129,7 @@ inline Pod PinnedTo(Pod pod, const std::string& node) {
 inline Pod BoundTo(Pod pod, const std::string& node,
                    const std::string& gpu_ids) {
   pod.node_name = node;
-  pod.phase = "Running";
+  pod.phase = PodPhase::kRunning;
   pod.meta.annotations[kGpuIdsAnnotation] = gpu_ids;
   return AdmittedOn(std::move(pod), node);
 }

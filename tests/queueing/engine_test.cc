@@ -277,7 +277,8 @@ TEST_F(EngineTest, ALiftedReservationFreesItsNodeForOthersInTheSamePass) {
   // 2 GPUs come free; the node is reserved for the starving workload, so
   // the urgent one fails first, then may use the rest once the starving
   // one is admitted and the reservation is lifted.
-  ASSERT_TRUE(engine_->Finish("team-a/fill-2", 20'000));
+  ASSERT_NE(engine_->Finish("team-a/fill-2", 20'000),
+            FinishOutcome::kUnknownKey);
   engine_->Schedule(20'000);
   EXPECT_EQ(W("team-b/starving").state, Workload::State::kAdmitted);
   EXPECT_EQ(W("team-a/urgent").state, Workload::State::kAdmitted)
@@ -314,7 +315,8 @@ TEST_F(EngineTest, PendingWorkloadWhosePodsAreAllDeletedIsForgotten) {
   engine_->Schedule(0);
   ASSERT_EQ(W("team-a/big").state, Workload::State::kPending);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(engine_->Delete("team-a/big-" + std::to_string(i), 1000));
+    EXPECT_NE(engine_->Delete("team-a/big-" + std::to_string(i), 1000),
+              DeleteOutcome::kUnknownKey);
   }
   EXPECT_EQ(W("team-a/big").state, Workload::State::kFinished);
   EXPECT_EQ(engine_->ForgetFinished(), 1u);
@@ -334,9 +336,28 @@ TEST_F(EngineTest, PendingWorkloadWhosePodsAreAllDeletedIsForgotten) {
   group.meta.name = "v";
   group.min_member = 2;
   engine_->AddPodGroup(group, 3000);
-  EXPECT_TRUE(engine_->Delete("team-a/v-0", 4000));
+  EXPECT_NE(engine_->Delete("team-a/v-0", 4000), DeleteOutcome::kUnknownKey);
   EXPECT_EQ(engine_->ForgetFinished(), 0u);
   EXPECT_EQ(W("team-a/v").state, Workload::State::kPending);
+}
+
+// Finish and Delete say what they made of the key: a member that left, the
+// workload over, or a key they do not know.
+TEST_F(EngineTest, FinishAndDeleteSayWhatTheyDid) {
+  Start(TwoTeams());
+  SubmitGang("team-a", "train", 2, 8, 0);
+  SubmitGang("team-a", "tune", 2, 1, 0);
+  engine_->Schedule(0);
+  EXPECT_EQ(engine_->Finish("team-a/train-0", 10),
+            FinishOutcome::kMemberFinished);
+  EXPECT_EQ(engine_->Finish("team-a/train-1", 10),
+            FinishOutcome::kWorkloadFinished);
+  EXPECT_EQ(engine_->Finish("team-a/ghost", 10), FinishOutcome::kUnknownKey);
+  EXPECT_EQ(engine_->Delete("team-a/tune-0", 20),
+            DeleteOutcome::kMemberDeleted);
+  EXPECT_EQ(engine_->Delete("team-a/tune", 20),
+            DeleteOutcome::kWorkloadDeleted);  // by its key: the rest go
+  EXPECT_EQ(engine_->Delete("team-a/tune-1", 20), DeleteOutcome::kUnknownKey);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ class GangTrialTest : public ::testing::Test {
                                  .members = w.MembersToAdmit(),
                                  .weights = &weights_};
     GangPlacement placement = PlaceGang(model_, request);
-    if (!placement.placed) return std::nullopt;
+    if (!placement.placed()) return std::nullopt;
     return PlacementTrial(&model_, w, std::move(placement.placements), {},
                           "h100");
   }
@@ -137,17 +137,17 @@ TEST(PlacementStageTest, RemembersFailuresUntilCapacityIsFreed) {
   GangPlacementRequest request{.owner = w.key, .members = w.MembersToAdmit(),
                                .weights = &weights};
   GangPlacement first = stage.PlaceOrRecall(w.key, "shape", request);
-  ASSERT_FALSE(first.placed);
+  ASSERT_FALSE(first.placed());
   GangPlacement again = stage.PlaceOrRecall("team-a/other", "shape", request);
-  EXPECT_FALSE(again.placed);
+  EXPECT_FALSE(again.placed());
   EXPECT_EQ(again.reason, "as for " + w.key + ": " + first.reason);
   EXPECT_EQ(stage.searches(), 2);
   // The running pod leaves: until told that capacity was freed, the stage
   // recalls the failure; then it searches again.
   model.RemovePod(PodUid(running.pods.begin()->second));
-  EXPECT_FALSE(stage.PlaceOrRecall(w.key, "shape", request).placed);
+  EXPECT_FALSE(stage.PlaceOrRecall(w.key, "shape", request).placed());
   stage.ForgetCapacityFacts();
-  EXPECT_TRUE(stage.PlaceOrRecall(w.key, "shape", request).placed);
+  EXPECT_TRUE(stage.PlaceOrRecall(w.key, "shape", request).placed());
 }
 
 TEST(PlacementStageTest, PreemptionTrialsAreNeitherRecalledNorRemembered) {
@@ -161,7 +161,7 @@ TEST(PlacementStageTest, PreemptionTrialsAreNeitherRecalledNorRemembered) {
   {
     GangPlacementStage::PreemptionTrialScope scope(&stage);
     EXPECT_TRUE(stage.in_preemption_trial());
-    EXPECT_FALSE(stage.PlaceOrRecall(w.key, "shape", request).placed);
+    EXPECT_FALSE(stage.PlaceOrRecall(w.key, "shape", request).placed());
   }
   EXPECT_FALSE(stage.in_preemption_trial());
   // Nothing remembered: the reason is the search's own, not "as for".

@@ -200,7 +200,7 @@ TEST_F(EngineInvariantTest, PodMissingFromTheModelFails) {
 TEST_F(EngineInvariantTest, SucceededMemberLeavesNoPartialGang) {
   for (int i = 0; i < 2; ++i) engine_->AddPod(GangPod("team-a", "g", i, 8, 2), 0);
   engine_->Schedule(0);
-  ASSERT_TRUE(engine_->Finish("team-a/g-0", 10));
+  ASSERT_NE(engine_->Finish("team-a/g-0", 10), FinishOutcome::kUnknownKey);
   engine_->Schedule(10);
   const Workload& w = engine_->workloads().at("team-a/g");
   EXPECT_TRUE(w.admitted());

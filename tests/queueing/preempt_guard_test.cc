@@ -30,7 +30,7 @@ Pod Unmanaged(const std::string& name, const std::string& node, int gpus,
   pod.meta.namespace_name = "batch";
   pod.meta.uid = "batch-" + name;
   pod.node_name = node;
-  pod.phase = "Running";
+  pod.phase = PodPhase::kRunning;
   pod.meta.annotations[kGpuIdsAnnotation] = gpu_ids;
   pod.containers.push_back(
       Container{.name = "main", .requests = {{"nvidia.com/gpu", gpus}}});

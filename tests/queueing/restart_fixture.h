@@ -26,7 +26,7 @@ inline Policy TeamAWithoutCohort() {
 }
 
 inline Pod Succeeded(Pod pod) {
-  pod.phase = "Succeeded";
+  pod.phase = PodPhase::kSucceeded;
   return pod;
 }
 

@@ -128,7 +128,7 @@ TEST_F(StandbyTest, GangTakenOverCountsAMemberThatAlreadySucceeded) {
   members[0].scheduling_gates.clear();
   Pod done = BoundTo(PinnedTo(members[0], "dgx-0"), "dgx-0", "0,1");
   Upsert(done);
-  done.phase = "Succeeded";
+  done.phase = PodPhase::kSucceeded;
   Upsert(done);
   loop_->SetDeciding(true);
   loop_->WaitIdle();

@@ -124,11 +124,11 @@ class PodBuilder {
   // spec.nodeName: a pod that already runs there.
   PodBuilder& OnNode(std::string node) {
     pod_.node_name = std::move(node);
-    pod_.phase = "Running";
+    pod_.phase = PodPhase::kRunning;
     return *this;
   }
-  PodBuilder& Phase(std::string phase) {
-    pod_.phase = std::move(phase);
+  PodBuilder& Phase(PodPhase phase) {
+    pod_.phase = phase;
     return *this;
   }
 

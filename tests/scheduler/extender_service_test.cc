@@ -431,7 +431,7 @@ TEST(AddRunningPods, SkipsUnboundAndFinishedPodsAndWarnsAboutUnknownNodes) {
   service.UpsertNodes({MakeNode("n1").Gpus(8)});
   const std::vector<std::string> warnings = service.AddRunningPods(
       {MakePod("ml/pending").Gpus(1),
-       MakePod("ml/done").Gpus(1).OnNode("n1").Phase("Succeeded"),
+       MakePod("ml/done").Gpus(1).OnNode("n1").Phase(PodPhase::kSucceeded),
        MakePod("ml/lost").Gpus(1).OnNode("ghost"),
        MakePod("ml/ok").Gpus(1).OnNode("n1")});
   EXPECT_THAT(warnings,

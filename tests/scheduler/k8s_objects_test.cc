@@ -82,11 +82,23 @@ TEST(PodKey, UsesTheDefaultNamespaceWhenNoneIsSet) {
 }
 
 TEST(IsTerminal, HoldsOnlyForSucceededAndFailed) {
-  EXPECT_TRUE(IsTerminal(MakePod("a").Phase("Succeeded")));
-  EXPECT_TRUE(IsTerminal(MakePod("a").Phase("Failed")));
-  EXPECT_FALSE(IsTerminal(MakePod("a").Phase("Running")));
-  EXPECT_FALSE(IsTerminal(MakePod("a").Phase("Pending")));
-  EXPECT_FALSE(IsTerminal(MakePod("a").Phase("")));
+  EXPECT_TRUE(IsTerminal(MakePod("a").Phase(PodPhase::kSucceeded)));
+  EXPECT_TRUE(IsTerminal(MakePod("a").Phase(PodPhase::kFailed)));
+  EXPECT_FALSE(IsTerminal(MakePod("a").Phase(PodPhase::kRunning)));
+  EXPECT_FALSE(IsTerminal(MakePod("a").Phase(PodPhase::kPending)));
+  EXPECT_FALSE(IsTerminal(MakePod("a").Phase(PodPhase::kUnknown)));
+}
+
+TEST(PodPhaseFromName, ReadsKubernetesNamesAndAnythingElseAsUnknown) {
+  for (PodPhase phase : {PodPhase::kPending, PodPhase::kRunning,
+                         PodPhase::kSucceeded, PodPhase::kFailed,
+                         PodPhase::kUnknown}) {
+    EXPECT_EQ(PodPhaseFromName(PodPhaseName(phase)), phase);
+  }
+  EXPECT_EQ(PodPhaseName(PodPhase::kSucceeded), "Succeeded");
+  EXPECT_EQ(PodPhaseFromName("Evicted"), PodPhase::kUnknown);
+  EXPECT_EQ(PodPhaseFromName("running"), PodPhase::kUnknown);  // exact case
+  EXPECT_EQ(PodPhaseFromName(""), PodPhase::kUnknown);
 }
 
 }  // namespace

@@ -106,14 +106,14 @@ ClusterModel Model() {
                      .Gpus(i % 3 + 1)
                      .Cpu("2")
                      .OnNode(node)
-                     .Phase("Running")
+                     .Phase(PodPhase::kRunning)
                      .Build();
     (void)model.AddRunningPod(filler);
   }
   (void)model.AddRunningPod(MakePod("fill/mig")
                                 .Mig("nvidia.com/mig-3g.20gb", 1)
                                 .OnNode("a100-mig")
-                                .Phase("Running")
+                                .Phase(PodPhase::kRunning)
                                 .Build());
   return model;
 }
