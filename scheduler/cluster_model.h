@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/k8s_objects.h"
 #include "scheduler/node_state.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 

@@ -19,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "api/codec/gpu_topology_annotation.h"
 #include "api/codec/json_syntax_error.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/gpu_topology.h"
-#include "scheduler/string_util.h"
 #include "simdjson.h"
 
 namespace gpusched {

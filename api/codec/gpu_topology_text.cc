@@ -16,8 +16,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/codec/gpu_topology_annotation.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/gpu_topology.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 namespace {

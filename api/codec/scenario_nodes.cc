@@ -9,7 +9,7 @@
 #include "api/codec/gpu_topology_annotation.h"
 #include "api/codec/k8s_yaml_adapter.h"
 #include "api/codec/scenario_internal.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::scenario_internal {
 namespace {

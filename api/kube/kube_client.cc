@@ -11,7 +11,7 @@
 #include "api/kube/connection.h"
 #include "api/kube/watch_stream.h"
 #include "scheduler/extender_service.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::kube {
 namespace {

@@ -14,7 +14,7 @@
 #include "api/server/decision_writer.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched {
