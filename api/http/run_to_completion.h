@@ -1,6 +1,5 @@
-// Blocking calls over Asio coroutines: how a blocking API (the HTTP client,
-// the Kubernetes connection) gets the per-operation timeouts of Beast's
-// async streams.
+// Blocking calls over Asio coroutines: how a blocking API (the HTTP client's
+// connection) gets the per-operation timeouts of Beast's async streams.
 #ifndef GPUSCHED_API_HTTP_RUN_TO_COMPLETION_H_
 #define GPUSCHED_API_HTTP_RUN_TO_COMPLETION_H_
 

@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace gpusched::http::internal {
@@ -45,24 +44,91 @@ Context NewContext(ssl::context::method method) {
   return context;
 }
 
-// Loads a PEM certificate chain and its key into `context`.
-absl::Status LoadIdentity(ssl::context& context, const std::string& cert,
-                          const std::string& key, std::string_view prefix) {
-  std::string cert_what = absl::StrFormat("%scert_file", prefix);
-  std::string key_what = absl::StrFormat("%skey_file", prefix);
-  if (auto status = CheckReadable(cert_what, cert); !status.ok()) {
+// How errors name an identity's options: `prefix` goes before the file
+// options' names ("tls_" for the server); the PEM texts have names of their
+// own.
+struct IdentityNames {
+  std::string_view prefix;
+  std::string_view cert_name;
+  std::string_view key_name;
+};
+constexpr IdentityNames kServerIdentity{"tls_", "tls_cert_pem", "tls_key_pem"};
+constexpr IdentityNames kClientIdentity{"", "client certificate", "client key"};
+
+// A certificate chain and its key: two files or two PEM texts (or none).
+struct Identity {
+  const std::string& cert_file;
+  const std::string& key_file;
+  const std::string& cert_pem;
+  const std::string& key_pem;
+  IdentityNames names;
+};
+
+// The options name either two files or two PEM texts, or nothing.
+absl::Status CheckIdentity(const Identity& id) {
+  const bool pem = !id.cert_pem.empty() || !id.key_pem.empty();
+  if (pem && (id.cert_pem.empty() || id.key_pem.empty() ||
+              !id.cert_file.empty() || !id.key_file.empty())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%1$scert_pem and %1$skey_pem go together, without the file options",
+        id.names.prefix));
+  }
+  if (id.cert_file.empty() != id.key_file.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%1$scert_file and %1$skey_file must be set together",
+                        id.names.prefix));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KeyMatches(ssl::context& context, const std::string& message) {
+  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
+    return absl::InvalidArgumentError(message);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadIdentityFiles(ssl::context& context, const Identity& id) {
+  std::string cert_what = absl::StrFormat("%scert_file", id.names.prefix);
+  std::string key_what = absl::StrFormat("%skey_file", id.names.prefix);
+  if (auto status = CheckReadable(cert_what, id.cert_file); !status.ok()) {
     return status;
   }
-  if (auto status = CheckReadable(key_what, key); !status.ok()) return status;
-  boost::system::error_code ec;
-  context.use_certificate_chain_file(cert, ec);
-  if (ec) return FileError(cert_what, cert, ec);
-  context.use_private_key_file(key, ssl::context::pem, ec);
-  if (ec) return FileError(key_what, key, ec);
-  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(key_what, " ", key, " does not match ", cert));
+  if (auto status = CheckReadable(key_what, id.key_file); !status.ok()) {
+    return status;
   }
+  boost::system::error_code ec;
+  context.use_certificate_chain_file(id.cert_file, ec);
+  if (ec) return FileError(cert_what, id.cert_file, ec);
+  context.use_private_key_file(id.key_file, ssl::context::pem, ec);
+  if (ec) return FileError(key_what, id.key_file, ec);
+  return KeyMatches(context, absl::StrFormat("%s %s does not match %s",
+                                             key_what, id.key_file,
+                                             id.cert_file));
+}
+
+absl::Status PemError(std::string_view what,
+                      const boost::system::error_code& ec) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: not usable PEM: %s", what, ec.message()));
+}
+
+absl::Status LoadIdentityPem(ssl::context& context, const Identity& id) {
+  boost::system::error_code ec;
+  context.use_certificate_chain(boost::asio::buffer(id.cert_pem), ec);
+  if (ec) return PemError(id.names.cert_name, ec);
+  context.use_private_key(boost::asio::buffer(id.key_pem), ssl::context::pem,
+                          ec);
+  if (ec) return PemError(id.names.key_name, ec);
+  return KeyMatches(context,
+                    absl::StrFormat("%s does not match %s", id.names.key_name,
+                                    id.names.cert_name));
+}
+
+// Loads the identity, if the options name one.
+absl::Status LoadIdentity(ssl::context& context, const Identity& id) {
+  if (!id.cert_pem.empty()) return LoadIdentityPem(context, id);
+  if (!id.cert_file.empty()) return LoadIdentityFiles(context, id);
   return absl::OkStatus();
 }
 
@@ -82,34 +148,30 @@ absl::Status RequireClientCertificates(ssl::context& context,
   return absl::OkStatus();
 }
 
-// Loads a PEM certificate chain and its key held in memory.
-absl::Status LoadIdentityPem(ssl::context& context, const std::string& cert,
-                             const std::string& key) {
+// The CAs a client trusts: a file, PEM text, or the system store.
+absl::Status LoadServerAuthorities(ssl::context& context,
+                                   const ClientOptions& options) {
+  if (!options.ca_file.empty() && !options.ca_pem.empty()) {
+    return absl::InvalidArgumentError("ca_file and ca_pem exclude each other");
+  }
   boost::system::error_code ec;
-  context.use_certificate_chain(boost::asio::buffer(cert), ec);
-  if (ec) return absl::InvalidArgumentError("tls_cert_pem: " + ec.message());
-  context.use_private_key(boost::asio::buffer(key), ssl::context::pem, ec);
-  if (ec) return absl::InvalidArgumentError("tls_key_pem: " + ec.message());
-  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
-    return absl::InvalidArgumentError(
-        "tls_key_pem does not match tls_cert_pem");
-  }
-  return absl::OkStatus();
-}
-
-// The identity options name either two files or two PEM texts, or nothing.
-absl::Status CheckIdentityOptions(const ServerOptions& options) {
-  const bool pem =
-      !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
-  if (pem && (options.tls_cert_pem.empty() || options.tls_key_pem.empty() ||
-              !options.tls_cert_file.empty() ||
-              !options.tls_key_file.empty())) {
-    return absl::InvalidArgumentError(
-        "tls_cert_pem and tls_key_pem go together, without the file options");
-  }
-  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_cert_file and tls_key_file must be set together");
+  if (!options.ca_pem.empty()) {
+    // Reads every certificate of a bundle, not only the first.
+    context.add_certificate_authority(boost::asio::buffer(options.ca_pem), ec);
+    if (ec) return PemError("certificate authority", ec);
+  } else if (!options.ca_file.empty()) {
+    if (auto status = CheckReadable("ca_file", options.ca_file);
+        !status.ok()) {
+      return status;
+    }
+    context.load_verify_file(options.ca_file, ec);
+    if (ec) return FileError("ca_file", options.ca_file, ec);
+  } else {
+    context.set_default_verify_paths(ec);
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("system CA store: %s", ec.message()));
+    }
   }
   return absl::OkStatus();
 }
@@ -117,9 +179,11 @@ absl::Status CheckIdentityOptions(const ServerOptions& options) {
 }  // namespace
 
 absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
-  if (auto status = CheckIdentityOptions(options); !status.ok()) return status;
-  const bool pem = !options.tls_cert_pem.empty();
-  if (!pem && options.tls_cert_file.empty()) {
+  const Identity identity{options.tls_cert_file, options.tls_key_file,
+                          options.tls_cert_pem, options.tls_key_pem,
+                          kServerIdentity};
+  if (auto status = CheckIdentity(identity); !status.ok()) return status;
+  if (options.tls_cert_pem.empty() && options.tls_cert_file.empty()) {
     if (!options.client_ca_file.empty()) {
       return absl::InvalidArgumentError(
           "client_ca_file requires tls_cert_file and tls_key_file");
@@ -127,10 +191,7 @@ absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
     return Context();
   }
   Context context = NewContext(ssl::context::tls_server);
-  auto status = pem ? LoadIdentityPem(*context, options.tls_cert_pem,
-                                      options.tls_key_pem)
-                    : LoadIdentity(*context, options.tls_cert_file,
-                                   options.tls_key_file, "tls_");
+  absl::Status status = LoadIdentity(*context, identity);
   if (status.ok() && !options.client_ca_file.empty()) {
     status = RequireClientCertificates(*context, options.client_ca_file);
   }
@@ -140,28 +201,14 @@ absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
 
 absl::StatusOr<Context> MakeClientTlsContext(const ClientOptions& options) {
   if (!options.tls) return Context();
-  if (options.cert_file.empty() != options.key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "cert_file and key_file must be set together");
-  }
+  const Identity identity{options.cert_file, options.key_file,
+                          options.cert_pem, options.key_pem, kClientIdentity};
+  if (auto status = CheckIdentity(identity); !status.ok()) return status;
   Context context = NewContext(ssl::context::tls_client);
   context->set_verify_mode(ssl::verify_peer);
-  boost::system::error_code ec;
-  if (options.ca_file.empty()) {
-    context->set_default_verify_paths(ec);
-    if (ec) return FileError("default CA paths", "", ec);
-  } else {
-    if (auto status = CheckReadable("ca_file", options.ca_file); !status.ok()) {
-      return status;
-    }
-    context->load_verify_file(options.ca_file, ec);
-    if (ec) return FileError("ca_file", options.ca_file, ec);
-  }
-  if (!options.cert_file.empty()) {
-    auto status =
-        LoadIdentity(*context, options.cert_file, options.key_file, "");
-    if (!status.ok()) return status;
-  }
+  absl::Status status = LoadServerAuthorities(*context, options);
+  if (status.ok()) status = LoadIdentity(*context, identity);
+  if (!status.ok()) return status;
   return context;
 }
 

@@ -1,5 +1,6 @@
-// OpenSSL contexts for the server and the client. Internal to the http
-// library (it exposes Asio types).
+// The one place that builds OpenSSL contexts: for the server and for every
+// client (the Kubernetes API client included). Internal to the http library
+// (it exposes Asio types).
 #ifndef GPUSCHED_API_HTTP_TLS_H_
 #define GPUSCHED_API_HTTP_TLS_H_
 
@@ -17,7 +18,10 @@ namespace gpusched::http::internal {
 absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(
     const ServerOptions& options);
 
-// nullptr unless options.tls. Always verifies the server certificate.
+// nullptr unless options.tls. TLS 1.2 or newer; always verifies the server
+// certificate, against options.ca_file or ca_pem or else the system store
+// (the connection checks the server name); presents the client certificate
+// of cert_file/key_file or cert_pem/key_pem if set.
 absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeClientTlsContext(
     const ClientOptions& options);
 

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "api/kube/connection.h"
+#include "api/http/client.h"
 #include "api/kube/watch_stream.h"
 #include "scheduler/extender_service.h"
 #include "scheduler/base/strings.h"
@@ -16,13 +15,28 @@
 namespace gpusched::kube {
 namespace {
 
-using internal::Connection;
-using internal::OutgoingRequest;
-using internal::WholeResponse;
+using http::ClientRequest;
 using Clock = std::chrono::steady_clock;
+using Millis = std::chrono::milliseconds;
+
+// The scheduler reads "not sent" off a status without knowing about HTTP.
+static_assert(std::string_view(http::kNotSentPayload) ==
+              std::string_view(kRequestNotSentPayload));
 
 std::string ServerName(const KubeConfig& config) {
   return config.tls_server_name.empty() ? config.host : config.tls_server_name;
+}
+
+http::ClientOptions TransportOptions(const KubeConfig& config,
+                                     const KubeClientOptions& options) {
+  return http::ClientOptions{
+      .tls = config.tls,
+      .ca_pem = config.ca_pem,
+      .cert_pem = config.client_cert_pem,
+      .key_pem = config.client_key_pem,
+      .server_name = ServerName(config),
+      .timeout = options.request_timeout,
+      .max_idle_connections = options.max_idle_connections};
 }
 
 }  // namespace
@@ -30,14 +44,8 @@ std::string ServerName(const KubeConfig& config) {
 class KubeClient::Impl {
  public:
   Impl(KubeConfig config, KubeClientOptions options,
-       std::unique_ptr<boost::asio::ssl::context> tls)
-      : config_(std::move(config)),
-        options_(options),
-        tls_(std::move(tls)),
-        endpoint_{.host = config_.host,
-                  .port = config_.port,
-                  .server_name = ServerName(config_),
-                  .tls = tls_.get()} {}
+       std::unique_ptr<http::Client> http)
+      : config_(std::move(config)), options_(options), http_(std::move(http)) {}
 
   const KubeConfig& config() const { return config_; }
   const KubeClientOptions& options() const { return options_; }
@@ -46,29 +54,20 @@ class KubeClient::Impl {
   absl::StatusOr<std::string> Call(std::string_view method,
                                    std::string_view path, std::string_view body,
                                    std::string_view content_type,
-                                   internal::Millis timeout,
-                                   const CallOptions& call);
+                                   Millis timeout, const CallOptions& call);
   absl::Status Watch(std::string_view path, std::string_view resource_version,
                      const WatchHandler& on_event, std::stop_token stop);
 
  private:
   absl::StatusOr<std::string> Authorization();
-  absl::StatusOr<WholeResponse> Exchange(const OutgoingRequest& request,
-                                         internal::Millis timeout,
-                                         std::stop_token stop);
-  std::unique_ptr<Connection> TakeIdle();
-  void DropIdle();
-  void Release(std::unique_ptr<Connection> connection);
 
   const KubeConfig config_;
   const KubeClientOptions options_;
-  const std::unique_ptr<boost::asio::ssl::context> tls_;
-  const internal::Endpoint endpoint_;
+  const std::unique_ptr<http::Client> http_;
 
   std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
-  std::string token_;                              // guarded by mu_
-  Clock::time_point token_read_;                   // guarded by mu_
+  std::string token_;             // guarded by mu_
+  Clock::time_point token_read_;  // guarded by mu_
 };
 
 // The header value; a token file is re-read once `token_reload` has passed,
@@ -93,91 +92,37 @@ absl::StatusOr<std::string> KubeClient::Impl::Authorization() {
   return absl::StrFormat("Bearer %s", token_);
 }
 
-std::unique_ptr<Connection> KubeClient::Impl::TakeIdle() {
-  std::lock_guard lock(mu_);
-  if (idle_.empty()) return nullptr;
-  std::unique_ptr<Connection> connection = std::move(idle_.back());
-  idle_.pop_back();
-  return connection;
-}
-
-void KubeClient::Impl::DropIdle() {
-  std::lock_guard lock(mu_);
-  idle_.clear();
-}
-
-void KubeClient::Impl::Release(std::unique_ptr<Connection> connection) {
-  if (!connection->reusable()) return;
-  std::lock_guard lock(mu_);
-  if (idle_.size() < options_.max_idle_connections) {
-    idle_.push_back(std::move(connection));
-  }
-}
-
 // The time left for a call: its own deadline when one is set and sooner
 // than `timeout` from now.
-internal::Millis TimeLeft(internal::Millis timeout, const CallOptions& call) {
+Millis TimeLeft(Millis timeout, const CallOptions& call) {
   if (!call.deadline) return timeout;
-  auto left = std::chrono::duration_cast<internal::Millis>(*call.deadline -
-                                                           Clock::now());
+  auto left =
+      std::chrono::duration_cast<Millis>(*call.deadline - Clock::now());
   return std::min(timeout, left);
-}
-
-// A kept-alive connection the server has closed meanwhile fails with a
-// "stale" error before the server saw the request; that one is resent on a
-// fresh connection. Our requests are safe to repeat (a repeated binding
-// answers 409, which the bind sink checks).
-absl::StatusOr<WholeResponse> KubeClient::Impl::Exchange(
-    const OutgoingRequest& request, internal::Millis timeout,
-    std::stop_token stop) {
-  for (int attempt = 0;; ++attempt) {
-    // A retry never takes another idle connection: when the server closed
-    // one (a restart, a reset), it closed them all.
-    std::unique_ptr<Connection> connection =
-        attempt == 0 ? TakeIdle() : nullptr;
-    const bool reused = connection != nullptr;
-    if (!reused) {
-      auto opened = Connection::Open(
-          endpoint_, std::min(timeout, options_.request_timeout), stop);
-      if (!opened.ok()) {
-        absl::Status not_sent = opened.status();
-        not_sent.SetPayload(kRequestNotSentPayload, absl::Cord("1"));
-        return not_sent;
-      }
-      connection = *std::move(opened);
-    }
-    bool stale = false;
-    absl::StatusOr<WholeResponse> response =
-        connection->RoundTrip(request, timeout, stop, &stale);
-    if (!response.ok() && stale && reused && attempt == 0) {
-      DropIdle();
-      continue;
-    }
-    if (response.ok()) Release(std::move(connection));
-    return response;
-  }
 }
 
 absl::StatusOr<std::string> KubeClient::Impl::Call(
     std::string_view method, std::string_view path, std::string_view body,
-    std::string_view content_type, internal::Millis timeout,
-    const CallOptions& call) {
+    std::string_view content_type, Millis timeout, const CallOptions& call) {
   absl::StatusOr<std::string> authorization = Authorization();
   if (!authorization.ok()) return authorization.status();
   const std::string target = config_.base_path + std::string(path);
   const std::string what = absl::StrFormat("%s %s", method, path);
   timeout = TimeLeft(timeout, call);
-  if (timeout <= internal::Millis::zero()) {
+  if (timeout <= Millis::zero()) {
     return absl::DeadlineExceededError(
         absl::StrFormat("%s: no time left before the call's deadline", what));
   }
-  absl::StatusOr<WholeResponse> response =
-      Exchange(OutgoingRequest{.method = method,
-                               .target = target,
-                               .body = body,
-                               .content_type = content_type,
-                               .authorization = *authorization},
-               timeout, call.stop);
+  // Our requests are safe to repeat, as the client may (a repeated binding
+  // answers 409, which the bind sink checks).
+  absl::StatusOr<http::Response> response =
+      http_->RoundTrip(ClientRequest{.method = method,
+                                     .target = target,
+                                     .body = body,
+                                     .content_type = content_type,
+                                     .authorization = *authorization,
+                                     .accept = "application/json"},
+                       timeout, call.stop);
   if (!response.ok()) {
     absl::Status failed(
         response.status().code(),
@@ -204,22 +149,21 @@ absl::Status KubeClient::Impl::Watch(std::string_view path,
       config_.base_path +
       internal::WatchTarget(path, resource_version, options_.watch_timeout);
   const std::string what = absl::StrFormat("watch %s", path);
-  auto connection = Connection::Open(endpoint_, options_.request_timeout, stop);
-  if (!connection.ok()) {
-    return absl::Status(
-        connection.status().code(),
-        absl::StrFormat("%s: %s", what, Message(connection.status())));
-  }
   internal::WatchLineReader reader(on_event, what);
-  absl::StatusOr<WholeResponse> response =
-      (*connection)
-          ->Stream(
-              OutgoingRequest{.method = "GET",
-                              .target = target,
-                              .authorization = *authorization},
-              options_.request_timeout,
-              options_.watch_timeout + std::chrono::seconds(30),
-              [&](std::string_view data) { return reader.Feed(data); }, stop);
+  absl::StatusOr<http::Response> response = http_->Stream(
+      ClientRequest{.method = "GET",
+                    .target = target,
+                    .authorization = *authorization,
+                    .accept = "application/json"},
+      options_.request_timeout,
+      options_.watch_timeout + std::chrono::seconds(30),
+      [&](std::string_view data) { return reader.Feed(data); }, stop);
+  if (!response.ok() &&
+      response.status().GetPayload(http::kNotSentPayload).has_value()) {
+    return absl::Status(
+        response.status().code(),
+        absl::StrFormat("%s: %s", what, Message(response.status())));
+  }
   if (!response.ok()) return response.status();
   if (response->status / 100 != 2) {
     return StatusFromHttp(response->status, response->body, what);
@@ -232,20 +176,17 @@ absl::StatusOr<std::unique_ptr<KubeClient>> KubeClient::Create(
   if (config.host.empty()) {
     return absl::InvalidArgumentError("kube client: no API server host");
   }
-  std::unique_ptr<boost::asio::ssl::context> tls;
-  if (config.tls) {
-    auto context = internal::MakeTlsContext(config);
-    if (!context.ok()) {
-      return absl::Status(
-          context.status().code(),
-          absl::StrFormat("%s: %s",
-                          config.source.empty() ? "kube client" : config.source,
-                          Message(context.status())));
-    }
-    tls = *std::move(context);
+  auto http = http::Client::Create(config.host, config.port,
+                                   TransportOptions(config, options));
+  if (!http.ok()) {
+    return absl::Status(
+        http.status().code(),
+        absl::StrFormat("%s: %s",
+                        config.source.empty() ? "kube client" : config.source,
+                        Message(http.status())));
   }
   return std::unique_ptr<KubeClient>(new KubeClient(
-      std::make_unique<Impl>(std::move(config), options, std::move(tls))));
+      std::make_unique<Impl>(std::move(config), options, *std::move(http))));
 }
 
 KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "api/kube/kube_client.h"
 #include "queueing/workload_types.h"  // kAdmissionGate
+#include "scheduler/k8s_objects.h"
 
 namespace gpusched::kube {
 
@@ -48,8 +49,10 @@ struct AdmitResult {
   std::string message;  // for logs and explanations
 };
 
-// Admits `pod` on `node`. Reads the pod first, then writes with its
-// resourceVersion as a precondition (a 409 re-reads and retries).
+// Admits `pod` on `node`. Writes with the pod's resourceVersion as a
+// precondition; a 409 re-reads the pod and tries again. The first write is
+// made against `watched` (the pod as a watch last delivered it) when it is
+// given and has the target's uid, else against a pod read first.
 //
 // Gated pod, one merge patch: the required node affinity gains a
 // matchFields requirement metadata.name In [node] in every existing
@@ -64,7 +67,8 @@ struct AdmitResult {
 // even when kube-scheduler samples only a share of the nodes).
 absl::StatusOr<AdmitResult> AdmitPod(KubeClient& client, const PodTarget& pod,
                                      std::string_view node,
-                                     const CallOptions& call = {});
+                                     const CallOptions& call = {},
+                                     const Pod* watched = nullptr);
 
 enum class ClearOutcome {
   kCleared,
@@ -77,13 +81,15 @@ struct ClearResult {
 };
 
 // Removes the admitted label, the assigned-node annotation and
-// status.nominatedNodeName, with the pod's uid (when set) as precondition.
+// status.nominatedNodeName, with the pod's uid (when set) as precondition;
+// `watched` as for AdmitPod.
 // An ungated pod keeps its node affinity and stays ungated: Kubernetes
 // allows neither to be undone, so a later admission of it must name the
 // same node (else AdmitPod answers kNodeConflict).
 absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
                                            const PodTarget& pod,
-                                           const CallOptions& call = {});
+                                           const CallOptions& call = {},
+                                           const Pod* watched = nullptr);
 
 std::string_view AdmitOutcomeName(AdmitOutcome outcome);
 

@@ -20,6 +20,19 @@ std::string_view ApiName(PodGroup::Flavor flavor) {
                                               : "scheduling.x-k8s.io/v1alpha1";
 }
 
+// The CRD that defines each API, and the version gpusched lists.
+CrdWatchOptions CrdOf(PodGroup::Flavor flavor,
+                      const PodGroupSyncOptions& options) {
+  const bool volcano = flavor == PodGroup::Flavor::kVolcano;
+  return CrdWatchOptions{
+      .name = volcano ? "podgroups.scheduling.volcano.sh"
+                      : "podgroups.scheduling.x-k8s.io",
+      .version = volcano ? "v1beta1" : "v1alpha1",
+      .initial_backoff = options.initial_backoff,
+      .max_backoff = options.max_backoff,
+      .forbidden_retry = options.absent_poll};
+}
+
 std::string_view NameOf(simdjson::dom::element object) {
   std::string_view name;
   if (object.at_pointer("/metadata/name").get_string().get(name)) return "?";
@@ -71,11 +84,18 @@ std::string_view PodGroupListPath(PodGroup::Flavor flavor) {
 
 PodGroupSync::PodGroupSync(KubeClient& client, PodGroupListener& listener,
                            PodGroupSyncOptions options)
-    : client_(client), listener_(listener), options_(options) {}
+    : client_(client), listener_(listener), options_(options) {
+  for (PodGroup::Flavor flavor :
+       {PodGroup::Flavor::kVolcano, PodGroup::Flavor::kCoscheduling}) {
+    crds_[IndexOf(flavor)] =
+        std::make_unique<CrdWatch>(client_, CrdOf(flavor, options_));
+  }
+}
 
 PodGroupSync::~PodGroupSync() { Stop(); }
 
 void PodGroupSync::Start() {
+  for (std::unique_ptr<CrdWatch>& crd : crds_) crd->Start();
   for (PodGroup::Flavor flavor :
        {PodGroup::Flavor::kVolcano, PodGroup::Flavor::kCoscheduling}) {
     threads_[IndexOf(flavor)] = std::jthread(
@@ -88,6 +108,7 @@ void PodGroupSync::Stop() {
   for (std::jthread& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
+  for (std::unique_ptr<CrdWatch>& crd : crds_) crd->Stop();  // after: in use
 }
 
 bool PodGroupSync::settled(PodGroup::Flavor flavor) const {
@@ -95,19 +116,26 @@ bool PodGroupSync::settled(PodGroup::Flavor flavor) const {
 }
 
 // List, then watch until the history or the API is gone. An absent API is
-// polled: said once when it goes missing, once when it comes back.
+// listed again when its CRD is established: said once when it goes
+// missing, once when it comes back.
 void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
+  CrdWatch& crd = *crds_[IndexOf(flavor)];
   Backoff backoff(options_.initial_backoff, options_.max_backoff);
   bool absent = false;
   int forbidden = 0;
   while (!stop.stop_requested()) {
+    // Noted before the list, so that a CRD established or removed while
+    // the list runs is not missed.
+    const CrdWatch::Mark mark = crd.mark();
     absl::StatusOr<std::string> version = ListAll(flavor, stop);
     if (stop.stop_requested()) return;
     if (CountsAsAbsent(version.status(), forbidden)) {
       if (!absent) ReportAbsent(flavor, version.status());
       absent = true;
       settled_[IndexOf(flavor)] = true;
-      if (!SleepFor(options_.absent_poll, stop)) return;
+      if (!WaitToAskAgain(flavor, version.status(), mark, backoff, stop)) {
+        return;
+      }
       continue;
     }
     if (!version.ok()) {
@@ -123,8 +151,27 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
     absent = false;
     settled_[IndexOf(flavor)] = true;
     backoff.Reset();
-    if (!WatchUntilRelist(flavor, *version, backoff, stop)) return;
+    if (!WatchUntilRelist(flavor, *version, backoff, mark.removal, stop)) {
+      return;
+    }
   }
+}
+
+// A forbidden API waits out the poll: no CRD event changes a role. A
+// missing one waits for its CRD (the poll only while the CRD watch has no
+// answer), unless the CRD is established already: then this API server
+// has not caught up with it yet, and it is asked again after a backoff.
+bool PodGroupSync::WaitToAskAgain(PodGroup::Flavor flavor,
+                                  const absl::Status& status,
+                                  const CrdWatch::Mark& mark, Backoff& backoff,
+                                  std::stop_token stop) {
+  CrdWatch& crd = *crds_[IndexOf(flavor)];
+  if (absl::IsPermissionDenied(status)) {
+    return SleepFor(options_.absent_poll, stop);
+  }
+  if (crd.ready()) return SleepFor(backoff.Next(), stop);
+  return crd.WaitUntilReady(mark, options_.absent_poll, stop) !=
+         CrdWatch::Wake::kStopped;
 }
 
 // Not served (404), or forbidden (403) kForbiddenTries lists in a row.
@@ -141,16 +188,25 @@ bool PodGroupSync::CountsAsAbsent(const absl::Status& status,
   return absl::IsPermissionDenied(status) && ++forbidden >= kForbiddenTries;
 }
 
-// Watches until the history is gone or the watch fails (a failing watch
-// may mean the CRD was removed, so it relists after a pause). False when
-// stopped.
+// Watches until the history is gone, the CRD is removed (`removal`), or
+// the watch fails (which may also mean the CRD was removed, so it relists
+// after a pause). False when stopped.
 bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
                                     std::string& version, Backoff& backoff,
+                                    std::stop_token removal,
                                     std::stop_token stop) {
+  std::stop_source ended;  // whichever comes first ends the watch
+  std::stop_callback on_stop(stop, [&] { ended.request_stop(); });
+  std::stop_callback on_removal(removal, [&] { ended.request_stop(); });
   while (true) {
     const std::string before = version;
-    absl::Status watched = WatchFrom(flavor, version, stop);
+    absl::Status watched = WatchFrom(flavor, version, ended.get_token());
     if (stop.stop_requested()) return false;
+    if (removal.stop_requested()) {
+      spdlog::info("kube sync: the {} PodGroup CRD was removed: relisting",
+                   ApiName(flavor));
+      return true;
+    }
     // As in ClusterSync::Run: a watch that delivered events worked.
     if (watched.ok() || version != before) backoff.Reset();
     if (watched.ok()) continue;
@@ -165,15 +221,15 @@ bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
 // Said once when the API goes missing; its groups are then none.
 void PodGroupSync::ReportAbsent(PodGroup::Flavor flavor,
                                 const absl::Status& status) {
-  const int64_t poll_s = options_.absent_poll.count() / 1000;
   if (absl::IsNotFound(status)) {
     spdlog::info("kube sync: {} PodGroups are not served (CRD not "
-                 "installed): skipped, asked again every {} s",
-                 ApiName(flavor), poll_s);
+                 "installed): skipped until the CRD is established",
+                 ApiName(flavor));
   } else {
     spdlog::error("kube sync: {} PodGroups may not be listed (RBAC): taken "
                   "as none, asked again every {} s: {}",
-                  ApiName(flavor), poll_s, Message(status));
+                  ApiName(flavor), options_.absent_poll.count() / 1000,
+                  Message(status));
   }
   listener_.OnPodGroupsListed(flavor, {});
 }

@@ -6,16 +6,22 @@
 //
 // Most clusters install one of the two CRDs, or neither. An API the server
 // does not serve (404), or that gpusched may not list (403 for several
-// tries in a row), is logged once, passed on as listed with no groups, and
-// asked for again every `absent_poll`; when its CRD appears later it is picked up then, and a CRD
-// removed while watched ends the watch and returns to polling (its groups
-// are then listed as none). Other failures retry with a backoff, as the
-// pod and node watches do (cluster_sync.h).
+// tries in a row), is logged once and passed on as listed with no groups.
+// Beside each thread a CrdWatch (crd_watch.h) watches the API's CRD; a
+// missing API is listed again the moment its CRD is Established and serves
+// the version, and a CRD removed while its PodGroups are watched ends that
+// watch, so its groups are listed as none and the thread waits again. The
+// CRD watch only says when to ask: the PodGroup list decides what is served.
+// `absent_poll` remains the fallback while the CRD watch has no answer (the
+// role may not read CRDs: an older RBAC), and for an API that is forbidden
+// rather than missing (no CRD event changes a role). Other failures retry
+// with a backoff, as the pod and node watches do (cluster_sync.h).
 #ifndef GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
 #define GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <stop_token>
 #include <string>
@@ -23,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/kube/crd_watch.h"
 #include "api/kube/kube_client.h"
 #include "queueing/workload_types.h"
 
@@ -45,7 +52,8 @@ class PodGroupListener {
 struct PodGroupSyncOptions {
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
-  // How often an API that is not served is asked for again.
+  // How often an API that is not served is asked for again when its CRD
+  // cannot be watched, and an API that is forbidden.
   std::chrono::milliseconds absent_poll{30000};
   int list_page_size = 500;
 };
@@ -73,8 +81,13 @@ class PodGroupSync {
   void Run(PodGroup::Flavor flavor, std::stop_token stop);
   bool CountsAsAbsent(const absl::Status& status, int& forbidden) const;
   void ReportAbsent(PodGroup::Flavor flavor, const absl::Status& status);
+  // Until an absent API is worth listing again; false when stopped.
+  bool WaitToAskAgain(PodGroup::Flavor flavor, const absl::Status& status,
+                      const CrdWatch::Mark& mark, Backoff& backoff,
+                      std::stop_token stop);
   bool WatchUntilRelist(PodGroup::Flavor flavor, std::string& version,
-                        Backoff& backoff, std::stop_token stop);
+                        Backoff& backoff, std::stop_token removal,
+                        std::stop_token stop);
   // Lists every page; NotFound when the API is not served.
   absl::StatusOr<std::string> ListAll(PodGroup::Flavor flavor,
                                       std::stop_token stop);
@@ -85,6 +98,7 @@ class PodGroupSync {
   PodGroupListener& listener_;
   const PodGroupSyncOptions options_;
   std::array<std::atomic<bool>, 2> settled_{};
+  std::array<std::unique_ptr<CrdWatch>, 2> crds_;  // outlive threads_' use
   std::array<std::jthread, 2> threads_;
 };
 

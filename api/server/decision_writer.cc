@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
+
+#include "absl/container/flat_hash_set.h"
 
 #include "api/kube/eviction.h"
 #include "api/kube/pod_admission.h"
@@ -122,29 +125,51 @@ DecisionWriter::DecisionWriter(kube::KubeClient& client,
     : client_(client),
       options_(options),
       events_(client,
-              {.reporting_instance = InstanceName(options_.reporting_instance)}),
-      thread_([this](std::stop_token stop) { Run(stop); }) {}
+              {.reporting_instance = InstanceName(options_.reporting_instance)}) {
+  for (int i = 0; i < std::max(1, options_.max_in_flight); ++i) {
+    workers_.emplace_back([this](std::stop_token stop) { Work(stop); });
+  }
+}
 
 DecisionWriter::~DecisionWriter() { Stop(); }
 
 void DecisionWriter::Stop() {
-  if (!thread_.joinable()) return;
-  thread_.request_stop();
+  if (workers_.empty()) return;
+  for (std::jthread& worker : workers_) worker.request_stop();
   cv_.notify_all();
-  thread_.join();
+  workers_.clear();  // joins
   events_.Stop();
 }
+
+namespace {
+
+// The object a decision writes, and whether it takes an admission back.
+std::pair<std::string, bool> ObjectOf(const QueueDecision& decision) {
+  if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
+    return {admit->pod.pod_namespace + "/" + admit->pod.pod_name, false};
+  }
+  if (const auto* revoke = std::get_if<RevokeMember>(&decision)) {
+    return {revoke->pod.pod_namespace + "/" + revoke->pod.pod_name, true};
+  }
+  return {std::get<WorkloadStatus>(decision).workload, false};
+}
+
+}  // namespace
 
 void DecisionWriter::Publish(std::vector<QueueDecision> decisions) {
   {
     std::lock_guard lock(mu_);
     for (QueueDecision& d : decisions) {
-      auto& queue =
+      auto [object, revoke] = ObjectOf(d);
+      PendingList& list =
           std::holds_alternative<WorkloadStatus>(d) ? statuses_ : queue_;
-      queue.push_back(Pending{.decision = std::move(d)});
+      list.push_back(Pending{.decision = std::move(d),
+                             .object = std::move(object),
+                             .revoke = revoke});
     }
+    ++changes_;
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 DecisionWriter::Counts DecisionWriter::counts() const {
@@ -168,28 +193,24 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::Write(
   return Written::kDone;
 }
 
-// The member's Admitted Event follows its admission, once it took effect.
+std::optional<Pod> DecisionWriter::Watched(const PodRef& pod) const {
+  if (options_.watched == nullptr) return std::nullopt;
+  return options_.watched->Find(pod.pod_namespace + "/" + pod.pod_name);
+}
+
+// The workload's Admitted Event goes with its status (RecordEvents): one
+// per workload, not one per member.
 absl::Status DecisionWriter::WriteAdmit(const AdmitMember& admit,
                                         const kube::CallOptions& call) {
+  const std::optional<Pod> watched = Watched(admit.pod);
   absl::StatusOr<kube::AdmitResult> result = kube::AdmitPod(
       client_, {admit.pod.pod_namespace, admit.pod.pod_name, admit.pod.uid},
-      admit.node, call);
+      admit.node, call, watched ? &*watched : nullptr);
   if (!result.ok()) return result.status();
   spdlog::info("admitted pod={}/{} workload={} node={} outcome={} {}",
                admit.pod.pod_namespace, admit.pod.pod_name, admit.workload,
                admit.node, kube::AdmitOutcomeName(result->outcome),
                result->message);
-  if (result->outcome == kube::AdmitOutcome::kPodGone ||
-      result->outcome == kube::AdmitOutcome::kNodeConflict) {
-    return absl::OkStatus();
-  }
-  events_.Record({.regarding = {.namespace_name = admit.pod.pod_namespace,
-                                .name = admit.pod.pod_name,
-                                .uid = admit.pod.uid},
-                  .type = kube::EventType::kNormal,
-                  .reason = std::string(ReasonCodeName(ReasonCode::kAdmitted)),
-                  .action = std::string(ActionOf(ReasonCode::kAdmitted)),
-                  .note = admit.reason});
   return absl::OkStatus();
 }
 
@@ -218,8 +239,9 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
       return Written::kBlockedByBudget;
     }
   } else {
-    absl::StatusOr<kube::ClearResult> result =
-        kube::ClearAdmission(client_, pod, call);
+    const std::optional<Pod> watched = Watched(revoke.pod);
+    absl::StatusOr<kube::ClearResult> result = kube::ClearAdmission(
+        client_, pod, call, watched ? &*watched : nullptr);
     if (!result.ok()) return result.status();
   }
   spdlog::info("revoked pod={}/{} workload={} node={} evicted={} reason=\"{}\"",
@@ -249,8 +271,13 @@ absl::Status DecisionWriter::WriteStatus(const WorkloadStatus& status,
   return absl::OkStatus();
 }
 
-// One Event per member and one on the PodGroup. A finished workload has
-// no pods left to tell, and its PodGroup's phase says it.
+// One Event per change of reason: on each member (the pods someone
+// describes to learn why they wait) and on the PodGroup. Admitted is told
+// once per workload: on its PodGroup, or on its members when it has none
+// (most often a single pod). Nothing relies on these Events after a
+// restart: the pod's own affinity, label and annotation say it was
+// admitted, so one per gang loses nothing. A finished workload has no
+// pods left to tell, and its PodGroup's phase says it.
 void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
   if (status.code == ReasonCode::kFinished || !status.code_changed) return;
   const kube::EventType type =
@@ -263,8 +290,7 @@ void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
                     .action = std::string(ActionOf(status.code)),
                     .note = status.message});
   };
-  // Each admitted member was told with its own admission (WriteAdmit).
-  if (status.code != ReasonCode::kAdmitted) {
+  if (status.code != ReasonCode::kAdmitted || !status.group) {
     for (const PodRef& pod : status.members) {
       record({.namespace_name = pod.pod_namespace,
               .name = pod.pod_name,
@@ -280,45 +306,91 @@ void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
   }
 }
 
-// In order, one at a time: a revocation and a later admission of the same
-// pod reach the API server in the order the loop decided them. Admissions
-// and revocations go before statuses: a burst of PodGroup status writes
-// never delays a gang's start.
-void DecisionWriter::Run(std::stop_token stop) {
+// Order where it matters, many in flight where it does not: the writes of
+// one object go in the order the loop decided them (a revocation, then a
+// later admission of the same pod), and no admission starts while a
+// revocation published before it is still to be written (an eviction
+// lands before its preemptor's admission). A gang's members are
+// independent writes, started together. Admissions and revocations go
+// before statuses: a burst of PodGroup status writes never delays a
+// gang's start.
+DecisionWriter::Next DecisionWriter::FirstReady(
+    PendingList& list, bool order_after_revocations,
+    std::chrono::steady_clock::time_point now,
+    std::chrono::steady_clock::time_point& wake) {
+  absl::flat_hash_set<std::string_view> held;  // objects with earlier writes
+  bool revocation_ahead = false;
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    const bool blocked =
+        it->in_flight || held.contains(it->object) ||
+        (order_after_revocations && !it->revoke && revocation_ahead);
+    if (!blocked && it->not_before <= now) return {&list, it};
+    if (!blocked) wake = std::min(wake, it->not_before);
+    held.insert(it->object);
+    revocation_ahead |= it->revoke;
+  }
+  return {};
+}
+
+DecisionWriter::Next DecisionWriter::TakeNext(
+    std::chrono::steady_clock::time_point now,
+    std::chrono::steady_clock::time_point& wake) {
+  Next next = FirstReady(queue_, /*order_after_revocations=*/true, now, wake);
+  if (next.list == nullptr) {
+    next = FirstReady(statuses_, /*order_after_revocations=*/false, now, wake);
+  }
+  if (next.list != nullptr) next.it->in_flight = true;
+  return next;
+}
+
+void DecisionWriter::Settle(Next next, const absl::StatusOr<Written>& written) {
+  Pending& pending = *next.it;
+  pending.in_flight = false;
+  if (written.ok()) {
+    ++(*written == Written::kDone ? counts_.written : counts_.blocked);
+    next.list->erase(next.it);
+    return;
+  }
+  const bool transient = IsTransient(written.status());
+  if (++pending.attempts < (transient ? options_.max_transient_attempts
+                                      : options_.max_attempts)) {
+    ++counts_.retried;
+    const std::chrono::milliseconds wait =
+        transient ? TransientWait(options_, pending.attempts)
+                  : options_.retry_after;
+    spdlog::warn("decision write failed, retrying in {} ms: {}", wait.count(),
+                 Message(written.status()));
+    pending.not_before = std::chrono::steady_clock::now() + wait;
+    return;
+  }
+  ++counts_.failed;
+  spdlog::error("decision write failed {} times, giving up: {}",
+                pending.attempts, Message(written.status()));
+  next.list->erase(next.it);
+}
+
+void DecisionWriter::Work(std::stop_token stop) {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
-    if (queue_.empty() && statuses_.empty()) {
-      cv_.wait(lock, stop,
-               [&] { return !queue_.empty() || !statuses_.empty(); });
+    Clock::time_point wake = Clock::time_point::max();
+    Next next = TakeNext(Clock::now(), wake);
+    if (next.list == nullptr) {
+      const uint64_t seen = changes_;
+      auto changed = [&] { return changes_ != seen; };
+      if (wake == Clock::time_point::max()) {
+        cv_.wait(lock, stop, changed);
+      } else {
+        cv_.wait_until(lock, stop, wake, changed);
+      }
       continue;
     }
-    std::deque<Pending>& from = queue_.empty() ? statuses_ : queue_;
-    Pending next = std::move(from.front());
-    from.pop_front();
-    if (next.not_before > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, stop, next.not_before, [] { return false; });
-    }
     lock.unlock();
-    absl::StatusOr<Written> written = Write(next.decision);
+    absl::StatusOr<Written> written = Write(next.it->decision);
     lock.lock();
-    if (written.ok()) {
-      ++(*written == Written::kDone ? counts_.written : counts_.blocked);
-    } else if (const bool transient = IsTransient(written.status());
-               ++next.attempts < (transient ? options_.max_transient_attempts
-                                            : options_.max_attempts)) {
-      ++counts_.retried;
-      const std::chrono::milliseconds wait =
-          transient ? TransientWait(options_, next.attempts)
-                    : options_.retry_after;
-      spdlog::warn("decision write failed, retrying in {} ms: {}",
-                   wait.count(), Message(written.status()));
-      next.not_before = std::chrono::steady_clock::now() + wait;
-      from.push_front(std::move(next));
-    } else {
-      ++counts_.failed;
-      spdlog::error("decision write failed {} times, giving up: {}",
-                    next.attempts, Message(written.status()));
-    }
+    Settle(next, written);
+    ++changes_;
+    cv_.notify_all();  // a write of the same object, or after it, may start
   }
 }
 

@@ -1,8 +1,10 @@
 // Carries the admission loop's decisions out against the API server, on
-// its own thread, so the loop never waits for the API: admissions lift the
-// gate (or nominate), revocations evict or clear, and a workload's new
-// reason code becomes an Event on each of its pods and its PodGroup, and
-// the PodGroup's status.
+// threads of its own, so the loop never waits for the API: admissions lift
+// the gate (or nominate), revocations evict or clear, and a workload's new
+// reason code becomes Events (on its pods and its PodGroup; Admitted once
+// per workload) and the PodGroup's status. Up to max_in_flight writes run
+// at once; writes of one object, and admissions after a revocation, keep
+// the order the loop decided them in.
 //
 // PodGroup status, per phase of the workload:
 //   waiting   Volcano Pending, condition Unschedulable=True with the code
@@ -18,14 +20,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <list>
+#include <optional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "api/kube/event_recorder.h"
 #include "api/kube/kube_client.h"
+#include "api/kube/watched_pods.h"
 #include "queueing/queue_decision.h"
 
 namespace gpusched {
@@ -48,6 +53,15 @@ struct DecisionWriterOptions {
   // The Events' reportingInstance; empty: this host's name (the pod's name
   // in a cluster), which tells two replicas apart.
   std::string reporting_instance;
+  // Writes in flight at once (at most the client's kept-alive connections
+  // are reused; more open new ones). An admission costs a round trip to
+  // the API server, not CPU: one at a time, the queue drained at about 60
+  // pods/s.
+  int max_in_flight = 16;
+  // The pods the watch holds: an admission patches against its pod there
+  // and reads the pod only after a conflict. Null: every write reads first.
+  // Must outlive the writer.
+  const kube::WatchedPods* watched = nullptr;
   // An eviction a PodDisruptionBudget refused (429) is not retried: the
   // refusal goes back to the admission loop here (on the writer's thread;
   // must not block), whose planner waits or chooses other victims.
@@ -60,7 +74,7 @@ class DecisionWriter : public DecisionSink {
   ~DecisionWriter() override;  // Stop()
 
   void Publish(std::vector<QueueDecision> decisions) override;
-  // Joins the writer thread; decisions not yet written are dropped (a
+  // Joins the writer threads; decisions not yet written are dropped (a
   // restarted gpusched rebuilds from the API objects). Idempotent.
   void Stop();
 
@@ -78,11 +92,31 @@ class DecisionWriter : public DecisionSink {
  private:
   struct Pending {
     QueueDecision decision;
+    // The object written: a pod ("namespace/name") or a workload. Writes of
+    // one object are made one at a time, in the order they were published.
+    std::string object;
+    bool revoke = false;
+    bool in_flight = false;
     int attempts = 0;
     std::chrono::steady_clock::time_point not_before;
   };
-  void Run(std::stop_token stop);
+  using PendingList = std::list<Pending>;
+  struct Next {
+    PendingList* list = nullptr;
+    PendingList::iterator it;
+  };
+  void Work(std::stop_token stop);
+  // The first write that may start now, under mu_; else sets `wake` to the
+  // earliest time a held-back write becomes due (or leaves it).
+  Next TakeNext(std::chrono::steady_clock::time_point now,
+                std::chrono::steady_clock::time_point& wake);
+  Next FirstReady(PendingList& list, bool order_after_revocations,
+                  std::chrono::steady_clock::time_point now,
+                  std::chrono::steady_clock::time_point& wake);
   enum class Written { kDone, kBlockedByBudget };
+  // Counts the outcome; a failure is held back for another attempt or
+  // given up. Under mu_.
+  void Settle(Next next, const absl::StatusOr<Written>& written);
   // kDone when the decision took effect or no longer applies.
   absl::StatusOr<Written> Write(const QueueDecision& decision);
   absl::Status WriteAdmit(const AdmitMember& admit,
@@ -92,6 +126,7 @@ class DecisionWriter : public DecisionSink {
   absl::Status WriteStatus(const WorkloadStatus& status,
                            const kube::CallOptions& call);
   void RecordEvents(const WorkloadStatus& status);
+  std::optional<Pod> Watched(const PodRef& pod) const;
 
   kube::KubeClient& client_;
   const DecisionWriterOptions options_;
@@ -100,10 +135,11 @@ class DecisionWriter : public DecisionSink {
   kube::EventRecorder events_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<Pending> queue_;     // admissions, revocations; guarded by mu_
-  std::deque<Pending> statuses_;  // WorkloadStatus; guarded by mu_
-  Counts counts_;              // guarded by mu_
-  std::jthread thread_;
+  PendingList queue_;     // admissions, revocations; guarded by mu_
+  PendingList statuses_;  // WorkloadStatus; guarded by mu_
+  Counts counts_;         // guarded by mu_
+  uint64_t changes_ = 0;  // a publish or a finished write; guarded by mu_
+  std::vector<std::jthread> workers_;
 };
 
 }  // namespace gpusched

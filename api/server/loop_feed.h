@@ -13,21 +13,28 @@
 
 #include "api/kube/cluster_sync.h"
 #include "api/kube/podgroup_sync.h"
+#include "api/kube/watched_pods.h"
 #include "queueing/admission_loop.h"
 
 namespace gpusched {
 
 class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
  public:
-  explicit LoopFeed(AdmissionLoop& loop) : loop_(loop) {}
+  // `watched`, when given, is kept in step with the pod watch for the
+  // decision writer (kube/watched_pods.h); it must outlive the feed.
+  explicit LoopFeed(AdmissionLoop& loop, kube::WatchedPods* watched = nullptr)
+      : loop_(loop), watched_(watched) {}
 
   void OnPodsListed(const std::vector<Pod>& pods) override {
+    if (watched_ != nullptr) watched_->Listed(pods);
     loop_.PodsListed(pods);
   }
   void OnPod(std::string_view type, const Pod& pod) override {
     if (type == "DELETED") {
+      if (watched_ != nullptr) watched_->Deleted(pod);
       loop_.PodDeleted(pod);
     } else {
+      if (watched_ != nullptr) watched_->Upserted(pod);
       loop_.PodUpserted(pod);
     }
   }
@@ -78,6 +85,7 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
   }
 
   AdmissionLoop& loop_;
+  kube::WatchedPods* const watched_;
   std::mutex mu_;
   std::array<std::set<std::string>, 2> groups_;  // keys passed on, per API
 };

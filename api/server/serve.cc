@@ -189,7 +189,9 @@ absl::Status ServeApp::Run(const ServeConfig& config) {
   absl::StatusOr<ServiceOptions> options = ServiceOptionsFrom(config);
   if (!options.ok()) return options.status();
   options->gate = gate_.get();
-  if (gate_ != nullptr) feed_ = std::make_unique<LoopFeed>(*gate_);
+  if (gate_ != nullptr) {
+    feed_ = std::make_unique<LoopFeed>(*gate_, &watched_pods_);
+  }
   if (IsLive(config)) {
     if (absl::Status s = ConnectLive(config, *options); !s.ok()) return s;
     if (absl::Status s = StartWebhook(config); !s.ok()) return s;
@@ -257,6 +259,7 @@ void ServeApp::StartGate(const ServeConfig& config) {
     writer_ = std::make_unique<DecisionWriter>(
         live_->client(),
         DecisionWriterOptions{.reporting_instance = config.leader_identity,
+                              .watched = &watched_pods_,
                               .on_eviction_blocked =
                                   [gate](EvictionRefusal refusal) {
                                     gate->EvictionBlocked(std::move(refusal));

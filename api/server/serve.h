@@ -70,6 +70,8 @@ class ServeApp {
   // Declared after service_ and live_: stops before the service goes and
   // after the watches that feed it (Shutdown).
   std::unique_ptr<AdmissionLoop> gate_;
+  // The pods waiting for a node, for writer_ (fed by feed_).
+  kube::WatchedPods watched_pods_;
   // The loop's decisions to the API server (live mode).
   std::unique_ptr<DecisionWriter> writer_;
   std::unique_ptr<LoopFeed> feed_;  // the watches -> gate_

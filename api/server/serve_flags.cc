@@ -64,7 +64,9 @@ const ServeFlag kServeFlags[] = {
      "(default: this host's name)"},
     {"podgroup-api-poll-ms", &ServeConfig::podgroup_api_poll_ms,
      "live mode: ask again this often for a PodGroup API (Volcano, "
-     "coscheduling) whose CRD is not installed (30000)"},
+     "coscheduling) whose CRD is not installed, when its CRD may "
+     "not be watched (else it is listed once the CRD is "
+     "established), and for one that may not be listed (30000)"},
 };
 
 const ServeFlag kLoggingFlags[] = {

@@ -28,7 +28,7 @@ struct ServeConfig {
   // KubeBindSink); below kube-scheduler's extender httpTimeout.
   int bind_deadline_ms = 3000;
   // Live mode: how often a PodGroup API whose CRD is not installed is
-  // asked for again.
+  // asked for again while the CRD cannot be watched (PodGroupSyncOptions).
   int podgroup_api_poll_ms = 30000;
   // ServiceOptions::filter_keep_best: 0 answers every fitting node.
   int filter_keep_best = 0;

@@ -86,7 +86,7 @@ struct LoadResult {
 // connection could be made; request errors are counted, not fatal.
 absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options, Script& script);
 
-// Blocking single request (setup and health checks).
+// One request through http::Client, its status (setup and health checks).
 absl::StatusOr<int> HttpStatusOf(const std::string& host, uint16_t port,
                                  std::string_view method,
                                  std::string_view target);

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "api/http/client.h"
@@ -49,6 +51,13 @@ class TlsTest : public ::testing::Test {
     auto client = Client::Connect(host, port, std::move(options));
     if (!client.ok()) return client.status();
     return (*client)->Send("GET", "/", "");
+  }
+
+  static std::string Pem(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
   }
 
   static TestPki* pki_;
@@ -127,6 +136,43 @@ TEST_F(TlsTest, KeepAliveWorksOverTls) {
   auto second = (*client)->Send("GET", "/", "");
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ(first->body, second->body);
+}
+
+TEST_F(TlsTest, ClientTakesItsCaAndCertificateAsPemText) {
+  auto server = StartOrFail(MutualTlsOptions(), Constant("secret"));
+  ASSERT_NE(server, nullptr);
+  auto response = Get(server->port(), {.tls = true,
+                                       .ca_pem = Pem(pki_->ca_cert),
+                                       .cert_pem = Pem(pki_->client_cert),
+                                       .key_pem = Pem(pki_->client_key)});
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->body, "secret");
+}
+
+TEST_F(TlsTest, ClientVerifiesTheServerNameAgainstTheCertificate) {
+  auto server = StartOrFail(HttpsOptions(), Constant("secret"));
+  ASSERT_NE(server, nullptr);
+  ClientOptions options = TrustingClient();
+  options.server_name = "api.elsewhere.example";  // not in the SANs
+  auto response = Get(server->port(), options);
+  ASSERT_FALSE(response.ok());
+  EXPECT_THAT(std::string(response.status().message()),
+              HasSubstr("TLS handshake"));
+}
+
+TEST_F(TlsTest, ClientCaFileAndPemTogetherAreAnError) {
+  ClientOptions options = TrustingClient();
+  options.ca_pem = Pem(pki_->ca_cert);
+  EXPECT_FALSE(Client::Create("127.0.0.1", 443, options).ok());
+}
+
+TEST_F(TlsTest, ClientKeyNotMatchingItsCertificateIsAnErrorAtCreate) {
+  ClientOptions options = TrustingClient();
+  options.cert_pem = Pem(pki_->client_cert);
+  options.key_pem = Pem(pki_->stranger_key);
+  auto client = Client::Create("127.0.0.1", 443, options);
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(std::string(client.status().message()), HasSubstr("client key"));
 }
 
 TEST_F(TlsTest, MissingCertificateFileIsAnErrorNamingIt) {

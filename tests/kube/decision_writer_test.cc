@@ -1,14 +1,19 @@
-// DecisionWriter carries a workload's reason code out: an Event on each
-// member pod and on its PodGroup, and the PodGroup's status, for both
-// PodGroup flavors, against the fake API server.
+// DecisionWriter carries the loop's decisions out against the fake API
+// server: admissions and revocations (many in flight, in the loop's order
+// where order matters), and a workload's reason code as Events and as its
+// PodGroup's status, for both PodGroup flavors.
 #include "api/server/decision_writer.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <vector>
 
+#include "api/codec/k8s_json.h"
+#include "simdjson.h"
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/test_util.h"
 
@@ -17,6 +22,7 @@ namespace {
 
 using kube::testing::CoschedulingPodGroup;
 using kube::testing::FakeApiServer;
+using kube::testing::Gated;
 using kube::testing::GpuPod;
 using kube::testing::Json;
 using kube::testing::VolcanoPodGroup;
@@ -39,6 +45,14 @@ WorkloadStatus RingStatus(PodGroup::Flavor flavor, ReasonCode code,
       .min_member = 2,
       .admitted = phase == WorkloadPhase::kWaiting ? 0 : 2,
       .bound = phase == WorkloadPhase::kRunning ? 2 : 0};
+}
+
+// The status of a single pod: no PodGroup to write.
+WorkloadStatus SoloStatus(ReasonCode code, WorkloadPhase phase) {
+  WorkloadStatus status = RingStatus(PodGroup::Flavor::kVolcano, code, phase);
+  status.group.reset();
+  status.members.resize(1);
+  return status;
 }
 
 class DecisionWriterTest : public ::testing::Test {
@@ -142,22 +156,22 @@ TEST_F(DecisionWriterTest, CoschedulingGroupPhaseAndCountsGoToItsStatus) {
   EXPECT_EQ(EventsAbout("ring")[1]["reason"], "Admitted");
 }
 
-// A member's Admitted Event goes with its admission; the workload's
-// Admitted status tells only its PodGroup, and a phase change with the
-// same code (admitted, then running) tells nobody: a replica that takes
-// over and sees the gang start running does not tell it again.
-TEST_F(DecisionWriterTest, AdmittedIsToldOncePerMemberWithItsAdmission) {
+// Issue G: Admitted is told once per workload, on its PodGroup: a gang of
+// 64 costs one Event, not 64. A member's admission writes no Event of its
+// own, and a phase change with the same code (admitted, then running)
+// tells nobody: a replica that takes over and sees the gang start running
+// does not tell it again.
+TEST_F(DecisionWriterTest, AdmittedIsToldOncePerWorkloadOnItsPodGroup) {
   server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
   server_.AddPod(GpuPod("team-a/ring-0", 8, ""));
-  writer_->Publish({AdmitMember{.pod = {"team-a", "ring-0", "uid-team-a-ring-0"},
-                                .node = "n1",
-                                .workload = "team-a/ring",
-                                .reason = "admitted on node n1"}});
-  ASSERT_TRUE(Written(1));
-  ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring-0").size() == 1; }));
-  EXPECT_EQ(EventsAbout("ring-0")[0]["reason"], "Admitted");
-  EXPECT_EQ(EventsAbout("ring-0")[0]["note"], "admitted on node n1");
-
+  server_.AddPod(GpuPod("team-a/ring-1", 8, ""));
+  for (const char* pod : {"ring-0", "ring-1"}) {
+    writer_->Publish(
+        {AdmitMember{.pod = {"team-a", pod, std::string("uid-team-a-") + pod},
+                     .node = "n1",
+                     .workload = "team-a/ring",
+                     .reason = "admitted on node n1"}});
+  }
   writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
                                WorkloadPhase::kAdmitted)});
   WorkloadStatus running = RingStatus(PodGroup::Flavor::kVolcano,
@@ -165,23 +179,27 @@ TEST_F(DecisionWriterTest, AdmittedIsToldOncePerMemberWithItsAdmission) {
                                       WorkloadPhase::kRunning);
   running.code_changed = false;
   writer_->Publish({running});
-  ASSERT_TRUE(Written(3));
+  ASSERT_TRUE(Written(4));
   ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring").size() == 1; }));
   writer_->Stop();
-  EXPECT_EQ(EventsAbout("ring-0").size(), 1u);
-  EXPECT_TRUE(EventsAbout("ring-1").empty());
-  EXPECT_EQ(EventsAbout("ring").size(), 1u);
+  EXPECT_EQ(EventsAbout("ring")[0]["reason"], "Admitted");
+  EXPECT_EQ(server_.Events().size(), 1u);  // none on the members
   EXPECT_EQ(server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"]["phase"],
             "Running");
 }
 
+// A workload without a PodGroup (most often a single pod) is told on its
+// pod: it has no other object a user could look at.
+TEST_F(DecisionWriterTest, AdmittedWithoutAPodGroupIsToldOnItsPod) {
+  writer_->Publish({SoloStatus(ReasonCode::kAdmitted, WorkloadPhase::kAdmitted)});
+  ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 1; }));
+  EXPECT_EQ(EventsAbout("ring-0").size(), 1u);
+  EXPECT_EQ(EventsAbout("ring-0")[0]["reason"], "Admitted");
+  EXPECT_EQ(EventsAbout("ring-0")[0]["regarding"]["kind"], "Pod");
+}
+
 TEST_F(DecisionWriterTest, PreemptedIsAWarningAndASinglePodHasNoGroupToWrite) {
-  WorkloadStatus status = RingStatus(PodGroup::Flavor::kVolcano,
-                                     ReasonCode::kPreempted,
-                                     WorkloadPhase::kWaiting);
-  status.group.reset();
-  status.members.resize(1);
-  writer_->Publish({status});
+  writer_->Publish({SoloStatus(ReasonCode::kPreempted, WorkloadPhase::kWaiting)});
   ASSERT_TRUE(Written(1));
   ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 1; }));
   EXPECT_EQ(server_.Events()[0]["type"], "Warning");
@@ -282,6 +300,111 @@ TEST_F(DecisionWriterTest, BudgetRefusalGoesBackToTheLoopAndIsNotRetried) {
   EXPECT_NE(refusals[0].message.find("serving-pdb needs 1 healthy pods"),
             std::string::npos)
       << refusals[0].message;
+}
+
+AdmitMember Admit(const std::string& pod, const std::string& node) {
+  return AdmitMember{.pod = {"team-a", pod, "uid-team-a-" + pod},
+                     .node = node,
+                     .workload = "team-a/" + pod,
+                     .reason = "admitted on node " + node};
+}
+
+// How many pod writes the server held at once, at most.
+int MostWritesAtOnce(const std::vector<std::string>& log) {
+  int now = 0;
+  int most = 0;
+  for (const std::string& entry : log) {
+    now += entry.starts_with("begin ") ? 1 : -1;
+    most = std::max(most, now);
+  }
+  return most;
+}
+
+// The position of `entry` in the log, or -1.
+int PositionOf(const std::vector<std::string>& log, const std::string& entry) {
+  auto it = std::find(log.begin(), log.end(), entry);
+  return it == log.end() ? -1 : static_cast<int>(it - log.begin());
+}
+
+// Issue G: an admission costs a round trip, not CPU; written one at a time
+// a burst of queued pods drained at about 60 pods/s. Independent pods'
+// admissions are now in flight together.
+TEST_F(DecisionWriterTest, AdmissionsOfDifferentPodsAreInFlightTogether) {
+  std::vector<QueueDecision> admissions;
+  for (int i = 0; i < 12; ++i) {
+    const std::string pod = "p" + std::to_string(i);
+    server_.AddPod(GpuPod("team-a/" + pod, 1, ""));
+    admissions.push_back(Admit(pod, "n1"));
+  }
+  server_.SetPodWriteDelay(std::chrono::milliseconds(100));
+  writer_->Publish(std::move(admissions));
+  ASSERT_TRUE(Written(12));
+  EXPECT_GE(MostWritesAtOnce(server_.PodWriteLog()), 8);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(server_.Pod("team-a/p" + std::to_string(i))["metadata"]
+                         ["annotations"]["gpusched.io/assigned-node"],
+              "n1");
+  }
+}
+
+// Writes of one pod keep the loop's order: its admission taken back, then
+// given again on another node, reach the server one after the other.
+TEST_F(DecisionWriterTest, WritesOfOnePodKeepTheirOrder) {
+  server_.AddPod(GpuPod("team-a/p", 1, ""));
+  server_.SetPodWriteDelay(std::chrono::milliseconds(50));
+  writer_->Publish({Admit("p", "n1"),
+                    RevokeMember{.pod = {"team-a", "p", "uid-team-a-p"},
+                                 .node = "n1",
+                                 .workload = "team-a/p",
+                                 .evict = false,
+                                 .reason = "taken back"},
+                    Admit("p", "n2")});
+  ASSERT_TRUE(Written(3));
+  EXPECT_EQ(MostWritesAtOnce(server_.PodWriteLog()), 1);
+  EXPECT_EQ(server_.Pod("team-a/p")["metadata"]["annotations"]
+                       ["gpusched.io/assigned-node"],
+            "n2");
+}
+
+// An eviction lands before the admission of its preemptor starts, whatever
+// pod that is: the preemptor needs the GPUs the victim frees.
+TEST_F(DecisionWriterTest, AnEvictionIsWrittenBeforeLaterAdmissionsStart) {
+  server_.AddPod(GpuPod("team-a/victim", 8, "n1"));
+  server_.AddPod(GpuPod("team-a/urgent", 8, ""));
+  server_.AddPod(GpuPod("team-a/other", 1, ""));
+  server_.SetPodWriteDelay(std::chrono::milliseconds(100));
+  writer_->Publish({RevokeMember{.pod = {"team-a", "victim", "uid-team-a-victim"},
+                                 .node = "n1",
+                                 .workload = "team-a/victim",
+                                 .evict = true,
+                                 .reason = "preempted by team-a/urgent"},
+                    Admit("urgent", "n1"), Admit("other", "n2")});
+  ASSERT_TRUE(Written(3));
+  const std::vector<std::string> log = server_.PodWriteLog();
+  const int evicted = PositionOf(log, "end POST eviction team-a/victim");
+  ASSERT_GE(evicted, 0);
+  EXPECT_GT(PositionOf(log, "begin PATCH pod team-a/urgent"), evicted);
+  EXPECT_GT(PositionOf(log, "begin PATCH pod team-a/other"), evicted);
+}
+
+// A write the watch can serve makes no GET: the pod as the watch holds it
+// is patched directly.
+TEST_F(DecisionWriterTest, AdmissionPatchesTheWatchedPodWithoutReadingIt) {
+  server_.AddPod(Gated(GpuPod("team-a/p", 1, ""), {"gpusched.io/admission"}));
+  simdjson::dom::parser parser;
+  absl::StatusOr<Pod> decoded =
+      DecodePod(parser.parse(server_.Pod("team-a/p").dump()).value(), "Pod");
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  kube::WatchedPods watched;
+  watched.Listed({*decoded});
+  DecisionWriter writer(*client_, {.reporting_instance = "gpusched-0",
+                                   .watched = &watched});
+  writer.Publish({Admit("p", "n1")});
+  ASSERT_TRUE(WaitUntil([&] { return writer.counts().written == 1; }));
+  writer.Stop();
+  EXPECT_EQ(server_.Count("GET pod"), 0);
+  EXPECT_EQ(server_.Count("PATCH pod"), 1);
+  EXPECT_FALSE(server_.Pod("team-a/p")["spec"].contains("schedulingGates"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <utility>
 
 #include "tests/kube/fake_apiserver_impl.h"
 
@@ -52,11 +53,34 @@ std::string Line(std::string_view type, const Json& object) {
   return Json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
+// The Kind of a store's objects, for lists and bookmarks.
+std::string KindOf(std::string_view kind) {
+  return kind == "nodes"       ? "Node"
+         : kind == "pods"      ? "Pod"
+         : kind == "podgroups" ? "PodGroup"
+                               : "CustomResourceDefinition";
+}
+
+std::string ApiVersionOf(const Scope& scope) {
+  if (!scope.api_version.empty()) return scope.api_version;
+  return scope.kind == "customresourcedefinitions" ? "apiextensions.k8s.io/v1"
+                                                   : "v1";
+}
+
 }  // namespace
 
 Json Status(int code, std::string_view reason, std::string_view message) {
   return Json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
               {"message", message}, {"reason", reason},   {"code", code}};
+}
+
+bool Scope::Covers(std::string_view event_kind, const Json& object) const {
+  if (event_kind != kind) return false;
+  if (!api_version.empty() && object.value("apiVersion", "") != api_version) {
+    return false;
+  }
+  const Json::json_pointer at("/metadata/name");
+  return name.empty() || (object.contains(at) && object[at] == name);
 }
 
 Reply NotFound(std::string_view resource, std::string_view name) {
@@ -72,11 +96,14 @@ FakeApiServer::Impl::Impl(FakeApiServerOptions options)
 }
 
 Store& FakeApiServer::Impl::StoreOf(std::string_view kind) {
-  return kind == "nodes" ? nodes_ : kind == "pods" ? pods_ : podgroups_;
+  return const_cast<Store&>(std::as_const(*this).StoreOf(kind));
 }
 
 const Store& FakeApiServer::Impl::StoreOf(std::string_view kind) const {
-  return kind == "nodes" ? nodes_ : kind == "pods" ? pods_ : podgroups_;
+  return kind == "nodes"       ? nodes_
+         : kind == "pods"      ? pods_
+         : kind == "podgroups" ? podgroups_
+                               : crds_;
 }
 
 void FakeApiServer::Impl::Put(const std::string& kind, const std::string& key,
@@ -170,16 +197,21 @@ bool FakeApiServer::Impl::Handle(tcp::socket& socket, const Request& request) {
                                ? std::string_view()
                                : target.substr(question + 1));
   Reply reply;
+  std::optional<Scope> collection;
   if (request[bhttp::field::authorization] != "Bearer " + options_.token) {
     std::lock_guard lock(mu_);
     ++counts_["DENIED"];
     reply = {401, Status(401, "Unauthorized", "Unauthorized")};
-  } else if (request.method() == bhttp::verb::get && query.contains("watch") &&
-             (path == "/api/v1/nodes" || path == "/api/v1/pods")) {
-    Watch(socket, path.substr(8), query);
+  } else if (request.method() == bhttp::verb::get &&
+             (collection = CollectionOf(path, query)) &&
+             !collection->refused && query.contains("watch")) {
+    Watch(socket, *collection, query);
     return false;  // the client opens a new connection per watch
   } else if (std::optional<Reply> failing = Failing()) {
     reply = *std::move(failing);
+  } else if (collection) {
+    reply = collection->refused ? *collection->refused
+                                : List(*collection, query);
   } else {
     reply = Route(request, path, query);
   }
@@ -194,12 +226,23 @@ bool FakeApiServer::Impl::Handle(tcp::socket& socket, const Request& request) {
   return !ec && request.keep_alive();
 }
 
-Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
-                                 const Query& query) {
-  if (request.method() == bhttp::verb::get &&
-      (path == "/api/v1/nodes" || path == "/api/v1/pods")) {
-    return List(path.substr(8), query);
+std::optional<Scope> FakeApiServer::Impl::CollectionOf(std::string_view path,
+                                                       const Query& query) {
+  constexpr std::string_view kCrds =
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  constexpr std::string_view kPodGroups = "/podgroups";
+  if (path == "/api/v1/nodes" || path == "/api/v1/pods") {
+    return Scope{.kind = std::string(path.substr(8))};
   }
+  if (path == kCrds) return CrdScope(query);
+  if (path.starts_with("/apis/") && path.ends_with(kPodGroups)) {
+    return PodGroupScope(path.substr(6, path.size() - 6 - kPodGroups.size()));
+  }
+  return std::nullopt;
+}
+
+Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
+                                 const Query& /*query*/) {
   constexpr std::string_view kNamespaces = "/api/v1/namespaces/";
   constexpr std::string_view kEvents = "/apis/events.k8s.io/v1/namespaces/";
   if (path.starts_with(kNamespaces)) {
@@ -229,33 +272,37 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
                       "the server could not find the requested resource")};
 }
 
-Reply FakeApiServer::Impl::List(std::string_view kind, const Query& query) {
+Reply FakeApiServer::Impl::List(const Scope& scope, const Query& query) {
   std::lock_guard lock(mu_);
-  ++counts_["LIST " + std::string(kind)];
-  const auto& store = StoreOf(kind);
+  ++counts_["LIST " + scope.kind];
+  const auto& store = StoreOf(scope.kind);
   size_t limit = query.contains("limit") ? std::stoul(query.at("limit")) : 0;
   auto it = query.contains("continue") ? store.upper_bound(query.at("continue"))
                                        : store.begin();
   Json items = Json::array();
   std::string last;
-  for (; it != store.end() && (limit == 0 || items.size() < limit); ++it) {
+  for (; it != store.end(); ++it) {
+    if (!scope.Covers(scope.kind, it->second)) continue;
+    if (limit != 0 && items.size() == limit) break;
     items.push_back(it->second);
     last = it->first;
   }
   Json metadata = {{"resourceVersion", std::to_string(version_)}};
   if (it != store.end()) metadata["continue"] = last;
-  return {200, Json{{"kind", kind == "nodes" ? "NodeList" : "PodList"},
-                    {"apiVersion", "v1"},
+  return {200, Json{{"kind", KindOf(scope.kind) + "List"},
+                    {"apiVersion", ApiVersionOf(scope)},
                     {"metadata", metadata},
                     {"items", items}}};
 }
 
 // Events of `kind` newer than `sent` as lines; advances `sent`.
 std::vector<std::string> FakeApiServer::Impl::PendingLocked(
-    std::string_view kind, int64_t& sent) const {
+    const Scope& scope, int64_t& sent) const {
   std::vector<std::string> lines;
   for (const Event& event : events_) {
-    if (event.version <= sent || event.kind != kind) continue;
+    if (event.version <= sent || !scope.Covers(event.kind, event.object)) {
+      continue;
+    }
     lines.push_back(Line(event.type, event.object));
     sent = event.version;
   }
@@ -263,7 +310,7 @@ std::vector<std::string> FakeApiServer::Impl::PendingLocked(
 }
 
 // Streams events as chunks until `watch_hold` passes, then a bookmark.
-void FakeApiServer::Impl::Watch(tcp::socket& socket, std::string_view kind,
+void FakeApiServer::Impl::Watch(tcp::socket& socket, const Scope& scope,
                                 const Query& query) {
   bhttp::response<bhttp::empty_body> header{bhttp::status::ok, 11};
   header.set(bhttp::field::content_type, "application/json");
@@ -273,7 +320,7 @@ void FakeApiServer::Impl::Watch(tcp::socket& socket, std::string_view kind,
   bhttp::write_header(socket, serializer, ec);
   const Clock::time_point deadline = Clock::now() + options_.watch_hold;
   std::unique_lock lock(mu_);
-  ++counts_["WATCH " + std::string(kind)];
+  ++counts_["WATCH " + scope.kind];
   int64_t sent = VersionOf(query) < 0 ? version_ : VersionOf(query);
   for (bool done = false; !done && !ec;) {
     std::vector<std::string> lines;
@@ -284,20 +331,26 @@ void FakeApiServer::Impl::Watch(tcp::socket& socket, std::string_view kind,
                               " (" + std::to_string(compacted_) + ")")));
       done = true;
     } else {
-      lines = PendingLocked(kind, sent);
+      lines = PendingLocked(scope, sent);
       done = stopping_ || Clock::now() >= deadline;
       Json bookmark = {
-          {"kind", kind == "nodes" ? "Node" : "Pod"},
-          {"apiVersion", "v1"},
+          {"kind", KindOf(scope.kind)},
+          {"apiVersion", ApiVersionOf(scope)},
           {"metadata", {{"resourceVersion", std::to_string(version_)}}}};
       if (done) lines.push_back(Line("BOOKMARK", bookmark));
     }
+    // A change made while the lines are written must not be slept
+    // through: wait for the version to move on, not for a notification.
+    const int64_t seen = version_;
     lock.unlock();
     for (const std::string& line : lines) {
       asio::write(socket, bhttp::make_chunk(asio::buffer(line)), ec);
     }
     lock.lock();
-    if (!done) changed_.wait_until(lock, deadline);
+    if (!done) {
+      changed_.wait_until(lock, deadline,
+                          [&] { return stopping_ || version_ != seen; });
+    }
   }
   lock.unlock();
   asio::write(socket, bhttp::make_chunk_last(), ec);
@@ -394,6 +447,14 @@ std::vector<Json> FakeApiServer::Events() const { return impl_->Events(); }
 
 void FakeApiServer::SetEventDelay(std::chrono::milliseconds delay) {
   impl_->SetEventDelay(delay);
+}
+
+void FakeApiServer::SetPodWriteDelay(std::chrono::milliseconds delay) {
+  impl_->SetPodWriteDelay(delay);
+}
+
+std::vector<std::string> FakeApiServer::PodWriteLog() const {
+  return impl_->PodWriteLog();
 }
 
 void FakeApiServer::FailNext(int requests, int status) {

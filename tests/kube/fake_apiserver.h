@@ -7,8 +7,10 @@
 // check, and watch bodies that stream (chunked) while the connection stays
 // open, which a whole-response server cannot produce.
 //
-// Also: pods/status, pods/eviction (policy/v1), events.k8s.io/v1 Events and
-// the two PodGroup CRDs (Volcano's and coscheduling's).
+// Also: pods/status, pods/eviction (policy/v1), events.k8s.io/v1 Events,
+// the two PodGroup CRDs (Volcano's and coscheduling's) and
+// CustomResourceDefinitions themselves (list and watch, with the field
+// selector metadata.name=...).
 //
 // Faithful details: every change bumps a global resourceVersion; a watch
 // from a compacted version answers 200 with an ERROR event carrying a 410
@@ -25,7 +27,11 @@
 // period). Events are validated as events.k8s.io/v1 requires and named
 // from generateName. Volcano's PodGroup CRD has no status subresource
 // (.../status is a 404, the main resource takes status); coscheduling's
-// has one.
+// has one. A PodGroup API is listed and watched
+// (/apis/<group>/<version>/podgroups) only while a CRD
+// podgroups.<group> is Established and serves that version, 404 otherwise,
+// as the real server does; a watch open when the CRD goes stays open,
+// silent (GET and PATCH of one PodGroup are served without a CRD).
 #ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_H_
 #define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_H_
 
@@ -89,6 +95,13 @@ class FakeApiServer {
   std::vector<Json> Events() const;
   // Each Event create waits this long before it answers: a slow server.
   void SetEventDelay(std::chrono::milliseconds delay);
+  // Each pod write (PATCH, eviction, binding) waits this long before it is
+  // handled, outside the server's lock: a slow server that takes many
+  // writes at once.
+  void SetPodWriteDelay(std::chrono::milliseconds delay);
+  // Pod writes as they arrived and as they were answered, in order:
+  // "begin PATCH pod team-a/x", "end POST eviction team-a/y", ...
+  std::vector<std::string> PodWriteLog() const;
   // The next `requests` requests other than watches are answered `status`
   // (503: a server going away), each counted as "FAILED".
   void FailNext(int requests, int status = 503);
@@ -98,6 +111,15 @@ class FakeApiServer {
   // The stored PodGroup of API group `api_group` ("scheduling.volcano.sh")
   // and `key` ("namespace/name"), or null.
   Json PodGroup(std::string_view api_group, std::string_view key) const;
+
+  // Adds a CustomResourceDefinition, or replaces the one of that name (an
+  // ADDED or MODIFIED event).
+  void PutCrd(Json crd);
+  // Deletes a CRD (a DELETED event) and, without events, its PodGroups.
+  void DeleteCrd(std::string_view name);
+  // From now on every CRD list and watch is a 403, as for a role without
+  // the rule.
+  void ForbidCrds();
 
  private:
   class Impl;
@@ -115,6 +137,11 @@ Json Gated(Json pod, const std::vector<std::string>& gates);
 // and of coscheduling (scheduling.x-k8s.io/v1alpha1).
 Json VolcanoPodGroup(std::string_view key, int min_member);
 Json CoschedulingPodGroup(std::string_view key, int min_member);
+// The CRD podgroups.<group>, serving `version`, with the condition
+// Established "True" or, when not `established`, no status yet (as just
+// created).
+Json PodGroupCrd(std::string_view group, std::string_view version,
+                 bool established);
 
 }  // namespace gpusched::kube::testing
 

@@ -1,7 +1,8 @@
 // The fake API server's insides, shared by its source files:
 // fake_apiserver.cc (connections, routing, list and watch), fake_pods.cc
-// (pod GET/PATCH, binding, eviction) and fake_resources.cc (Events and
-// PodGroups). Internal to the tests.
+// (pod GET/PATCH, binding, eviction), fake_resources.cc (Events and
+// PodGroups) and fake_crds.cc (CRDs, and which PodGroup APIs they serve).
+// Internal to the tests.
 #ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
 #define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
 
@@ -40,6 +41,17 @@ Json Status(int code, std::string_view reason, std::string_view message);
 // 404 for a named object: `resource "name" not found`.
 Reply NotFound(std::string_view resource, std::string_view name);
 
+// What a list or a watch covers: the objects of a store's kind, narrowed
+// to one API version (the PodGroups of one CRD) or to one name (the field
+// selector metadata.name=...). `refused` answers instead (403, 404).
+struct Scope {
+  std::string kind;  // nodes | pods | podgroups | customresourcedefinitions
+  std::string api_version;
+  std::string name;
+  std::optional<Reply> refused;
+  bool Covers(std::string_view event_kind, const Json& object) const;
+};
+
 // Which part of an object a merge patch may change: the main resource of
 // a kind with a status subresource ignores status, the subresource
 // changes only status, a kind without one takes everything.
@@ -65,7 +77,13 @@ class FakeApiServer::Impl {
   void RaceNextGets(std::string_view key, int gets);
   std::vector<Json> Events() const;
   void SetEventDelay(std::chrono::milliseconds delay);
+  void SetPodWriteDelay(std::chrono::milliseconds delay);
+  std::vector<std::string> PodWriteLog() const;
   void FailNext(int requests, int status);
+  // fake_crds.cc
+  void PutCrd(Json crd);
+  void DeleteCrd(std::string_view name);
+  void ForbidCrds();
 
  private:
   // A Reply for the request when FailNext still holds one back.
@@ -78,16 +96,20 @@ class FakeApiServer::Impl {
   bool Handle(boost::asio::ip::tcp::socket& socket, const Request& request);
   Reply Route(const Request& request, std::string_view path,
               const Query& query);
-  Reply List(std::string_view kind, const Query& query);
-  void Watch(boost::asio::ip::tcp::socket& socket, std::string_view kind,
+  // The collection a GET of `path` lists or watches; nullopt if none.
+  std::optional<Scope> CollectionOf(std::string_view path, const Query& query);
+  Reply List(const Scope& scope, const Query& query);
+  void Watch(boost::asio::ip::tcp::socket& socket, const Scope& scope,
              const Query& query);
-  std::vector<std::string> PendingLocked(std::string_view kind,
+  std::vector<std::string> PendingLocked(const Scope& scope,
                                          int64_t& sent) const;
   void Shutdown();
 
   // fake_pods.cc
   Reply PodCall(const Request& request, std::string_view key,
                 std::string_view subresource);
+  Reply AnswerPodCall(const Request& request, std::string_view key,
+                      std::string_view subresource);
   Reply PatchPod(const Request& request, Json& pod, bool status);
   Reply Bind(const Request& request, Json& pod);
   Reply Evict(const Request& request, std::string_view key);
@@ -102,6 +124,12 @@ class FakeApiServer::Impl {
   Reply PodGroupCall(const Request& request, std::string_view api,
                      std::string_view rest);
 
+  // fake_crds.cc: the scope of a CRD list (403 while forbidden), and of a
+  // PodGroup API's list (404 unless its CRD is Established and serves the
+  // version; `api` is "group/version").
+  Scope CrdScope(const Query& query);
+  Scope PodGroupScope(std::string_view api);
+
   const FakeApiServerOptions options_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -109,7 +137,7 @@ class FakeApiServer::Impl {
 
   struct Event {
     int64_t version;
-    std::string kind;  // "nodes" | "pods" | "podgroups"
+    std::string kind;  // a Scope's kind
     std::string type;
     Json object;
   };
@@ -118,10 +146,14 @@ class FakeApiServer::Impl {
   std::condition_variable changed_;
   Store nodes_, pods_;
   Store podgroups_;  // "group/namespace/name"
+  Store crds_;       // by name
+  bool crds_forbidden_ = false;
   std::vector<Json> created_events_;
   Store eviction_blocks_;                         // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left
   std::chrono::milliseconds event_delay_{0};
+  std::chrono::milliseconds pod_write_delay_{0};
+  std::vector<std::string> pod_write_log_;
   int fail_next_ = 0;
   int fail_status_ = 503;
   int64_t version_ = 1;

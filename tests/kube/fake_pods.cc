@@ -3,7 +3,9 @@
 // the pod update rules gpusched's admission relies on.
 #include <algorithm>
 #include <string>
+#include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "tests/kube/fake_apiserver_impl.h"
 
 namespace gpusched::kube::testing {
@@ -113,8 +115,44 @@ Reply BudgetRefusal(const std::string& budget) {
 
 }  // namespace
 
+// A pod write is logged as it arrives and as it is answered, and waits
+// pod_write_delay_ in between without the lock, so that writes overlap as
+// they do on a real server.
 Reply FakeApiServer::Impl::PodCall(const Request& request, std::string_view key,
                                    std::string_view subresource) {
+  if (request.method() == bhttp::verb::get) {
+    return AnswerPodCall(request, key, subresource);
+  }
+  const std::string write =
+      absl::StrCat(std::string(request.method_string()), " ",
+                   subresource.empty() ? "pod" : std::string(subresource), " ",
+                   std::string(key));
+  std::chrono::milliseconds delay;
+  {
+    std::lock_guard lock(mu_);
+    pod_write_log_.push_back("begin " + write);
+    delay = pod_write_delay_;
+  }
+  if (delay.count() > 0) std::this_thread::sleep_for(delay);
+  Reply reply = AnswerPodCall(request, key, subresource);
+  std::lock_guard lock(mu_);
+  pod_write_log_.push_back("end " + write);
+  return reply;
+}
+
+void FakeApiServer::Impl::SetPodWriteDelay(std::chrono::milliseconds delay) {
+  std::lock_guard lock(mu_);
+  pod_write_delay_ = delay;
+}
+
+std::vector<std::string> FakeApiServer::Impl::PodWriteLog() const {
+  std::lock_guard lock(mu_);
+  return pod_write_log_;
+}
+
+Reply FakeApiServer::Impl::AnswerPodCall(const Request& request,
+                                         std::string_view key,
+                                         std::string_view subresource) {
   const bool get = request.method() == bhttp::verb::get && subresource.empty();
   const bool patch = request.method() == bhttp::verb::patch &&
                      (subresource.empty() || subresource == "status");

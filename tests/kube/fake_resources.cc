@@ -10,17 +10,17 @@ namespace {
 
 // The PodGroup CRDs served: API group and version, and whether the CRD
 // declares a status subresource.
-struct PodGroupCrd {
+struct PodGroupApi {
   std::string_view api;
   bool status_subresource;
 };
-constexpr PodGroupCrd kCrds[] = {
+constexpr PodGroupApi kCrds[] = {
     {"scheduling.volcano.sh/v1beta1", false},
     {"scheduling.x-k8s.io/v1alpha1", true},
 };
 
-const PodGroupCrd* FindCrd(std::string_view api) {
-  for (const PodGroupCrd& known : kCrds) {
+const PodGroupApi* FindCrd(std::string_view api) {
+  for (const PodGroupApi& known : kCrds) {
     if (known.api == api) return &known;
   }
   return nullptr;
@@ -132,7 +132,7 @@ void FakeApiServer::Impl::SetEventDelay(std::chrono::milliseconds delay) {
 Reply FakeApiServer::Impl::PodGroupCall(const Request& request,
                                         std::string_view api,
                                         std::string_view rest) {
-  const PodGroupCrd* crd = FindCrd(api);
+  const PodGroupApi* crd = FindCrd(api);
   const size_t at = rest.find("/podgroups/");
   std::string_view name = rest.substr(at + 11);
   const bool status = name.ends_with("/status");

@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include "api/codec/k8s_json.h"
+#include "simdjson.h"
 #include "tests/kube/fake_apiserver.h"
 
 namespace gpusched::kube::testing {
@@ -26,6 +28,22 @@ class PodAdmissionTest : public ::testing::Test {
         *client_, {.namespace_name = "team-a", .name = std::string(name),
                    .uid = uid},
         node);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : AdmitResult{AdmitOutcome::kPodGone, ""};
+  }
+  // The stored pod as the pod watch decodes it.
+  Pod Watched(std::string_view key) {
+    simdjson::dom::parser parser;
+    absl::StatusOr<Pod> pod =
+        DecodePod(parser.parse(server_.Pod(key).dump()).value(), "Pod");
+    EXPECT_TRUE(pod.ok()) << pod.status();
+    return pod.ok() ? *pod : Pod{};
+  }
+  AdmitResult AdmitWatched(const Pod& watched, std::string_view node) {
+    absl::StatusOr<AdmitResult> result = AdmitPod(
+        *client_, {.namespace_name = "team-a", .name = watched.meta.name,
+                   .uid = watched.meta.uid},
+        node, {}, &watched);
     EXPECT_TRUE(result.ok()) << result.status();
     return result.ok() ? *result : AdmitResult{AdmitOutcome::kPodGone, ""};
   }
@@ -93,6 +111,73 @@ TEST_F(PodAdmissionTest, OnlyOurGateIsLifted) {
   EXPECT_EQ(server_.Pod("team-a/ring-2")["spec"]["schedulingGates"],
             Json({{{"name", "example.com/quota"}},
                   {{"name", "example.com/data"}}}));
+}
+
+// Issue G: the watch already holds the pod, so an admission is one PATCH
+// with no GET before it, and the patch it sends keeps every other gate and
+// every term exactly as a patch made against a freshly read pod does.
+TEST_F(PodAdmissionTest, WatchedPodIsAdmittedWithoutAReadAndKeepsItsTerms) {
+  const Json zone = {{"key", "topology.kubernetes.io/zone"},
+                     {"operator", "In"},
+                     {"values", {"a", "b"}}};
+  const Json gpu = {{"key", "nvidia.com/gpu.product"}, {"operator", "Exists"}};
+  const Json not_n9 = {
+      {"key", "metadata.name"}, {"operator", "NotIn"}, {"values", {"n9"}}};
+  Json pod = Gated(GpuPod("team-a/ring-5", 4),
+                   {"example.com/quota", kOurGate, "example.com/data"});
+  pod["spec"]["affinity"] = {
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           {{{"matchExpressions", {zone}}},
+            {{"matchExpressions", {gpu}}, {"matchFields", {not_n9}}}}}}}}}};
+  server_.AddPod(pod);
+  pod["metadata"]["name"] = "ring-6";
+  server_.AddPod(pod);
+  ASSERT_EQ(Admit("ring-5", "dgx-3").outcome, AdmitOutcome::kUngated);
+  ASSERT_EQ(server_.Count("GET pod"), 1);
+
+  ASSERT_EQ(AdmitWatched(Watched("team-a/ring-6"), "dgx-3").outcome,
+            AdmitOutcome::kUngated);
+  EXPECT_EQ(server_.Count("GET pod"), 1);  // none for the watched pod
+  EXPECT_EQ(server_.Count("PATCH pod"), 2);
+  Json read = server_.Pod("team-a/ring-5");
+  Json watched = server_.Pod("team-a/ring-6");
+  EXPECT_EQ(watched["spec"]["affinity"], read["spec"]["affinity"]);
+  EXPECT_EQ(watched["spec"]["schedulingGates"], read["spec"]["schedulingGates"]);
+  EXPECT_EQ(watched["metadata"]["labels"], read["metadata"]["labels"]);
+  EXPECT_EQ(watched["metadata"]["annotations"], read["metadata"]["annotations"]);
+}
+
+// A watch that is behind holds an older resourceVersion: the patch made
+// against it loses with a 409, and the pod is read and written again.
+TEST_F(PodAdmissionTest, StaleWatchedPodCostsOneConflictAndARead) {
+  server_.AddPod(Gated(GpuPod("team-a/ring-7", 1), {kOurGate}));
+  const Pod stale = Watched("team-a/ring-7");
+  server_.UpdatePod("team-a/ring-7", [](Json& pod) {
+    pod["metadata"]["labels"]["team"] = "a";
+  });
+  ASSERT_EQ(AdmitWatched(stale, "dgx-3").outcome, AdmitOutcome::kUngated);
+  EXPECT_EQ(server_.Count("GET pod"), 1);
+  EXPECT_EQ(server_.Count("PATCH pod"), 2);
+  Json pod = server_.Pod("team-a/ring-7");
+  EXPECT_EQ(pod["metadata"]["labels"]["team"], "a");  // the newer write kept
+  EXPECT_FALSE(pod["spec"].contains("schedulingGates"));
+}
+
+// An admission of a pod that was since recreated under the same name is
+// not written against the watched newer pod: the pod is read, and the
+// admission finds its pod gone.
+TEST_F(PodAdmissionTest, WatchedPodOfAnotherUidIsNotWrittenAgainst) {
+  server_.AddPod(Gated(GpuPod("team-a/ring-8", 1), {kOurGate}));
+  const Pod newer = Watched("team-a/ring-8");
+  absl::StatusOr<AdmitResult> result = AdmitPod(
+      *client_,
+      {.namespace_name = "team-a", .name = "ring-8", .uid = "uid-of-an-older-pod"},
+      "dgx-3", {}, &newer);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->outcome, AdmitOutcome::kPodGone);
+  EXPECT_EQ(server_.Count("PATCH pod"), 0);
 }
 
 TEST_F(PodAdmissionTest, LostRaceIsRetriedWithAFreshRead) {

@@ -46,11 +46,10 @@ type admissionMonitor struct {
 	// extra runs with each check and returns problems of its own.
 	extra func() []string
 
-	pods     cache.GenericLister
-	factory  informers.SharedInformerFactory
-	stopOnce sync.Once
-	stopCh   chan struct{}
-	done     chan struct{}
+	pods        cache.GenericLister
+	factory     informers.SharedInformerFactory
+	factoryStop chan struct{}
+	poller      *cluster.Poller
 
 	mu          sync.Mutex
 	problems    []string
@@ -75,40 +74,22 @@ func startAdmissionMonitor(ctx context.Context, client kubernetes.Interface, nod
 	quotas map[string]int64, partlyLimit, orderSlack time.Duration, extra func() []string) *admissionMonitor {
 	m := &admissionMonitor{quotas: quotas, partlyLimit: partlyLimit, orderSlack: orderSlack, earlySlack: gangWriteSlack,
 		nodes: nodes, extra: extra,
-		stopCh: make(chan struct{}), done: make(chan struct{}), seen: map[string]bool{},
+		factoryStop: make(chan struct{}), seen: map[string]bool{},
 		admittedAt: map[string]time.Time{}, partlySince: map[string]time.Time{}}
-	m.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(placementNamespace))
+	m.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(cluster.Namespace))
 	informer := m.factory.Core().V1().Pods()
 	m.pods = cache.NewGenericLister(informer.Informer().GetIndexer(), corev1.Resource("pods"))
-	m.factory.Start(m.stopCh)
-	m.factory.WaitForCacheSync(m.stopCh)
-	go m.run(ctx)
+	m.factory.Start(m.factoryStop)
+	m.factory.WaitForCacheSync(m.factoryStop)
+	m.poller = cluster.StartPoller(ctx, 250*time.Millisecond, m.check)
 	return m
-}
-
-func (m *admissionMonitor) run(ctx context.Context) {
-	defer close(m.done)
-	ticker := time.NewTicker(250 * time.Millisecond)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-m.stopCh:
-			return
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			m.check(time.Now())
-		}
-	}
 }
 
 // stop ends the checks (one last one first) and returns every problem
 // seen, each once.
 func (m *admissionMonitor) stop() []string {
-	m.stopOnce.Do(func() {
-		close(m.stopCh)
-		<-m.done
-		m.check(time.Now())
+	m.poller.Stop(func() {
+		close(m.factoryStop)
 		m.factory.Shutdown()
 	})
 	m.mu.Lock()

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"gpusched.io/e2e/suite/benchkit"
+	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
@@ -40,17 +42,18 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	dir := b.TempDir()
 	policyFile := filepath.Join(dir, "policy.yaml")
 	copyFile(b, queuePolicy(b, map[string]int{"team-a": 0}, nil), policyFile)
-	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policyFile, NoKubelet: true})
+	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policyFile,
+		Run: &controlplane.Components{Scheduler: true, Gpusched: true}})
 	ctx := context.Background()
-	client := throughputClient(b, cp)
-	createThroughputNodes(ctx, b, cp, client, s.nodes, 32)
-	tpWaitGpuschedNodes(ctx, b, cp, s.nodes)
-	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
+	client := benchkit.Client(b, cp)
+	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
+	cluster.WaitGpuschedNodes(ctx, b, cp, s.nodes, 2*time.Minute)
+	if err := controlplane.EnsureNamespace(ctx, client, cluster.Namespace); err != nil {
 		b.Fatal(err)
 	}
 	pods := admitBenchPods(s)
-	if err := tpParallel(len(pods), 16, func(i int) error {
-		_, err := client.CoreV1().Pods(placementNamespace).Create(ctx, pods[i], metav1.CreateOptions{})
+	if err := cluster.Parallel(len(pods), 16, func(i int) error {
+		_, err := client.CoreV1().Pods(cluster.Namespace).Create(ctx, pods[i], metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		b.Fatal(err)
@@ -59,7 +62,7 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 	sim := admitSimulate(ctx, b, cp, client, dir, policyFile, pods)
 	report := admitBenchReport{Benchmark: "admissions_live_vs_simulator", Nodes: s.nodes, Pods: len(pods),
 		Singles: s.singles, Gangs: s.gangs, GangSize: admitGangSize, Live: live, Simulator: sim,
-		Conditions: map[string]any{"machine": throughputMachine(),
+		Conditions: map[string]any{"machine": benchkit.Machine(),
 			"live":      "webhook gate on, --filter-keep-best=1 (deploy/'s), no kubelet; quota given by rewriting --policy",
 			"simulator": "gpusched simulate, same Node objects, policy and pods at t=0; rate from the report's wallSeconds"}}
 	if sim.PodsPerSecond > 0 {
@@ -69,7 +72,7 @@ func BenchmarkAdmissionsLiveVsSimulator(b *testing.B) {
 		len(pods), live.FirstToLastAdmittedMs, live.AdmittedPerSecond, live.FirstAdmittedToLastBoundMs,
 		sim.WallMs, sim.PodsPerSecond)
 	if s.out != "" {
-		writeJSONReport(b, s.out, report)
+		benchkit.WriteJSONReport(b, s.out, report)
 	}
 }
 
@@ -82,9 +85,9 @@ type admitBenchSettings struct {
 
 func admitBenchSettingsFromEnv(b *testing.B) admitBenchSettings {
 	s := admitBenchSettings{
-		nodes:   tpEnvInts(b, "E2E_ADMIT_NODES", []int{16})[0],
-		singles: tpEnvInts(b, "E2E_ADMIT_SINGLES", []int{64})[0],
-		gangs:   tpEnvInts(b, "E2E_ADMIT_GANGS", []int{8})[0],
+		nodes:   benchkit.EnvInts(b, "E2E_ADMIT_NODES", []int{16})[0],
+		singles: benchkit.EnvInts(b, "E2E_ADMIT_SINGLES", []int{64})[0],
+		gangs:   benchkit.EnvInts(b, "E2E_ADMIT_GANGS", []int{8})[0],
 		out:     os.Getenv("E2E_ADMIT_OUT"),
 	}
 	if s.singles < 0 || s.gangs < 0 || s.singles+admitGangSize*s.gangs > 8*s.nodes || s.singles+s.gangs == 0 {
@@ -125,12 +128,12 @@ type admitSimArm struct {
 func admitBenchPods(s admitBenchSettings) []*corev1.Pod {
 	var pods []*corev1.Pod
 	for i := range s.singles {
-		pods = append(pods, gpuPod(fmt.Sprintf("single-%03d", i), 1).
+		pods = append(pods, cluster.GpuPod(fmt.Sprintf("single-%03d", i), 1).
 			Label("kueue.x-k8s.io/queue-name", "team-a").Build())
 	}
 	for g := range s.gangs {
 		for m := range admitGangSize {
-			pods = append(pods, gpuPod(fmt.Sprintf("gang-%02d-%d", g, m), 1).
+			pods = append(pods, cluster.GpuPod(fmt.Sprintf("gang-%02d-%d", g, m), 1).
 				Label("kueue.x-k8s.io/queue-name", "team-a").
 				Label("kueue.x-k8s.io/pod-group-name", fmt.Sprintf("gang-%02d", g)).
 				Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(admitGangSize)).Build())
@@ -147,7 +150,7 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	defer cancel()
 	var rv string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+		list, err := client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -163,7 +166,7 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	if err != nil {
 		b.Fatalf("not all %d pods wait gated: %v", n, err)
 	}
-	w, err := client.CoreV1().Pods(placementNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
 	if err != nil {
 		b.Fatal(err)
 	}

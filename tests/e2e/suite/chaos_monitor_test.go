@@ -42,9 +42,7 @@ type chaosMonitor struct {
 	queue  string
 	quota  int64
 
-	stopOnce sync.Once
-	stopCh   chan struct{}
-	done     chan struct{}
+	poller *cluster.Poller
 
 	mu          sync.Mutex
 	faults      []chaosWindow
@@ -73,36 +71,15 @@ const chaosPartlySlack = 15 * time.Second
 func startChaosMonitor(ctx context.Context, client kubernetes.Interface, watch *podLossWatch, nodes []corev1.Node,
 	queue string, quota int64) *chaosMonitor {
 	m := &chaosMonitor{client: client, watch: watch, nodes: nodes, queue: queue, quota: quota,
-		stopCh: make(chan struct{}), done: make(chan struct{}),
 		partlySince: map[string]time.Time{}, listed: map[types.UID]corev1.Pod{}, seen: map[string]bool{}}
-	go m.run(ctx)
+	m.poller = cluster.StartPoller(ctx, 250*time.Millisecond, m.check)
 	return m
-}
-
-func (m *chaosMonitor) run(ctx context.Context) {
-	defer close(m.done)
-	ticker := time.NewTicker(250 * time.Millisecond)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-m.stopCh:
-			return
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			m.check(time.Now())
-		}
-	}
 }
 
 // stop ends the checks (after a last one) and returns every violation
 // seen, each once, in the order found.
 func (m *chaosMonitor) stop() []string {
-	m.stopOnce.Do(func() {
-		close(m.stopCh)
-		<-m.done
-		m.check(time.Now())
-	})
+	m.poller.Stop(nil)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.problems...)
@@ -139,7 +116,7 @@ func (m *chaosMonitor) report(key, format string, args ...any) {
 
 func (m *chaosMonitor) check(now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	list, err := m.client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := m.client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	cancel()
 	losses := m.watch.Losses()
 	m.mu.Lock()

@@ -41,33 +41,33 @@ const (
 // twice, no gang partly bound for long; and in the end every pod has
 // succeeded.
 func TestChaosQueueSurvivesKills(t *testing.T) {
-	seed := chaosSeed(t)
+	seed := cluster.ChaosSeed(t)
 	t.Logf("CHAOS_SEED=%d", seed)
-	plan := newChaosPlan(seed)
+	plan := cluster.NewChaosPlan(seed)
 	t.Logf("plan: %s", plan)
-	policy := queuePolicy(t, map[string]int{chaosQueue: chaosQuota}, nil)
+	policy := queuePolicy(t, map[string]int{cluster.ChaosQueue: cluster.ChaosQuota}, nil)
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy,
 		APIServerArgs: []string{"--etcd-compaction-interval=" + chaosCompaction.String()}})
 	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	createH100Nodes(ctx, t, cp, "chaos-h100", chaosExtraNodes)
-	_, nodes := mustListPodsAndNodes(ctx, t, cp.Client)
-	watch, err := startPodLossWatch(cp.Client, placementNamespace)
+	_, nodes := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
+	watch, err := startPodLossWatch(cp.Client, cluster.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watch.stop()
-	monitor := startChaosMonitor(ctx, cp.Client, watch, nodes, chaosQueue, chaosQuota)
+	monitor := startChaosMonitor(ctx, cp.Client, watch, nodes, cluster.ChaosQueue, cluster.ChaosQuota)
 	defer monitor.stop()
 
 	began := time.Now()
-	creator := startChaosCreator(ctx, cp.Client, plan)
+	creator := cluster.StartChaosCreator(ctx, cp.Client, plan)
 	chaosRunFaults(t, cp, monitor, plan, began)
-	creator.wait(t, 60*time.Second)
+	creator.Wait(t, 60*time.Second)
 	t.Logf("%d pods created in %v; %d while gpusched's webhook was down (ungated); %d creations retried",
-		creator.created.Load(), time.Since(began).Round(time.Millisecond), creator.ungated.Load(), creator.retries.Load())
-	chaosWaitAllSucceeded(t, monitor, len(plan.pods), began)
+		creator.Created.Load(), time.Since(began).Round(time.Millisecond), creator.Ungated.Load(), creator.Retries.Load())
+	chaosWaitAllSucceeded(t, monitor, len(plan.Pods), began)
 	violations := monitor.stop()
 	for _, v := range violations {
 		t.Errorf("violation: %s", v)
@@ -80,42 +80,42 @@ func TestChaosQueueSurvivesKills(t *testing.T) {
 
 // chaosRunFaults injects the plan's faults in order, each at its time (or
 // once the previous one's component is back), logging what was running.
-func chaosRunFaults(t *testing.T, cp *controlplane.ControlPlane, monitor *chaosMonitor, plan *chaosPlan, began time.Time) {
+func chaosRunFaults(t *testing.T, cp *controlplane.ControlPlane, monitor *chaosMonitor, plan *cluster.ChaosPlan, began time.Time) {
 	t.Helper()
-	for _, f := range plan.faults {
-		time.Sleep(time.Until(began.Add(f.at)))
+	for _, f := range plan.Faults {
+		time.Sleep(time.Until(began.Add(f.At)))
 		pods := monitor.latest()
 		at := time.Since(began)
 		took := chaosInject(t, cp, monitor, f)
 		t.Logf("%v: %s killed with %d pods created, %d bound, %d succeeded; down %v, ready again after %v",
-			at.Round(100*time.Millisecond), f.kind, len(pods), countBound(pods), countPhase(pods, corev1.PodSucceeded),
-			f.down.Round(10*time.Millisecond), took.Round(10*time.Millisecond))
+			at.Round(100*time.Millisecond), f.Kind, len(pods), countBound(pods), countPhase(pods, corev1.PodSucceeded),
+			f.Down.Round(10*time.Millisecond), took.Round(10*time.Millisecond))
 	}
 }
 
-// chaosInject kills the fault's component, waits f.down, starts it again
+// chaosInject kills the fault's component, waits f.Down, starts it again
 // and waits until it (and, after etcd, kube-apiserver) is ready. It
 // returns how long the outage lasted.
-func chaosInject(t *testing.T, cp *controlplane.ControlPlane, monitor *chaosMonitor, f chaosFault) time.Duration {
+func chaosInject(t *testing.T, cp *controlplane.ControlPlane, monitor *chaosMonitor, f cluster.ChaosFault) time.Duration {
 	t.Helper()
 	began := time.Now()
-	monitor.faultBegin(f.kind)
+	monitor.faultBegin(f.Kind)
 	defer monitor.faultEnd()
-	switch f.kind {
+	switch f.Kind {
 	case controlplane.Gpusched:
 		cp.KillGpusched()
-		time.Sleep(f.down)
+		time.Sleep(f.Down)
 		cp.StartGpusched()
 	case controlplane.KubeAPIServer:
 		cp.KillAPIServer()
-		time.Sleep(f.down)
+		time.Sleep(f.Down)
 		cp.StartAPIServer()
-	case chaosBindOutage:
+	case cluster.ChaosBindOutage:
 		// Pods gpusched admits while kube-scheduler is down stay unbound;
 		// kube-scheduler comes back first, its binds failing while
 		// gpusched is down, as when deploy/'s pod is replaced.
 		cp.StopScheduler()
-		time.Sleep(f.down)
+		time.Sleep(f.Down)
 		t.Logf("gpusched killed with %d admitted pods waiting for their bind", chaosAdmittedUnbound(t, cp))
 		cp.KillGpusched()
 		cp.StartScheduler()
@@ -125,13 +125,13 @@ func chaosInject(t *testing.T, cp *controlplane.ControlPlane, monitor *chaosMoni
 		// kube-apiserver stays up without etcd (its requests fail) and
 		// reconnects; it is ready again once its etcd check passes.
 		cp.KillEtcd()
-		time.Sleep(f.down)
+		time.Sleep(f.Down)
 		cp.StartEtcd()
 		cp.WaitAPIServerReady()
 	default:
-		t.Fatalf("unknown fault %q", f.kind)
+		t.Fatalf("unknown fault %q", f.Kind)
 	}
-	if f.kind == controlplane.KubeAPIServer || f.kind == controlplane.Etcd {
+	if f.Kind == controlplane.KubeAPIServer || f.Kind == controlplane.Etcd {
 		// Its informer would wait up to 30 s before watching again.
 		cp.RestartKubelet()
 	}

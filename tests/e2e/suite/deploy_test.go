@@ -25,7 +25,7 @@ import (
 // the built kubectl's kustomize, as `kubectl apply -k deploy/` would, and
 // has the real API server validate every object (server-side dry run).
 func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{NoScheduler: true, NoGpusched: true, NoKubelet: true})
+	cp := controlplane.Start(t, controlplane.Options{Run: &controlplane.Components{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rendered, err := cp.Kubectl(ctx, "kustomize", filepath.Join(cp.Repo, "deploy"))
@@ -145,6 +145,9 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
+		"apiextensions.k8s.io/customresourcedefinitions": {
+			"list[podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io]",
+			"watch[podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io]"},
 	})
 	var role rbacv1.Role
 	for _, o := range objects {

@@ -3,6 +3,7 @@ package suite_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 // Checks of the fault tests (faults_test.go): the devices pods hold and
@@ -118,10 +120,10 @@ func faultCheckModel(ctx context.Context, t *testing.T, cp *controlplane.Control
 // landed after gpusched gave up waiting for its answer.
 func faultLandedInDoubt(ctx context.Context, t *testing.T, client kubernetes.Interface, names []string) []string {
 	t.Helper()
-	pods := faultPodsByName(ctx, t, client, faultNamespace)
+	pods := cluster.PodsByName(ctx, t, client, cluster.Namespace)
 	var landed []string
 	for _, name := range names {
-		messages, err := cluster.FailedSchedulingMessages(ctx, client, faultNamespace, name)
+		messages, err := cluster.FailedSchedulingMessages(ctx, client, cluster.Namespace, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,11 +197,11 @@ func faultCheckAnswerDurations(t *testing.T, cp *controlplane.ControlPlane, verb
 		t.Fatal(err)
 	}
 	for _, verb := range verbs {
-		buckets := cluster.HistogramBuckets(metrics, "gpusched_extender_request_duration_seconds", `verb="`+verb+`"`)
-		within, all := buckets[fmt.Sprint(faultHTTPTimeout.Seconds())], buckets["+Inf"]
+		buckets := promtext.Parse(metrics).Histogram("gpusched_extender_request_duration_seconds", map[string]string{"verb": verb}).Buckets
+		within, all := buckets[faultHTTPTimeout.Seconds()], buckets[math.Inf(1)]
 		if all == 0 || within != all {
 			t.Errorf("gpusched %s durations: %v of %v within %v (buckets %v)", verb, within, all, faultHTTPTimeout, buckets)
 		}
-		t.Logf("%s: %v answers, %v within 1 s, %v within %v", verb, all, buckets["1"], within, faultHTTPTimeout)
+		t.Logf("%s: %v answers, %v within 1 s, %v within %v", verb, all, buckets[1], within, faultHTTPTimeout)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"gpusched.io/e2e/suite/cluster"
 )
 
 // faultChurn creates a 1-GPU pod every 150 ms and deletes the one created
@@ -49,12 +51,12 @@ func (c *faultChurn) step(ctx context.Context, client kubernetes.Interface) {
 	c.mu.Unlock()
 	var err error
 	if created-deleted > 3 {
-		err = client.CoreV1().Pods(faultNamespace).Delete(ctx, fmt.Sprintf("churn-%d", deleted), metav1.DeleteOptions{})
+		err = client.CoreV1().Pods(cluster.Namespace).Delete(ctx, fmt.Sprintf("churn-%d", deleted), metav1.DeleteOptions{})
 		if err == nil {
 			deleted++
 		}
 	} else {
-		_, err = faultGpuPod(fmt.Sprintf("churn-%d", created), 1).Create(ctx, client)
+		_, err = cluster.GpuPod(fmt.Sprintf("churn-%d", created), 1).Create(ctx, client)
 		if err == nil {
 			created++
 		}

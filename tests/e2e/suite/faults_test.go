@@ -15,8 +15,6 @@ import (
 )
 
 const (
-	faultNamespace     = "e2e"
-	faultHostnameLabel = "kubernetes.io/hostname"
 	// faultNotSynced is the start of gpusched's filter and bind Error
 	// before its first complete list (api/server/extender_api.cc).
 	faultNotSynced = "gpusched has not finished its first list of nodes and pods"
@@ -44,22 +42,23 @@ const (
 // backs off and retries, instead of a verdict such as "node not known to
 // gpusched". Once the API server answers, the pod binds.
 func TestFilterAnswersErrorBeforeTheFirstCompleteList(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true, NoGpusched: true})
+	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true,
+		Run: &controlplane.Components{Scheduler: true, Kubelet: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
 	defer cancel()
-	createDemoCluster(ctx, t, cp, faultNamespace)
+	cluster.CreateDemoCluster(ctx, t, cp)
 	// Longer than the test: not even gpusched's TLS handshake completes.
 	cp.Proxy.SetResponseDelay(time.Hour)
-	cp.StartGpuschedNoWait()
+	cp.StartGpuschedUntilListening()
 	if ready, err := cluster.GpuschedReady(ctx, cp.GpuschedURL); err != nil || ready {
 		t.Fatalf("gpusched /readyz before its first list: ready=%v err=%v, want 503", ready, err)
 	}
 
-	if _, err := faultGpuPod("early", 1).Create(ctx, cp.Client); err != nil {
+	if _, err := cluster.GpuPod("early", 1).Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	faultWaitMessage(ctx, t, cp.Client, "early", faultNotSynced, 20*time.Second)
-	if pod, err := cp.Client.CoreV1().Pods(faultNamespace).Get(ctx, "early", metav1.GetOptions{}); err != nil || cluster.Bound(pod) {
+	cluster.WaitFailedSchedulingContaining(ctx, t, cp.Client, "early", faultNotSynced, 20*time.Second)
+	if pod, err := cp.Client.CoreV1().Pods(cluster.Namespace).Get(ctx, "early", metav1.GetOptions{}); err != nil || cluster.Bound(pod) {
 		t.Fatalf("pod bound (or unreadable: %v) before gpusched listed the cluster", err)
 	}
 
@@ -67,11 +66,11 @@ func TestFilterAnswersErrorBeforeTheFirstCompleteList(t *testing.T) {
 	// gpusched lists again at once.
 	cp.Proxy.SetResponseDelay(0)
 	cp.Proxy.ResetConnections()
-	pod, err := cluster.WaitRunning(ctx, cp.Client, faultNamespace, "early", 30*time.Second)
+	pod, err := cluster.WaitRunning(ctx, cp.Client, cluster.Namespace, "early", 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	messages, err := cluster.FailedSchedulingMessages(ctx, cp.Client, faultNamespace, "early")
+	messages, err := cluster.FailedSchedulingMessages(ctx, cp.Client, cluster.Namespace, "early")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func TestKilledGpuschedRebuildsItsModelAndNeverGivesAGpuTwice(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
-	createDemoCluster(ctx, t, cp, faultNamespace)
+	cluster.CreateDemoCluster(ctx, t, cp)
 	// A bind (a PATCH and a POST) takes at least 200 ms: some are in
 	// flight whenever gpusched dies.
 	cp.Proxy.SetResponseDelay(100 * time.Millisecond)
@@ -103,9 +102,9 @@ func TestKilledGpuschedRebuildsItsModelAndNeverGivesAGpuTwice(t *testing.T) {
 	for i := range sizes {
 		sizes[i] = []int{1, 2, 1, 3, 2, 4, 1, 2}[i%8] // 80 GPUs; the cluster has 66
 	}
-	faultCreatePods(ctx, t, cp.Client, "burst", sizes)
+	cluster.CreatePods(ctx, t, cp.Client, "burst", sizes)
 
-	atKill := faultWaitBoundAtLeast(ctx, t, cp.Client, 10, 30*time.Second)
+	atKill := cluster.WaitBoundAtLeast(ctx, t, cp.Client, 10, 30*time.Second)
 	cp.KillGpusched()
 	if atKill >= len(sizes) {
 		t.Fatalf("all %d pods bound before gpusched was killed: the kill tested nothing", atKill)
@@ -129,13 +128,13 @@ func TestApiServerRestartLosesNoUpdate(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
-	createDemoCluster(ctx, t, cp, faultNamespace)
+	cluster.CreateDemoCluster(ctx, t, cp)
 	pid := cp.Pid(controlplane.Gpusched)
 	// dgx-h100-3 is filled by two 4-GPU pods: the devices of one of them
 	// are then the only ones a 4-GPU pod pinned there can get.
-	held := faultRunPinned(ctx, t, cp, "dgx-h100-3", "held-0", "held-1")
-	faultCreatePods(ctx, t, cp.Client, "steady", []int{1, 2, 1, 2, 1, 2, 1, 2})
-	if _, err := cluster.WaitForPods(ctx, cp.Client, faultNamespace, cluster.AllBound(10), 30*time.Second); err != nil {
+	held := cluster.RunPinned(ctx, t, cp, "dgx-h100-3", "held-0", "held-1")
+	cluster.CreatePods(ctx, t, cp.Client, "steady", []int{1, 2, 1, 2, 1, 2, 1, 2})
+	if _, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, cluster.AllBound(10), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 
@@ -166,8 +165,8 @@ func faultRestartAPIServerUnderChurn(ctx context.Context, t *testing.T, cp *cont
 	// missed by its queue (an upstream race: the next pod then waits for
 	// kube-scheduler's periodic flush), and this test is about gpusched. A
 	// probe pod bound after the restart shows kube-scheduler sees pods again.
-	faultCreatePods(ctx, t, cp.Client, "probe", []int{1})
-	if _, err := cluster.WaitBound(ctx, cp.Client, faultNamespace, "probe-0", 30*time.Second); err != nil {
+	cluster.CreatePods(ctx, t, cp.Client, "probe", []int{1})
+	if _, err := cluster.WaitBound(ctx, cp.Client, cluster.Namespace, "probe-0", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return churn
@@ -178,10 +177,10 @@ func faultRestartAPIServerUnderChurn(ctx context.Context, t *testing.T, cp *cont
 // exactly the GPUs it freed.
 func faultCheckFreedDevicesReused(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, held corev1.Pod) {
 	t.Helper()
-	freed := faultGpuIDs(t, held)
-	faultDelete(ctx, t, cp.Client, held.Name)
-	reuse := faultRunPinned(ctx, t, cp, "dgx-h100-3", "reuse")[0]
-	if got := faultGpuIDs(t, reuse); !slices.Equal(got, freed) {
+	freed := cluster.SortedGpuIDs(t, held)
+	cluster.DeleteAndWaitGone(ctx, t, cp.Client, held.Name)
+	reuse := cluster.RunPinned(ctx, t, cp, "dgx-h100-3", "reuse")[0]
+	if got := cluster.SortedGpuIDs(t, reuse); !slices.Equal(got, freed) {
 		t.Errorf("pod reuse got GPUs %v on dgx-h100-3, want %v: the ones held-0 freed after the restart", got, freed)
 	}
 }
@@ -191,7 +190,7 @@ func faultCheckFreedDevicesReused(ctx context.Context, t *testing.T, cp *control
 // ends equal to the API server's pods.
 func faultCheckSettledAfterRestart(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	faultCreatePods(ctx, t, cp.Client, "after", []int{1, 2, 4})
+	cluster.CreatePods(ctx, t, cp.Client, "after", []int{1, 2, 4})
 	ledger := faultWaitSettled(ctx, t, cp, 30*time.Second)
 	if len(ledger.Pending) > 0 {
 		t.Errorf("%d pods still pending after the restart, with room in the cluster", len(ledger.Pending))
@@ -218,19 +217,19 @@ func TestEveryAnswerComesInsideTheHttpTimeoutWhenTheApiServerIsSlow(t *testing.T
 		GpuschedArgs: []string{"--filter-keep-best=0"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Second)
 	defer cancel()
-	createDemoCluster(ctx, t, cp, faultNamespace)
+	cluster.CreateDemoCluster(ctx, t, cp)
 
 	cp.Proxy.SetResponseDelay(4 * time.Second)
-	slow := faultCreatePods(ctx, t, cp.Client, "slow", []int{1, 2, 1, 2})
+	slow := cluster.CreatePods(ctx, t, cp.Client, "slow", []int{1, 2, 1, 2})
 	for _, name := range slow {
-		faultWaitMessage(ctx, t, cp.Client, name, "binding "+faultNamespace+"/"+name, 30*time.Second)
+		cluster.WaitFailedSchedulingContaining(ctx, t, cp.Client, name, "binding "+cluster.Namespace+"/"+name, 30*time.Second)
 	}
 	cp.Proxy.SetResponseDelay(0)
 	// A bind started just before this answers within the deadline; its
 	// hold, if any, ends the hold time after that.
 	holdsEnd := time.Now().Add(faultBindDeadline + faultInDoubtHold)
-	faultCreatePods(ctx, t, cp.Client, "fast", []int{1, 2, 4, 1})
-	if _, err := cluster.WaitForPods(ctx, cp.Client, faultNamespace, cluster.AllBound(8), 30*time.Second); err != nil {
+	cluster.CreatePods(ctx, t, cp.Client, "fast", []int{1, 2, 4, 1})
+	if _, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, cluster.AllBound(8), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 

@@ -21,7 +21,7 @@ func TestFixtureLifecycle(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{GpuschedViaProxy: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	createDemoCluster(ctx, t, cp, "e2e")
+	cluster.CreateDemoCluster(ctx, t, cp)
 	runGpuPod := func(name string) *corev1.Pod {
 		t.Helper()
 		if _, err := cluster.NewPod("e2e", name).SchedulerName(cluster.SchedulerName).Gpus(1).Create(ctx, cp.Client); err != nil {
@@ -57,20 +57,6 @@ func TestFixtureLifecycle(t *testing.T) {
 	checkFakeKubelet(ctx, t, cp)
 	checkFailedScheduling(ctx, t, cp)
 	checkMetrics(t, cp)
-}
-
-func createDemoCluster(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, namespace string) {
-	t.Helper()
-	nodes, err := cluster.DemoNodes(cp.Repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.CreateNodes(ctx, cp.Client, nodes); err != nil {
-		t.Fatal(err)
-	}
-	if err := controlplane.EnsureNamespace(ctx, cp.Client, namespace); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // checkFakeKubelet: a pod with a run time succeeds, a deleted pod goes.

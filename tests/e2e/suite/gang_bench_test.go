@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"gpusched.io/e2e/suite/benchkit"
+	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
@@ -28,16 +30,17 @@ import (
 func BenchmarkGangTimeToBound(b *testing.B) {
 	s := gangBenchSettingsFromEnv(b)
 	policy := queuePolicy(b, map[string]int{"team-a": 8 * s.nodes}, nil)
-	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policy, NoKubelet: true})
+	cp := controlplane.Start(b, controlplane.Options{Webhook: true, Policy: policy,
+		Run: &controlplane.Components{Scheduler: true, Gpusched: true}})
 	ctx := context.Background()
-	client := throughputClient(b, cp)
-	createThroughputNodes(ctx, b, cp, client, s.nodes, 32)
-	tpWaitGpuschedNodes(ctx, b, cp, s.nodes)
-	if err := controlplane.EnsureNamespace(ctx, client, placementNamespace); err != nil {
+	client := benchkit.Client(b, cp)
+	benchkit.CreateNodes(ctx, b, cp, client, s.nodes, 32)
+	cluster.WaitGpuschedNodes(ctx, b, cp, s.nodes, 2*time.Minute)
+	if err := controlplane.EnsureNamespace(ctx, client, cluster.Namespace); err != nil {
 		b.Fatal(err)
 	}
 	report := gangBenchReport{Benchmark: "gang_time_to_bound", Nodes: s.nodes, TargetMs: map[string]float64{"64": 1000},
-		Conditions: map[string]any{"machine": throughputMachine(), "gpusched_args": "deploy/'s: --filter-keep-best=1, webhook gate",
+		Conditions: map[string]any{"machine": benchkit.Machine(), "gpusched_args": "deploy/'s: --filter-keep-best=1, webhook gate",
 			"pod_shape": "1 nvidia.com/gpu + 100m cpu, Kueue pod group (pod-group-name + total-count), gated by the webhook",
 			"measure":   "last member's create returned -> every member seen ungated / bound by a pod watch"}}
 	for _, size := range s.sizes {
@@ -46,11 +49,11 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 			b.Logf("gang of %d, round %d: gates lifted %.0f ms, all bound %.0f ms after the last member was created",
 				size, round, r.UngatedMs, r.BoundMs)
 			report.Rounds = append(report.Rounds, r)
-			deleteThroughputPods(ctx, b, cp, client, placementNamespace)
+			benchkit.DeletePods(ctx, b, cp, client, cluster.Namespace)
 		}
 	}
 	if s.out != "" {
-		writeJSONReport(b, s.out, report)
+		benchkit.WriteJSONReport(b, s.out, report)
 	}
 }
 
@@ -62,9 +65,9 @@ type gangBenchSettings struct {
 
 func gangBenchSettingsFromEnv(b *testing.B) gangBenchSettings {
 	s := gangBenchSettings{
-		sizes:  tpEnvInts(b, "E2E_GANG_SIZES", []int{8, 64}),
-		rounds: tpEnvInts(b, "E2E_GANG_ROUNDS", []int{1})[0],
-		nodes:  tpEnvInts(b, "E2E_GANG_NODES", []int{16})[0],
+		sizes:  benchkit.EnvInts(b, "E2E_GANG_SIZES", []int{8, 64}),
+		rounds: benchkit.EnvInts(b, "E2E_GANG_ROUNDS", []int{1})[0],
+		nodes:  benchkit.EnvInts(b, "E2E_GANG_NODES", []int{16})[0],
 		out:    os.Getenv("E2E_GANG_OUT"),
 	}
 	for _, size := range s.sizes {
@@ -96,11 +99,11 @@ type gangRound struct {
 func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface, size int, group string) gangRound {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	list, err := client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := client.CoreV1().Pods(placementNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,8 +111,8 @@ func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface
 	rec := newGangRecorder(size)
 	go rec.follow(w)
 	began := time.Now()
-	err = tpParallel(size, 16, func(i int) error {
-		_, err := gpuPod(fmt.Sprintf("%s-%d", group, i), 1).
+	err = cluster.Parallel(size, 16, func(i int) error {
+		_, err := cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), 1).
 			Label("kueue.x-k8s.io/queue-name", "team-a").
 			Label("kueue.x-k8s.io/pod-group-name", group).
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size)).

@@ -3,8 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,46 +13,19 @@ import (
 	"gpusched.io/e2e/suite/controlplane"
 )
 
-// gangPolicy: one ClusterQueue of 32 H100 GPUs (the demo cluster's four
-// DGX H100), reached from the test namespace through LocalQueue q. As in
-// Kueue, every resource a pod requests must be covered: the test pods
+// writeGangPolicy: one ClusterQueue of 32 H100 GPUs (the demo cluster's
+// four DGX H100), reached from the test namespace through LocalQueue q. As
+// in Kueue, every resource a pod requests must be covered: the test pods
 // request cpu too.
-const gangPolicy = `apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: team-a}
-spec:
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 32}
-      - {name: cpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: e2e}
-spec: {clusterQueue: team-a}
-`
-
 func writeGangPolicy(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(gangPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePolicy(t, cluster.KueuePolicy{Queues: []cluster.ClusterQueue{{Name: "team-a", GPUs: 32, CPUs: 64,
+		LocalQueues: []cluster.LocalQueue{{Namespace: cluster.Namespace, Name: "q"}}}}})
 }
 
 // kueueGangPod is member i of a Kueue pod group of count pods in queue q.
 func kueueGangPod(group string, i, count, gpus int) *cluster.PodBuilder {
-	return gpuPod(fmt.Sprintf("%s-%d", group, i), gpus).
+	return cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), gpus).
 		Label("kueue.x-k8s.io/queue-name", "q").
 		Label("kueue.x-k8s.io/pod-group-name", group).
 		Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(count))
@@ -70,7 +41,7 @@ func TestGangIsHeldByTheGateAndBoundWhole(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: writeGangPolicy(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const members = 4
 	for i := 0; i < members; i++ {
 		pod, err := kueueGangPod("ring", i, members, 4).Create(ctx, cp.Client)
@@ -93,7 +64,7 @@ func TestGangIsHeldByTheGateAndBoundWhole(t *testing.T) {
 func waitAllBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, members int) []corev1.Pod {
 	t.Helper()
 	lastCreated := time.Now()
-	pods, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, func(pods []corev1.Pod) bool {
+	pods, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, func(pods []corev1.Pod) bool {
 		return countBound(pods) == members
 	}, 60*time.Second)
 	if err != nil {
@@ -105,7 +76,7 @@ func waitAllBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPla
 
 func checkNoneBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,23 +23,10 @@ const blockerLabel = "e2e.gpusched.io/blocker"
 
 // timerPolicy: queuePolicy's team-a with 32 H100 GPUs, and a SchedulerConfig
 // with the given gang timers.
-func timerPolicy(t *testing.T, gang string) string {
+func timerPolicy(t *testing.T, gang map[string]string) string {
 	t.Helper()
-	path := queuePolicy(t, map[string]int{"team-a": 32}, nil)
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text = append(text, []byte(`---
-apiVersion: gpusched.io/v1alpha1
-kind: SchedulerConfig
-metadata: {name: config}
-spec:
-  gang: `+gang+"\n")...)
-	if err := os.WriteFile(path, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePolicy(t, cluster.KueuePolicy{Queues: cluster.ResearchQueues(cluster.Namespace, map[string]int{"team-a": 32}),
+		SchedulerConfig: &cluster.SchedulerConfig{Name: "config", Gang: gang}})
 }
 
 // TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod: a gang of 4 x 4
@@ -49,15 +35,15 @@ spec:
 // through the Eviction API, and the gang's GPUs go to the next gang.
 func TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod(t *testing.T) {
 	const grace = 6 * time.Second
-	policy := timerPolicy(t, fmt.Sprintf("{staleGangGracePeriod: %s}", grace))
+	policy := timerPolicy(t, map[string]string{"staleGangGracePeriod": grace.String()})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	queuedGang(ctx, t, cp, "team-a", "train", 4, 4, nil)
 	pods := waitGangBound(ctx, t, cp, "train", 4, 30*time.Second)
 	failed := pods[0].Name
-	if _, err := cluster.WaitRunning(ctx, cp.Client, placementNamespace, failed, 20*time.Second); err != nil {
+	if _, err := cluster.WaitRunning(ctx, cp.Client, cluster.Namespace, failed, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	failedAt := markFailed(ctx, t, cp, failed)
@@ -88,14 +74,14 @@ func TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod(t *testing.T) {
 // why, and the GPUs go to the next gang.
 func TestAdmittedGangThatCannotBindInTimeIsRolledBack(t *testing.T) {
 	const timeout = 8 * time.Second
-	policy := timerPolicy(t, fmt.Sprintf("{admissionTimeout: %s, backoffBase: 1s, backoffMax: 2s}", timeout))
+	policy := timerPolicy(t, map[string]string{"admissionTimeout": timeout.String(), "backoffBase": "1s", "backoffMax": "2s"})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp)
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp)
 	placeBlockers(ctx, t, cp, nodes)
 	createStuckGang(ctx, t, cp)
-	bound, err := cluster.WaitBound(ctx, cp.Client, placementNamespace, "stuck-0", 30*time.Second)
+	bound, err := cluster.WaitBound(ctx, cp.Client, cluster.Namespace, "stuck-0", 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +100,7 @@ func TestAdmittedGangThatCannotBindInTimeIsRolledBack(t *testing.T) {
 // as a kubelet does when its container exits non-zero.
 func markFailed(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, name string) time.Time {
 	t.Helper()
-	pods := cp.Client.CoreV1().Pods(placementNamespace)
+	pods := cp.Client.CoreV1().Pods(cluster.Namespace)
 	for attempt := 0; ; attempt++ {
 		pod, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -175,7 +161,7 @@ func survivorsOf(pods []corev1.Pod, failed string) []string {
 func createStuckGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
 	for i := 0; i < 2; i++ {
-		pod := gpuPod(fmt.Sprintf("stuck-%d", i), 4).
+		pod := cluster.GpuPod(fmt.Sprintf("stuck-%d", i), 4).
 			Label("kueue.x-k8s.io/queue-name", "team-a").
 			Label("kueue.x-k8s.io/pod-group-name", "stuck").
 			Annotation("kueue.x-k8s.io/pod-group-total-count", "2").Build()
@@ -187,7 +173,7 @@ func createStuckGang(ctx context.Context, t *testing.T, cp *controlplane.Control
 				}},
 			}}
 		}
-		if _, err := cp.Client.CoreV1().Pods(placementNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		if _, err := cp.Client.CoreV1().Pods(cluster.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,7 +184,7 @@ func createStuckGang(ctx context.Context, t *testing.T, cp *controlplane.Control
 func placeBlockers(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, nodes []corev1.Node) {
 	t.Helper()
 	for _, node := range nodes {
-		b := cluster.NewPod(placementNamespace, "blocker-"+node.Name).
+		b := cluster.NewPod(cluster.Namespace, "blocker-"+node.Name).
 			SchedulerName(cluster.DefaultScheduler).NodeName(node.Name).Label(blockerLabel, "true")
 		if _, err := b.Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)

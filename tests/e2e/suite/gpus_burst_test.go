@@ -37,7 +37,7 @@ func TestBurstOfWholeGpuPodsGetsDisjointDevices(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 
 	began := time.Now()
 	createBurst(ctx, t, cp.Client, []int{1, 2, 4, 8}, 25, 4)
@@ -49,7 +49,7 @@ func TestBurstOfWholeGpuPodsGetsDisjointDevices(t *testing.T) {
 		t.Errorf("%d nvidia.com/gpu units bound; any settled state binds at least %d", bound, minBoundUnits)
 	}
 	checkPendingReasons(ctx, t, cp.Client, pods)
-	checkDevicesOnEveryNode(t, cp, nodes, pods)
+	cluster.CheckDevicesOnEveryNode(t, cp, nodes, pods)
 	logBurst(t, pods)
 }
 
@@ -65,7 +65,7 @@ func createBurst(ctx context.Context, t *testing.T, client kubernetes.Interface,
 			for i := w; i < total; i += workers {
 				size := sizes[i%len(sizes)]
 				name := fmt.Sprintf("burst-%dgpu-%02d", size, i/len(sizes))
-				if _, err := gpuPod(name, size).Create(ctx, client); err != nil {
+				if _, err := cluster.GpuPod(name, size).Create(ctx, client); err != nil {
 					errs <- err
 				}
 			}
@@ -88,12 +88,12 @@ func waitBurstSettled(ctx context.Context, t *testing.T, cp *controlplane.Contro
 	var pods []corev1.Pod
 	var nodes []corev1.Node
 	var unsettled []string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, settleTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, cluster.SettleTimeout, true, func(ctx context.Context) (bool, error) {
 		var err error
-		if pods, nodes, err = listPodsAndNodes(ctx, cp.Client); err != nil {
+		if pods, nodes, err = cluster.ListPodsAndNodes(ctx, cp.Client); err != nil {
 			return false, nil // the next poll may do better
 		}
-		reasons, err := cluster.FailedSchedulingByPod(ctx, cp.Client, placementNamespace)
+		reasons, err := cluster.FailedSchedulingByPod(ctx, cp.Client, cluster.Namespace)
 		if err != nil {
 			return false, nil
 		}
@@ -102,7 +102,7 @@ func waitBurstSettled(ctx context.Context, t *testing.T, cp *controlplane.Contro
 	})
 	if err != nil {
 		t.Fatalf("burst did not settle: %v\n%d pods unsettled:\n  %s\ngpusched's view: %s",
-			err, len(unsettled), strings.Join(unsettled, "\n  "), gpuschedView(cp))
+			err, len(unsettled), strings.Join(unsettled, "\n  "), cluster.GpuschedView(cp))
 	}
 	return pods, nodes
 }
@@ -157,7 +157,7 @@ func boundGpuUnits(pods []corev1.Pod) int64 {
 // checkPendingReasons: a pod left pending was told why, in terms of GPUs.
 func checkPendingReasons(ctx context.Context, t *testing.T, client kubernetes.Interface, pods []corev1.Pod) {
 	t.Helper()
-	reasons, err := cluster.FailedSchedulingByPod(ctx, client, placementNamespace)
+	reasons, err := cluster.FailedSchedulingByPod(ctx, client, cluster.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestMigAndTimeSlicedSharesLandOnTheRightNodes(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp, func(n *corev1.Node) {
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp, func(n *corev1.Node) {
 		if n.Name == "a100-mig-2" {
 			n.Labels[migStateLabel] = "pending"
 		}
@@ -47,7 +47,7 @@ func TestMigAndTimeSlicedSharesLandOnTheRightNodes(t *testing.T) {
 }
 
 // checkMigPods: MIG pods bind only to nodes that offer their profile now.
-// a100-mig-2 is being repartitioned (setUpDemoCluster edits its
+// a100-mig-2 is being repartitioned (cluster.SetUpDemoCluster edits its
 // nvidia.com/mig.config.state), so only gpusched knows it offers nothing:
 // kube-scheduler sees its allocatable instances. Ten 3g.20gb instances are
 // asked for, 8 are offered (a100-mig-0 and -1): one pod of five stays
@@ -61,9 +61,9 @@ func checkMigPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPla
 	}
 	createMigPods(ctx, t, cp, asks)
 	for _, a := range asks {
-		waitProductSettled(ctx, t, cp, a.prefix, a.bound, a.pods-a.bound)
+		cluster.WaitProductSettled(ctx, t, cp, a.prefix, a.bound, a.pods-a.bound)
 	}
-	pods, _ := mustListPodsAndNodes(ctx, t, cp.Client)
+	pods, _ := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
 	checkMigInstancesOffered(t, nodes, pods, asks)
 	checkMigRefusals(ctx, t, cp, pods)
 }
@@ -79,7 +79,7 @@ func createMigPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPl
 	t.Helper()
 	for _, a := range asks {
 		for i := range a.pods {
-			pod := cluster.NewPod(placementNamespace, fmt.Sprintf("%s%d", a.prefix, i)).
+			pod := cluster.NewPod(cluster.Namespace, fmt.Sprintf("%s%d", a.prefix, i)).
 				SchedulerName(cluster.SchedulerName).Resource(a.resource, "2")
 			if _, err := pod.Create(ctx, cp.Client); err != nil {
 				t.Fatal(err)
@@ -118,7 +118,7 @@ func checkMigInstancesOffered(t *testing.T, nodes []corev1.Node, pods []corev1.P
 // a100-mig-2's repartitioning.
 func checkMigRefusals(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, pods []corev1.Pod) {
 	t.Helper()
-	reasons, err := cluster.FailedSchedulingByPod(ctx, cp.Client, placementNamespace)
+	reasons, err := cluster.FailedSchedulingByPod(ctx, cp.Client, cluster.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +136,13 @@ func checkSharePods(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 	t.Helper()
 	const shares = 5
 	for i := range shares {
-		if _, err := sharePod(fmt.Sprintf("share-%d", i), 250).Create(ctx, cp.Client); err != nil {
+		if _, err := cluster.SharePod(fmt.Sprintf("share-%d", i), 250).Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)
 		}
 	}
 	perGpu := map[string]int{} // node/GPU id -> shares
 	for i := range shares {
-		pod, err := cluster.WaitBound(ctx, cp.Client, placementNamespace, fmt.Sprintf("share-%d", i), bindTimeout)
+		pod, err := cluster.WaitBound(ctx, cp.Client, cluster.Namespace, fmt.Sprintf("share-%d", i), cluster.BindTimeout)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,8 +165,8 @@ func checkSharePods(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 		t.Errorf("shares per GPU %v; want best fit: 4 on one GPU and 1 on another", perGpu)
 	}
 	t.Logf("250-milli shares per GPU: %v", perGpu)
-	pods, nodesNow := mustListPodsAndNodes(ctx, t, cp.Client)
-	checkDevicesOnEveryNode(t, cp, nodesNow, pods)
+	pods, nodesNow := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
+	cluster.CheckDevicesOnEveryNode(t, cp, nodesNow, pods)
 }
 
 // checkCordonAndTaint: more L4 and T4 pods than the schedulable L4 and T4
@@ -182,21 +182,21 @@ func checkCordonAndTaint(ctx context.Context, t *testing.T, cp *controlplane.Con
 	}{{"NVIDIA-L4", 6, 4}, {"Tesla-T4", 4, 2}}
 	for _, g := range groups {
 		for i := range g.pods {
-			pod := gpuPod(fmt.Sprintf("%s-%d", strings.ToLower(g.product), i), 1).NodeSelector(productLabel, g.product)
+			pod := cluster.GpuPod(fmt.Sprintf("%s-%d", strings.ToLower(g.product), i), 1).NodeSelector(productLabel, g.product)
 			if _, err := pod.Create(ctx, cp.Client); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for _, g := range groups {
-		waitProductSettled(ctx, t, cp, strings.ToLower(g.product)+"-", g.fit, g.pods-g.fit)
+		cluster.WaitProductSettled(ctx, t, cp, strings.ToLower(g.product)+"-", g.fit, g.pods-g.fit)
 	}
-	tolerating := gpuPod("tesla-t4-tolerating", 1).NodeSelector(productLabel, "Tesla-T4").
+	tolerating := cluster.GpuPod("tesla-t4-tolerating", 1).NodeSelector(productLabel, "Tesla-T4").
 		Toleration(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "inference", Effect: corev1.TaintEffectNoSchedule})
-	if pod := bindPinned(ctx, t, cp, tolerating); pod.Spec.NodeName != "t4-1" {
+	if pod := cluster.BindPinned(ctx, t, cp, tolerating); pod.Spec.NodeName != "t4-1" {
 		t.Errorf("tolerating T4 pod bound to %s; want t4-1 (t4-0 is full)", pod.Spec.NodeName)
 	}
-	pods, _ := mustListPodsAndNodes(ctx, t, cp.Client)
+	pods, _ := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
 	for i := range pods {
 		p := &pods[i]
 		if (p.Spec.NodeName == "l4-2") || (p.Spec.NodeName == "t4-1" && p.Name != "tesla-t4-tolerating") {
@@ -214,17 +214,17 @@ func TestPodOnlyGpuschedRefusesStaysPendingWithItsReason(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 
-	share := sharePod("share-on-l4-0", 250).NodeSelector(cluster.HostnameLabel, "l4-0")
+	share := cluster.SharePod("share-on-l4-0", 250).NodeSelector(cluster.HostnameLabel, "l4-0")
 	if _, err := share.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	twin := bindPinned(ctx, t, cp, gpuPod("whole-on-l4-0", 1).NodeSelector(cluster.HostnameLabel, "l4-0"))
+	twin := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("whole-on-l4-0", 1).NodeSelector(cluster.HostnameLabel, "l4-0"))
 	if twin.Spec.NodeName != "l4-0" {
 		t.Fatalf("twin bound to %s", twin.Spec.NodeName)
 	}
-	last := refusedPinned(ctx, t, cp, "share-on-l4-0")
+	last := cluster.RefusedPinned(ctx, t, cp, "share-on-l4-0")
 	if !strings.Contains(last, gpuschedShareRefusal) {
 		t.Errorf("FailedScheduling of share-on-l4-0: %q; want gpusched's reason %q", last, gpuschedShareRefusal)
 	}

@@ -28,10 +28,10 @@ import (
 func TestFourGpuPodGetsOneWholeNvlinkIsland(t *testing.T) {
 	// gpusched starts after the held pod exists, so its first list has
 	// it: no race between its pod watch and the 4-GPU pod's filter.
-	cp := controlplane.Start(t, controlplane.Options{NoGpusched: true})
+	cp := controlplane.Start(t, controlplane.Options{Run: &controlplane.Components{Scheduler: true, Kubelet: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp)
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp)
 	const nodeName = "nvlink-islands-0"
 	islands := [][]int{{0, 2, 4, 6}, {1, 3, 5, 7}}
 	node := cluster.CopyNode(cluster.NodeNamed(nodes, "dgx-h100-3"), nodeName)
@@ -40,20 +40,20 @@ func TestFourGpuPodGetsOneWholeNvlinkIsland(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another scheduler's pod holds GPU 0 (of the even island).
-	_, err := heldPod("held-gpu-0", nodeName, 1, "0").Create(ctx, cp.Client)
+	_, err := cluster.HeldPod("held-gpu-0", nodeName, 1, "0").Create(ctx, cp.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp.StartGpusched()
 
-	pod := bindPinned(ctx, t, cp, gpuPod("four-gpus", 4).NodeSelector(cluster.HostnameLabel, nodeName))
+	pod := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("four-gpus", 4).NodeSelector(cluster.HostnameLabel, nodeName))
 	ids, err := cluster.GpuIDs(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := islands[1]; !slices.Equal(ids, want) {
 		t.Errorf("4-GPU pod got GPUs %v; want the whole free NVLink island %v (topology %s)\ngpusched's view: %s",
-			ids, want, node.Annotations[cluster.GpuTopologyAnnotation], gpuschedView(cp, nodeName))
+			ids, want, node.Annotations[cluster.GpuTopologyAnnotation], cluster.GpuschedView(cp, nodeName))
 	}
 }
 
@@ -110,13 +110,13 @@ func TestGpusHeldByAnotherSchedulersPodsCountAsUsed(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	held := []*cluster.PodBuilder{
-		heldPod("held-a-unannotated", "dgx-h100-1", 2, ""),
-		heldPod("held-b-gpus-0-3", "dgx-h100-1", 4, "0,1,2,3"),
+		cluster.HeldPod("held-a-unannotated", "dgx-h100-1", 2, ""),
+		cluster.HeldPod("held-b-gpus-0-3", "dgx-h100-1", 4, "0,1,2,3"),
 	}
 	for i := range 4 {
-		held = append(held, heldPod(fmt.Sprintf("held-c-replicas-%d", i), "l4-1", 3, "0,1,2"))
+		held = append(held, cluster.HeldPod(fmt.Sprintf("held-c-replicas-%d", i), "l4-1", 3, "0,1,2"))
 	}
 	// Created one by one while gpusched runs: its pod watch delivers them
 	// in this order (its first list would give them in UID order). They
@@ -130,7 +130,7 @@ func TestGpusHeldByAnotherSchedulersPodsCountAsUsed(t *testing.T) {
 	allRunning := func(pods []corev1.Pod) bool {
 		return len(pods) == len(held) && !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return !cluster.Running(&p) })
 	}
-	if _, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, allRunning, bindTimeout); err != nil {
+	if _, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, allRunning, cluster.BindTimeout); err != nil {
 		t.Fatal(err)
 	}
 
@@ -140,18 +140,18 @@ func TestGpusHeldByAnotherSchedulersPodsCountAsUsed(t *testing.T) {
 
 func checkHeldWholeGpus(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	tooMany := gpuPod("h100-three", 3).NodeSelector(cluster.HostnameLabel, "dgx-h100-1")
+	tooMany := cluster.GpuPod("h100-three", 3).NodeSelector(cluster.HostnameLabel, "dgx-h100-1")
 	if _, err := tooMany.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	fits := bindPinned(ctx, t, cp, gpuPod("h100-two", 2).NodeSelector(cluster.HostnameLabel, "dgx-h100-1"))
+	fits := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("h100-two", 2).NodeSelector(cluster.HostnameLabel, "dgx-h100-1"))
 	if ids, _ := cluster.GpuIDs(fits); slices.ContainsFunc(ids, func(id int) bool { return id <= 3 }) {
 		t.Errorf("h100-two got GPUs %v on %s; GPUs 0-3 are held by held-b-gpus-0-3\ngpusched's view: %s",
-			ids, fits.Spec.NodeName, gpuschedView(cp, "dgx-h100-1"))
+			ids, fits.Spec.NodeName, cluster.GpuschedView(cp, "dgx-h100-1"))
 	}
 	// kube-scheduler counts the held pods' requests itself, so the refusal
 	// may be its own ("Insufficient nvidia.com/gpu") or gpusched's.
-	reason := refusedPinned(ctx, t, cp, "h100-three")
+	reason := cluster.RefusedPinned(ctx, t, cp, "h100-three")
 	if !strings.Contains(reason, "Insufficient nvidia.com/gpu") && !strings.Contains(reason, "needs 3 nvidia.com/gpu; 0 free") {
 		t.Errorf("h100-three: FailedScheduling %q names no lack of nvidia.com/gpu", reason)
 	}
@@ -159,18 +159,18 @@ func checkHeldWholeGpus(ctx context.Context, t *testing.T, cp *controlplane.Cont
 
 func checkHeldReplicas(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	two := gpuPod("l4-two-replicas", 2).NodeSelector(cluster.HostnameLabel, "l4-1")
+	two := cluster.GpuPod("l4-two-replicas", 2).NodeSelector(cluster.HostnameLabel, "l4-1")
 	if _, err := two.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	one := bindPinned(ctx, t, cp, gpuPod("l4-one-replica", 1).NodeSelector(cluster.HostnameLabel, "l4-1"))
+	one := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("l4-one-replica", 1).NodeSelector(cluster.HostnameLabel, "l4-1"))
 	if ids, _ := cluster.GpuIDs(one); !slices.Equal(ids, []int{3}) {
-		t.Errorf("l4-one-replica got GPUs %v; GPUs 0-2 are full, want [3]\ngpusched's view: %s", ids, gpuschedView(cp, "l4-1"))
+		t.Errorf("l4-one-replica got GPUs %v; GPUs 0-2 are full, want [3]\ngpusched's view: %s", ids, cluster.GpuschedView(cp, "l4-1"))
 	}
 	const want = "needs 2 nvidia.com/gpu replicas (250 milli-GPU each, on different GPUs); 1 GPUs have a replica free"
-	if reason := refusedPinned(ctx, t, cp, "l4-two-replicas"); !strings.Contains(reason, want) {
+	if reason := cluster.RefusedPinned(ctx, t, cp, "l4-two-replicas"); !strings.Contains(reason, want) {
 		t.Errorf("l4-two-replicas: FailedScheduling %q; want gpusched's %q", reason, want)
 	}
-	pods, nodes := mustListPodsAndNodes(ctx, t, cp.Client)
-	checkDevicesOnEveryNode(t, cp, nodes, pods)
+	pods, nodes := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
+	cluster.CheckDevicesOnEveryNode(t, cp, nodes, pods)
 }

@@ -48,7 +48,7 @@ func TestTwoReplicasHandOverWithoutDoubleAdmission(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy, Replicas: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 420*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp)
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp)
 	first, _ := haWaitLeader(ctx, t, cp, time.Now(), 60*time.Second)
 	monitor := startAdmissionMonitor(ctx, cp.Client, nodes, map[string]int64{"team-a": 16}, 45*time.Second, 0,
 		func() []string { return haOneDeciding(cp) })
@@ -174,7 +174,7 @@ func haWaitAdmitted(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	selector := metav1.ListOptions{LabelSelector: "kueue.x-k8s.io/pod-group-name=" + group}
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, selector)
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, selector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func haWaitAdmitted(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 		}
 	}
 	selector.ResourceVersion = list.ResourceVersion
-	w, err := cp.Client.CoreV1().Pods(placementNamespace).Watch(ctx, selector)
+	w, err := cp.Client.CoreV1().Pods(cluster.Namespace).Watch(ctx, selector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func haCountAdmitted(ctx context.Context, t *testing.T, cp *controlplane.Control
 // haGpuschedEvents lists gpusched's Events in the test namespace.
 func haGpuschedEvents(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) []haEvent {
 	t.Helper()
-	list, err := cp.Client.EventsV1().Events(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := cp.Client.EventsV1().Events(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,19 +41,19 @@ const (
 // while the generation is incomplete, and none is evicted or replaced again
 // on the way.
 func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]string{
-		"team-a": "  preemption: {withinClusterQueue: LowerPriority}\n"})
+	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]map[string]string{
+		"team-a": {"withinClusterQueue": "LowerPriority"}})
 	cp := controlplane.Start(t, controlplane.Options{
 		Webhook: true, Policy: policy,
-		Controllers:             []string{"job-controller"},
+		ControllerManager:       &controlplane.ControllerManager{Controllers: []string{"job-controller"}},
 		KubeletFailsDeletedPods: true,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	createPriorityClass(ctx, t, cp, "e2e-low", 100)
 	createPriorityClass(ctx, t, cp, "e2e-high", 1000)
-	if _, err := cp.Client.BatchV1().Jobs(placementNamespace).Create(ctx, indexedGangJob(), metav1.CreateOptions{}); err != nil {
+	if _, err := cp.Client.BatchV1().Jobs(cluster.Namespace).Create(ctx, indexedGangJob(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	first := waitJobPodsBound(ctx, t, cp, nil, 90*time.Second)
@@ -87,7 +87,7 @@ func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
 // team-a. Evictions (DisruptionTarget) are ignored by the podFailurePolicy,
 // so they use up no retries; any other failure fails the index.
 func indexedGangJob() *batchv1.Job {
-	pod := gpuPod("template", jobGpus).PriorityClass("e2e-low").
+	pod := cluster.GpuPod("template", jobGpus).PriorityClass("e2e-low").
 		Label("kueue.x-k8s.io/queue-name", "team-a").
 		Label("kueue.x-k8s.io/pod-group-name", jobName).
 		Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(jobMembers)).
@@ -96,7 +96,7 @@ func indexedGangJob() *batchv1.Job {
 	pod.Name, pod.Namespace = "", "" // the job controller names its pods
 	mode := batchv1.IndexedCompletion
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: jobName, Namespace: placementNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: jobName, Namespace: cluster.Namespace},
 		Spec: batchv1.JobSpec{
 			CompletionMode:       &mode,
 			Completions:          int32Ref(jobMembers),
@@ -115,7 +115,7 @@ func indexedGangJob() *batchv1.Job {
 
 // jobPods lists the Job's pods that are not being deleted.
 func jobPods(ctx context.Context, cp *controlplane.ControlPlane) ([]corev1.Pod, error) {
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: jobNameLabel + "=" + jobName})
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func waitNewJobPods(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 func waitJobPodsGone(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, uids map[types.UID]bool, timeout time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
-		list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{
+		list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{
 			LabelSelector: jobNameLabel + "=" + jobName})
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +226,7 @@ func finishGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane
 // four active pods and no failed index or terminal condition.
 func checkJobRunning(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	job, err := cp.Client.BatchV1().Jobs(placementNamespace).Get(ctx, jobName, metav1.GetOptions{})
+	job, err := cp.Client.BatchV1().Jobs(cluster.Namespace).Get(ctx, jobName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func startJobGangMonitor(ctx context.Context, cp *controlplane.ControlPlane, fir
 	go func() {
 		defer close(m.done)
 		for ctx.Err() == nil {
-			list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{
+			list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{
 				LabelSelector: jobNameLabel + "=" + jobName})
 			if err == nil {
 				m.observe(list.Items, first)

@@ -25,17 +25,17 @@ func TestStandbyReplicaFollowsTheLeaderLease(t *testing.T) {
 		GpuschedArgs: []string{"--leader-lease", controlplane.DeployNamespace + "/gpusched"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
 	}
 	lease := writeLease(ctx, t, cp, nil, "other-pod_1234", 15)
 
-	if _, err := gpuPod("first", 1).Create(ctx, cp.Client); err != nil {
+	if _, err := cluster.GpuPod("first", 1).Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	messages, err := cluster.WaitFailedScheduling(ctx, cp.Client, placementNamespace, "first", 20*time.Second)
+	messages, err := cluster.WaitFailedScheduling(ctx, cp.Client, cluster.Namespace, "first", 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestStandbyReplicaFollowsTheLeaderLease(t *testing.T) {
 	}
 
 	lease = writeLease(ctx, t, cp, lease, host+"_5678", 15)
-	if _, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, cluster.AllBound(1), 30*time.Second); err != nil {
+	if _, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, cluster.AllBound(1), 30*time.Second); err != nil {
 		t.Fatalf("not bound once this host's kube-scheduler holds the Lease: %v", err)
 	}
 
@@ -52,10 +52,10 @@ func TestStandbyReplicaFollowsTheLeaderLease(t *testing.T) {
 	lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now().Add(-20 * time.Second)}
 	writeLease(ctx, t, cp, lease, host+"_5678", 15)
 	time.Sleep(2 * time.Second) // the follower rechecks every second
-	if _, err := gpuPod("second", 1).Create(ctx, cp.Client); err != nil {
+	if _, err := cluster.GpuPod("second", 1).Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.StaysPending(ctx, cp.Client, placementNamespace, "second", 4*time.Second); err != nil {
+	if err := cluster.StaysPending(ctx, cp.Client, cluster.Namespace, "second", 4*time.Second); err != nil {
 		t.Errorf("bound while the Lease had expired: %v", err)
 	}
 }

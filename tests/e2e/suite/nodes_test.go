@@ -30,29 +30,29 @@ func TestRemovedNodeIsNoLongerChosen(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const removed = "dgx-h100-1"
 	if err := cp.Client.CoreV1().Nodes().Delete(ctx, removed, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	pinned := gpuPod("pinned-to-removed", 1).NodeSelector(cluster.HostnameLabel, removed)
+	pinned := cluster.GpuPod("pinned-to-removed", 1).NodeSelector(cluster.HostnameLabel, removed)
 	if _, err := pinned.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 4 {
-		pod := gpuPod(fmt.Sprintf("eight-%d", i), 8).NodeSelector("node.kubernetes.io/instance-type", "dgx-h100")
+		pod := cluster.GpuPod(fmt.Sprintf("eight-%d", i), 8).NodeSelector("node.kubernetes.io/instance-type", "dgx-h100")
 		if _, err := pod.Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitProductSettled(ctx, t, cp, "eight-", 3, 1)
-	reason := refusedPinned(ctx, t, cp, "pinned-to-removed")
+	cluster.WaitProductSettled(ctx, t, cp, "eight-", 3, 1)
+	reason := cluster.RefusedPinned(ctx, t, cp, "pinned-to-removed")
 	if !strings.Contains(reason, "didn't match Pod's node affinity/selector") && !strings.Contains(reason, "node not known to gpusched") {
 		t.Errorf("pinned-to-removed: FailedScheduling %q names neither a selector mismatch nor an unknown node", reason)
 	}
 
-	pods, nodes := mustListPodsAndNodes(ctx, t, cp.Client)
+	pods, nodes := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
 	hosts := map[string]string{}
 	for i := range pods {
 		p := &pods[i]
@@ -64,7 +64,7 @@ func TestRemovedNodeIsNoLongerChosen(t *testing.T) {
 		}
 		hosts[p.Spec.NodeName] = p.Name
 	}
-	checkDevicesOnEveryNode(t, cp, nodes, pods)
+	cluster.CheckDevicesOnEveryNode(t, cp, nodes, pods)
 }
 
 // TestShrunkAllocatableIsSeenByTheNextDecision: dgx-h100-3 runs a 2-GPU
@@ -82,23 +82,23 @@ func TestShrunkAllocatableIsSeenByTheNextDecision(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const node = "dgx-h100-3"
-	before := bindPinned(ctx, t, cp, gpuPod("before-shrink", 2).NodeSelector(cluster.HostnameLabel, node))
+	before := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("before-shrink", 2).NodeSelector(cluster.HostnameLabel, node))
 	beforeIDs, err := cluster.GpuIDs(before)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	setAllocatableGpus(ctx, t, cp.Client, node, 6)
-	oldFree := gpuPod("needs-old-free", 6).NodeSelector(cluster.HostnameLabel, node)
+	oldFree := cluster.GpuPod("needs-old-free", 6).NodeSelector(cluster.HostnameLabel, node)
 	if _, err := oldFree.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	if reason := refusedPinned(ctx, t, cp, "needs-old-free"); !strings.Contains(reason, cluster.GpuResource) {
+	if reason := cluster.RefusedPinned(ctx, t, cp, "needs-old-free"); !strings.Contains(reason, cluster.GpuResource) {
 		t.Errorf("needs-old-free: FailedScheduling %q does not mention %s", reason, cluster.GpuResource)
 	}
-	after := bindPinned(ctx, t, cp, gpuPod("fits-new-free", 4).NodeSelector(cluster.HostnameLabel, node))
+	after := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("fits-new-free", 4).NodeSelector(cluster.HostnameLabel, node))
 	ids, err := cluster.GpuIDs(after)
 	if err != nil {
 		t.Fatal(err)
@@ -106,10 +106,10 @@ func TestShrunkAllocatableIsSeenByTheNextDecision(t *testing.T) {
 	t.Logf("before the shrink: GPUs %v; after: GPUs %v", beforeIDs, ids)
 	if slices.ContainsFunc(ids, func(id int) bool { return id >= 6 || slices.Contains(beforeIDs, id) }) {
 		t.Errorf("fits-new-free got GPUs %v; want 4 of GPUs 0-5 not held by before-shrink (%v)\ngpusched's view: %s",
-			ids, beforeIDs, gpuschedView(cp, node))
+			ids, beforeIDs, cluster.GpuschedView(cp, node))
 	}
-	pods, nodes := mustListPodsAndNodes(ctx, t, cp.Client)
-	checkDevicesOnEveryNode(t, cp, nodes, pods)
+	pods, nodes := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
+	cluster.CheckDevicesOnEveryNode(t, cp, nodes, pods)
 }
 
 // TestReRegisteredNodeStillCountsItsPods deletes dgx-h100-2 while a 2-GPU
@@ -122,9 +122,9 @@ func TestReRegisteredNodeStillCountsItsPods(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp)
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp)
 	const node = "dgx-h100-2"
-	first := bindPinned(ctx, t, cp, gpuPod("before-removal", 2).NodeSelector(cluster.HostnameLabel, node))
+	first := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("before-removal", 2).NodeSelector(cluster.HostnameLabel, node))
 	firstIDs, err := cluster.GpuIDs(first)
 	if err != nil {
 		t.Fatal(err)
@@ -138,14 +138,14 @@ func TestReRegisteredNodeStillCountsItsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tooMany := gpuPod("needs-seven", 7).NodeSelector(cluster.HostnameLabel, node)
+	tooMany := cluster.GpuPod("needs-seven", 7).NodeSelector(cluster.HostnameLabel, node)
 	if _, err := tooMany.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	if reason := refusedPinned(ctx, t, cp, "needs-seven"); !strings.Contains(reason, cluster.GpuResource) {
+	if reason := cluster.RefusedPinned(ctx, t, cp, "needs-seven"); !strings.Contains(reason, cluster.GpuResource) {
 		t.Errorf("needs-seven: FailedScheduling %q does not mention %s", reason, cluster.GpuResource)
 	}
-	rest := bindPinned(ctx, t, cp, gpuPod("the-other-six", 6).NodeSelector(cluster.HostnameLabel, node))
+	rest := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("the-other-six", 6).NodeSelector(cluster.HostnameLabel, node))
 	ids, err := cluster.GpuIDs(rest)
 	if err != nil {
 		t.Fatal(err)
@@ -153,16 +153,16 @@ func TestReRegisteredNodeStillCountsItsPods(t *testing.T) {
 	t.Logf("before removal: GPUs %v; after re-registration: GPUs %v", firstIDs, ids)
 	if slices.ContainsFunc(ids, func(id int) bool { return slices.Contains(firstIDs, id) }) {
 		t.Errorf("the-other-six got GPUs %v on %s; before-removal still holds %v there\ngpusched's view: %s",
-			ids, node, firstIDs, gpuschedView(cp, node))
+			ids, node, firstIDs, cluster.GpuschedView(cp, node))
 	}
-	pods, nodesNow := mustListPodsAndNodes(ctx, t, cp.Client)
-	checkDevicesOnEveryNode(t, cp, nodesNow, pods)
+	pods, nodesNow := cluster.MustListPodsAndNodes(ctx, t, cp.Client)
+	cluster.CheckDevicesOnEveryNode(t, cp, nodesNow, pods)
 }
 
 // waitNodeGone waits until the API server no longer has the node.
 func waitNodeGone(ctx context.Context, t *testing.T, client kubernetes.Interface, name string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, bindTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, cluster.BindTimeout, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
@@ -180,26 +180,26 @@ func TestPodKeepsItsHealthyGpusWhenSomeOfItsGpusFail(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const node = "dgx-h100-0"
-	if _, err := heldPod("on-gpus-4-7", node, 4, "4,5,6,7").Create(ctx, cp.Client); err != nil {
+	if _, err := cluster.HeldPod("on-gpus-4-7", node, 4, "4,5,6,7").Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
 	// Running is written by the fake kubelet after its watch saw the pod;
 	// gpusched's watch has had as long.
-	if _, err := cluster.WaitRunning(ctx, cp.Client, placementNamespace, "on-gpus-4-7", bindTimeout); err != nil {
+	if _, err := cluster.WaitRunning(ctx, cp.Client, cluster.Namespace, "on-gpus-4-7", cluster.BindTimeout); err != nil {
 		t.Fatal(err)
 	}
 	setAllocatableGpus(ctx, t, cp.Client, node, 6)
 
-	tooMany := gpuPod("needs-three", 3).NodeSelector(cluster.HostnameLabel, node)
+	tooMany := cluster.GpuPod("needs-three", 3).NodeSelector(cluster.HostnameLabel, node)
 	if _, err := tooMany.Create(ctx, cp.Client); err != nil {
 		t.Fatal(err)
 	}
-	if reason := refusedPinned(ctx, t, cp, "needs-three"); !strings.Contains(reason, cluster.GpuResource) {
+	if reason := cluster.RefusedPinned(ctx, t, cp, "needs-three"); !strings.Contains(reason, cluster.GpuResource) {
 		t.Errorf("needs-three: FailedScheduling %q does not mention %s", reason, cluster.GpuResource)
 	}
-	two := bindPinned(ctx, t, cp, gpuPod("two-healthy", 2).NodeSelector(cluster.HostnameLabel, node))
+	two := cluster.BindPinned(ctx, t, cp, cluster.GpuPod("two-healthy", 2).NodeSelector(cluster.HostnameLabel, node))
 	ids, err := cluster.GpuIDs(two)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestPodKeepsItsHealthyGpusWhenSomeOfItsGpusFail(t *testing.T) {
 	t.Logf("two-healthy got GPUs %v", ids)
 	if slices.ContainsFunc(ids, func(id int) bool { return id > 3 }) {
 		t.Errorf("two-healthy got GPUs %v on %s; GPUs 4,5 are still held by on-gpus-4-7 and 6,7 are unhealthy\ngpusched's view: %s",
-			ids, node, gpuschedView(cp, node))
+			ids, node, cluster.GpuschedView(cp, node))
 	}
 }
 

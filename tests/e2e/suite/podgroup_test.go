@@ -84,7 +84,7 @@ func installPodGroupCRD(ctx context.Context, t *testing.T, client dynamic.Interf
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := client.Resource(api.resource()).Namespace(placementNamespace).List(ctx, metav1.ListOptions{})
+		_, err := client.Resource(api.resource()).Namespace(cluster.Namespace).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			return
 		}
@@ -100,10 +100,10 @@ func createPodGroup(ctx context.Context, t *testing.T, client dynamic.Interface,
 	group := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": api.group + "/" + api.version,
 		"kind":       "PodGroup",
-		"metadata":   map[string]any{"name": name, "namespace": placementNamespace},
+		"metadata":   map[string]any{"name": name, "namespace": cluster.Namespace},
 		"spec":       map[string]any{"minMember": int64(minMember)},
 	}}
-	if _, err := client.Resource(api.resource()).Namespace(placementNamespace).Create(ctx, group, metav1.CreateOptions{}); err != nil {
+	if _, err := client.Resource(api.resource()).Namespace(cluster.Namespace).Create(ctx, group, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create PodGroup %s: %v", name, err)
 	}
 }
@@ -142,7 +142,7 @@ func runPodGroupGang(t *testing.T, o podGroupGangOptions) {
 	if !o.crdLate {
 		installPodGroupCRD(ctx, t, client, o.api)
 	}
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	if o.crdLate {
 		installPodGroupCRD(ctx, t, client, o.api)
 	}
@@ -150,7 +150,7 @@ func runPodGroupGang(t *testing.T, o podGroupGangOptions) {
 	members := gpuMembers + o.cpuOnly
 	createPodGroup(ctx, t, client, o.api, "ring", members)
 	for i := 0; i < members; i++ {
-		b := cluster.NewPod(placementNamespace, fmt.Sprintf("ring-%d", i)).SchedulerName(cluster.SchedulerName).
+		b := cluster.NewPod(cluster.Namespace, fmt.Sprintf("ring-%d", i)).SchedulerName(cluster.SchedulerName).
 			Label("kueue.x-k8s.io/queue-name", "q")
 		if i < gpuMembers {
 			b = b.Gpus(4)

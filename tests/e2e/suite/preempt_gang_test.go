@@ -2,7 +2,6 @@ package suite_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,60 +24,13 @@ import (
 // GPUs and 64 cpu, so evicting any of its workloads takes only borrowed
 // capacity: what keeps its gang is the gang rule alone. team-c runs within
 // its own 8 GPUs and 8 cpu.
-const preemptGangPolicy = `apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: team-a}
-spec:
-  cohort: research
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 0}
-      - {name: cpu, nominalQuota: 0}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: team-b}
-spec:
-  cohort: research
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 16}
-      - {name: cpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: team-c}
-spec:
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 8}
-      - {name: cpu, nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: team-a, namespace: e2e}
-spec: {clusterQueue: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: team-c, namespace: e2e}
-spec: {clusterQueue: team-c}
-`
+var preemptGangPolicy = cluster.KueuePolicy{Queues: []cluster.ClusterQueue{
+	{Name: "team-a", Cohort: "research", GPUs: 0, CPUs: 0,
+		LocalQueues: []cluster.LocalQueue{{Namespace: preemptNamespace, Name: "team-a"}}},
+	{Name: "team-b", Cohort: "research", GPUs: 16, CPUs: 64},
+	{Name: "team-c", GPUs: 8, CPUs: 8,
+		LocalQueues: []cluster.LocalQueue{{Namespace: preemptNamespace, Name: "team-c"}}},
+}}
 
 // preemptGangHold is how long a refused preemptor is watched: kube-scheduler
 // retries it after 1 s, 2 s, 4 s (backoff), each time through the verb.
@@ -102,11 +54,7 @@ const preemptGangHold = 8 * time.Second
 // The webhook is off: it would gate the pods outside the queues too, and
 // the queue's pods take the label + nominatedNodeName path.
 func TestKubeSchedulerPreemptionNeverSplitsAGangNorAQueueGuarantee(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(preemptGangPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cp := controlplane.Start(t, controlplane.Options{Policy: path})
+	cp := controlplane.Start(t, controlplane.Options{Policy: writePolicy(t, preemptGangPolicy)})
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 	preemptCreateNodes(ctx, t, cp, "pg-0", "pg-1")
@@ -132,7 +80,7 @@ func TestKubeSchedulerPreemptionNeverSplitsAGangNorAQueueGuarantee(t *testing.T)
 	if preemptor.Spec.NodeName != "pg-2" {
 		t.Fatalf("preemptor bound to %s, want pg-2 (the gang's nodes are pg-0 and pg-1)", preemptor.Spec.NodeName)
 	}
-	faultWaitGone(ctx, t, cp.Client, *low)
+	cluster.WaitGone(ctx, t, cp.Client, *low)
 	preemptGangCheckWhole(ctx, t, cp, gang)
 	if lines := preemptGangLog(t, cp, "urgent"); !slices.ContainsFunc(lines, func(l string) bool {
 		return strings.Contains(l, "proposed=3 kept=1")
@@ -187,7 +135,7 @@ func preemptGangCreateHeld(ctx context.Context, t *testing.T, cp *controlplane.C
 // its log, and the gang is whole.
 func preemptGangCheckRefused(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, name string, gang []corev1.Pod, why string) {
 	t.Helper()
-	faultWaitMessage(ctx, t, cp.Client, name, "no candidate node for preemption", 60*time.Second)
+	cluster.WaitFailedSchedulingContaining(ctx, t, cp.Client, name, "no candidate node for preemption", 60*time.Second)
 	if err := cluster.StaysPending(ctx, cp.Client, preemptNamespace, name, preemptGangHold); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +150,7 @@ func preemptGangCheckRefused(ctx context.Context, t *testing.T, cp *controlplane
 // and not being deleted.
 func preemptGangCheckWhole(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, gang []corev1.Pod) {
 	t.Helper()
-	now := faultPodsByName(ctx, t, cp.Client, preemptNamespace)
+	now := cluster.PodsByName(ctx, t, cp.Client, preemptNamespace)
 	for _, before := range gang {
 		p, ok := now[before.Name]
 		switch {

@@ -16,6 +16,7 @@ import (
 
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 const (
@@ -62,7 +63,7 @@ func TestPreemptVerbDeletesExactlyTheVictimsThatFreeAFittingGpuSet(t *testing.T)
 	preemptRunPinned(ctx, t, cp, preemptNodeA, preemptPod{"a-keep-0", "e2e-keep", 3, true}, preemptPod{"a-keep-1", "e2e-keep", 3, true})
 	preemptRunPinned(ctx, t, cp, preemptNodeA, preemptPod{"a-low-0", "e2e-low", 1, false}, preemptPod{"a-low-1", "e2e-low", 1, false})
 	preemptRunPinned(ctx, t, cp, preemptNodeB, preemptPod{"b-keep", "e2e-keep", 4, true}, preemptPod{"b-mid", "e2e-mid", 4, true})
-	before := faultPodsByName(ctx, t, cp.Client, preemptNamespace)
+	before := cluster.PodsByName(ctx, t, cp.Client, preemptNamespace)
 	preemptCheckLayout(t, before)
 
 	_, err := cluster.NewPod(preemptNamespace, "preemptor").SchedulerName(cluster.SchedulerName).
@@ -74,9 +75,9 @@ func TestPreemptVerbDeletesExactlyTheVictimsThatFreeAFittingGpuSet(t *testing.T)
 	if err != nil {
 		t.Fatalf("the preemptor never bound: %v\ngpusched preempt log: %q", err, preemptLogLines(t, cp))
 	}
-	faultWaitGone(ctx, t, cp.Client, before["b-mid"])
+	cluster.WaitGone(ctx, t, cp.Client, before["b-mid"])
 
-	after := faultPodsByName(ctx, t, cp.Client, preemptNamespace)
+	after := cluster.PodsByName(ctx, t, cp.Client, preemptNamespace)
 	preemptCheckSurvivors(t, before, after, "b-mid")
 	preemptCheckPreemptorGpus(t, preemptor, before)
 	faultCheckLedger(ctx, t, cp.Client)
@@ -125,7 +126,7 @@ func preemptCreateNodes(ctx context.Context, t *testing.T, cp *controlplane.Cont
 	for _, name := range names {
 		node := template.DeepCopy()
 		node.Name = name
-		node.Labels[faultHostnameLabel] = name
+		node.Labels[cluster.HostnameLabel] = name
 		if node.Annotations == nil {
 			node.Annotations = map[string]string{}
 		}
@@ -159,7 +160,7 @@ func preemptRunPinned(ctx context.Context, t *testing.T, cp *controlplane.Contro
 	t.Helper()
 	for _, p := range pods {
 		b := cluster.NewPod(preemptNamespace, p.name).SchedulerName(cluster.SchedulerName).
-			Gpus(p.gpus).PriorityClass(p.priority).NodeSelector(faultHostnameLabel, node)
+			Gpus(p.gpus).PriorityClass(p.priority).NodeSelector(cluster.HostnameLabel, node)
 		if p.nvlink {
 			b.Annotation(preemptLinkAnnotation, "nvlink")
 		}
@@ -183,7 +184,7 @@ func preemptCheckLayout(t *testing.T, pods map[string]corev1.Pod) {
 	t.Helper()
 	layout := map[string][]int{}
 	for name, p := range pods {
-		layout[name] = faultGpuIDs(t, p)
+		layout[name] = cluster.SortedGpuIDs(t, p)
 	}
 	for _, name := range []string{"a-keep-0", "a-keep-1", "b-keep", "b-mid"} {
 		ids := layout[name]
@@ -227,9 +228,9 @@ func preemptCheckPreemptorGpus(t *testing.T, preemptor *corev1.Pod, before map[s
 	if preemptor.Spec.NodeName != preemptNodeB {
 		t.Fatalf("preemptor bound to %s, want %s", preemptor.Spec.NodeName, preemptNodeB)
 	}
-	ids := faultGpuIDs(t, *preemptor)
-	freed := faultGpuIDs(t, before["b-mid"])
-	kept := faultGpuIDs(t, before["b-keep"])
+	ids := cluster.SortedGpuIDs(t, *preemptor)
+	freed := cluster.SortedGpuIDs(t, before["b-mid"])
+	kept := cluster.SortedGpuIDs(t, before["b-keep"])
 	for _, id := range ids {
 		if !slices.Contains(freed, id) || slices.Contains(kept, id) {
 			t.Errorf("preemptor got GPUs %v; the victim freed %v and b-keep holds %v", ids, freed, kept)
@@ -251,7 +252,7 @@ func preemptCheckVerbUsed(t *testing.T, cp *controlplane.ControlPlane) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cluster.MetricSum(metrics, "gpusched_extender_requests_total", `verb="preempt"`, `code="200"`); n < 1 {
+	if n := promtext.Parse(metrics).Sum("gpusched_extender_requests_total", map[string]string{"verb": "preempt", "code": "200"}); n < 1 {
 		t.Errorf("gpusched answered %v preempt requests, want at least 1", n)
 	}
 	lines := preemptLogLines(t, cp)

@@ -3,9 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,40 +23,22 @@ import (
 
 // queuePolicy: flavor h100 (the demo cluster's 32 H100 GPUs), ClusterQueues
 // of `quotas` (name -> nominal GPUs) in cohort research, each reached from
-// the test namespace by a LocalQueue of the same name. extra is appended to
-// each ClusterQueue's spec.
-func queuePolicy(t testing.TB, quotas map[string]int, extra map[string]string) string {
+// the test namespace by a LocalQueue of the same name. preemption sets a
+// ClusterQueue's spec.preemption.
+func queuePolicy(t testing.TB, quotas map[string]int, preemption map[string]map[string]string) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString(`apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-`)
-	for _, name := range tpSortedKeys(quotas) {
-		fmt.Fprintf(&b, `---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: %[1]s}
-spec:
-  cohort: research
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: %[2]d}
-      - {name: cpu, nominalQuota: 64}
-%[3]s---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: %[1]s, namespace: %[4]s}
-spec: {clusterQueue: %[1]s}
-`, name, quotas[name], extra[name], placementNamespace)
+	queues := cluster.ResearchQueues(cluster.Namespace, quotas)
+	for i := range queues {
+		queues[i].Preemption = preemption[queues[i].Name]
 	}
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	return writePolicy(t, cluster.KueuePolicy{Queues: queues})
+}
+
+// writePolicy writes the policy into the test's temporary directory.
+func writePolicy(t testing.TB, policy cluster.KueuePolicy) string {
+	t.Helper()
+	path, err := policy.WriteFile(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -71,7 +50,7 @@ func queuedGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane
 	edit func(*cluster.PodBuilder) *cluster.PodBuilder) {
 	t.Helper()
 	for i := 0; i < count; i++ {
-		b := gpuPod(fmt.Sprintf("%s-%d", group, i), gpus).
+		b := cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), gpus).
 			Label("kueue.x-k8s.io/queue-name", queue).
 			Label("kueue.x-k8s.io/pod-group-name", group).
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(count))
@@ -87,7 +66,7 @@ func queuedGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane
 // gangPods lists the pods of a Kueue pod group (deleted ones excluded).
 func gangPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string) []corev1.Pod {
 	t.Helper()
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "kueue.x-k8s.io/pod-group-name=" + group})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +118,7 @@ func TestQueueAtQuotaHoldsGangUntilRunningGangSucceeds(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const runFor = 8 * time.Second
 	queuedGang(ctx, t, cp, "team-a", "first", 4, 4, func(b *cluster.PodBuilder) *cluster.PodBuilder {
 		return b.RunFor(runFor)
@@ -181,12 +160,12 @@ func waitGangGone(ctx context.Context, t *testing.T, cp *controlplane.ControlPla
 // same size in the same queue evicts all four members through the Eviction
 // API and is bound in their place.
 func TestHigherPriorityGangEvictsLowerPriorityGangWhole(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]string{
-		"team-a": "  preemption: {withinClusterQueue: LowerPriority}\n"})
+	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]map[string]string{
+		"team-a": {"withinClusterQueue": "LowerPriority"}})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	createPriorityClass(ctx, t, cp, "e2e-low", 100)
 	createPriorityClass(ctx, t, cp, "e2e-high", 1000)
 	queuedGang(ctx, t, cp, "team-a", "low", 4, 8, func(b *cluster.PodBuilder) *cluster.PodBuilder {
@@ -205,12 +184,12 @@ func TestHigherPriorityGangEvictsLowerPriorityGangWhole(t *testing.T) {
 // arrives, exactly one of team-b's gangs is evicted whole and team-a's is
 // bound.
 func TestCohortLenderReclaimsBorrowedQuota(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 16, "team-b": 16}, map[string]string{
-		"team-a": "  preemption: {reclaimWithinCohort: Any}\n"})
+	policy := queuePolicy(t, map[string]int{"team-a": 16, "team-b": 16}, map[string]map[string]string{
+		"team-a": {"reclaimWithinCohort": "Any"}})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	queuedGang(ctx, t, cp, "team-b", "b1", 4, 4, nil)
 	waitGangBound(ctx, t, cp, "b1", 4, 30*time.Second)
 	queuedGang(ctx, t, cp, "team-b", "b2", 4, 4, nil)

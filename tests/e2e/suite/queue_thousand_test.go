@@ -3,13 +3,12 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
@@ -33,47 +32,16 @@ const (
 // queue order: by priority (all equal here), creation second, then name.
 func thousandPolicy(t *testing.T) string {
 	t.Helper()
-	b := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: gpusched.io/v1alpha1
-kind: SchedulerConfig
-metadata: {name: default}
-spec:
-  gang: {admissionTimeout: %s}
-`, thousandAdmissionTimeout)
+	policy := cluster.KueuePolicy{SchedulerConfig: &cluster.SchedulerConfig{Name: "default",
+		Gang: map[string]string{"admissionTimeout": thousandAdmissionTimeout.String()}}}
 	for _, q := range []struct {
 		name string
 		gpus int
 	}{{"singles", thousandSingleGPU}, {"gangs", thousandGangGPU}} {
-		b += fmt.Sprintf(`---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: %[1]s}
-spec:
-  queueingStrategy: StrictFIFO
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu, cpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: %[2]d}
-      - {name: cpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: %[1]s, namespace: %[3]s}
-spec: {clusterQueue: %[1]s}
-`, q.name, q.gpus, placementNamespace)
+		policy.Queues = append(policy.Queues, cluster.ClusterQueue{Name: q.name, GPUs: q.gpus, CPUs: 64, StrictFIFO: true,
+			LocalQueues: []cluster.LocalQueue{{Namespace: cluster.Namespace, Name: q.name}}})
 	}
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePolicy(t, policy)
 }
 
 // TestThousandQueuedPodsAndFiftyGangsRunInQueueOrder: 1,000 single-GPU
@@ -87,7 +55,7 @@ func TestThousandQueuedPodsAndFiftyGangsRunInQueueOrder(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: thousandPolicy(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 480*time.Second)
 	defer cancel()
-	nodes := setUpDemoCluster(ctx, t, cp)
+	nodes := cluster.SetUpDemoCluster(ctx, t, cp)
 	monitor := startAdmissionMonitor(ctx, cp.Client, nodes,
 		map[string]int64{"singles": thousandSingleGPU, "gangs": thousandGangGPU},
 		thousandAdmissionTimeout+15*time.Second, 5*time.Second, nil)
@@ -109,15 +77,15 @@ func thousandCreate(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 	t.Helper()
 	total := thousandSingles + thousandGangs*thousandGangSize
 	perGang := thousandSingles / thousandGangs
-	err := tpParallel(total, 8, func(i int) error {
+	err := cluster.Parallel(total, 8, func(i int) error {
 		round, k := i/(perGang+thousandGangSize), i%(perGang+thousandGangSize)
 		if k < perGang {
-			_, err := gpuPod(fmt.Sprintf("single-%04d", round*perGang+k), 1).
+			_, err := cluster.GpuPod(fmt.Sprintf("single-%04d", round*perGang+k), 1).
 				Label("kueue.x-k8s.io/queue-name", "singles").RunFor(2*time.Second).Create(ctx, cp.Client)
 			return err
 		}
 		group := fmt.Sprintf("gang-%02d", round)
-		_, err := gpuPod(fmt.Sprintf("%s-%d", group, k-perGang), 1).
+		_, err := cluster.GpuPod(fmt.Sprintf("%s-%d", group, k-perGang), 1).
 			Label("kueue.x-k8s.io/queue-name", "gangs").
 			Label("kueue.x-k8s.io/pod-group-name", group).
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(thousandGangSize)).

@@ -33,7 +33,7 @@ const maxEventsPerObject = 5
 // namespace by the name of the object they are about.
 func gpuschedEvents(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) map[string][]eventsv1.Event {
 	t.Helper()
-	list, err := cp.Client.EventsV1().Events(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := cp.Client.EventsV1().Events(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func waitForReason(ctx context.Context, t *testing.T, cp *controlplane.ControlPl
 // volcanoMembers lists the pods that name Volcano PodGroup `group`.
 func volcanoMembers(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string) []corev1.Pod {
 	t.Helper()
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func volcanoMembers(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 
 func volcanoGroupStatus(ctx context.Context, t *testing.T, client dynamic.Interface, name string) map[string]any {
 	t.Helper()
-	group, err := client.Resource(volcanoAPI.resource()).Namespace(placementNamespace).Get(ctx, name, metav1.GetOptions{})
+	group, err := client.Resource(volcanoAPI.resource()).Namespace(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestWaitingPodGroupGangSaysWhyOnItsPodsAndPodGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	installPodGroupCRD(ctx, t, client, volcanoAPI)
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	const runFor = 15 * time.Second
 	queuedGang(ctx, t, cp, "team-a", "first", 4, 4, func(b *cluster.PodBuilder) *cluster.PodBuilder {
 		return b.RunFor(runFor)
@@ -162,7 +162,7 @@ func TestWaitingPodGroupGangSaysWhyOnItsPodsAndPodGroup(t *testing.T) {
 	var members []string
 	for i := 0; i < 4; i++ {
 		name := fmt.Sprintf("second-%d", i)
-		b := gpuPod(name, 4).Label("kueue.x-k8s.io/queue-name", "team-a")
+		b := cluster.GpuPod(name, 4).Label("kueue.x-k8s.io/queue-name", "team-a")
 		if _, err := volcanoAPI.memberOf(b, "second").Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)
 		}

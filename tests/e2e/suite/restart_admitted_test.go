@@ -10,8 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
+	"gpusched.io/e2e/suite/benchkit"
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
@@ -43,15 +43,15 @@ func TestKilledGpuschedKeepsAdmittedUnboundPods(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	createH100Nodes(ctx, t, cp, "restart-h100", restartNodes)
-	waitGpuschedNodes(ctx, t, cp, restartNodes)
-	if err := controlplane.EnsureNamespace(ctx, cp.Client, placementNamespace); err != nil {
+	cluster.WaitGpuschedNodes(ctx, t, cp, restartNodes, 60*time.Second)
+	if err := controlplane.EnsureNamespace(ctx, cp.Client, cluster.Namespace); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d nodes registered and in gpusched's model in %v", restartNodes, time.Since(began).Round(time.Millisecond))
 
 	cp.StopScheduler()
 	admitted := createAdmittedUnbound(ctx, t, cp, restartPods)
-	watch, err := startPodLossWatch(cp.Client, placementNamespace)
+	watch, err := startPodLossWatch(cp.Client, cluster.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func createH100Nodes(ctx context.Context, t *testing.T, cp *controlplane.Control
 		t.Fatalf("%s has no node dgx-h100-2", cluster.DemoClusterFile)
 	}
 	nodes := make([]corev1.Node, n)
-	err = tpParallel(n, 8, func(i int) error {
-		node := throughputNode(template, i)
+	err = cluster.Parallel(n, 8, func(i int) error {
+		node := benchkit.NodeCopy(template, i)
 		node.Name = fmt.Sprintf("%s-%03d", prefix, i)
 		node.Labels[cluster.HostnameLabel] = node.Name
 		created, err := cluster.CreateNode(ctx, cp.Client, &node)
@@ -100,23 +100,6 @@ func createH100Nodes(ctx context.Context, t *testing.T, cp *controlplane.Control
 	return nodes
 }
 
-// waitGpuschedNodes waits until gpusched's model holds at least n nodes.
-func waitGpuschedNodes(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, n int) {
-	t.Helper()
-	var last float64
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		text, err := cp.GpuschedMetrics()
-		if err != nil {
-			return false, nil
-		}
-		last = cluster.MetricSum(text, "gpusched_nodes")
-		return int(last) >= n, nil
-	})
-	if err != nil {
-		t.Fatalf("gpusched_nodes = %v, want %d: %v", last, n, err)
-	}
-}
-
 // createAdmittedUnbound creates n single-GPU pods in queue team-a, each
 // gated by the webhook, and waits until gpusched has admitted every one
 // (admitted label, assigned-node, gate lifted, pinned to that node) while
@@ -124,7 +107,7 @@ func waitGpuschedNodes(ctx context.Context, t *testing.T, cp *controlplane.Contr
 func createAdmittedUnbound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, n int) map[string]corev1.Pod {
 	t.Helper()
 	for i := range n {
-		pod, err := gpuPod(fmt.Sprintf("admitted-%02d", i), 1).
+		pod, err := cluster.GpuPod(fmt.Sprintf("admitted-%02d", i), 1).
 			Label("kueue.x-k8s.io/queue-name", "team-a").Create(ctx, cp.Client)
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +118,7 @@ func createAdmittedUnbound(ctx context.Context, t *testing.T, cp *controlplane.C
 	}
 	began := time.Now()
 	var waiting, bound []string
-	pods, err := cluster.WaitForPods(ctx, cp.Client, placementNamespace, func(pods []corev1.Pod) bool {
+	pods, err := cluster.WaitForPods(ctx, cp.Client, cluster.Namespace, func(pods []corev1.Pod) bool {
 		waiting, bound = nil, nil
 		for i := range pods {
 			if cluster.Bound(&pods[i]) {

@@ -26,7 +26,7 @@ func TestKilledGpuschedKeepsQueueQuotaAndGangsWhole(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	setUpDemoCluster(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
 	queuedGang(ctx, t, cp, "team-a", "first", 4, 4, func(b *cluster.PodBuilder) *cluster.PodBuilder {
 		return b.RunFor(15 * time.Second)
 	})
@@ -92,7 +92,7 @@ func TestKilledGpuschedKeepsQueueQuotaAndGangsWhole(t *testing.T) {
 // queuedPods lists the test namespace's pods, finished ones included.
 func queuedPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) []corev1.Pod {
 	t.Helper()
-	list, err := cp.Client.CoreV1().Pods(placementNamespace).List(ctx, metav1.ListOptions{})
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

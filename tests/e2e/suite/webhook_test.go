@@ -28,7 +28,8 @@ import (
 // admission loop lifts the gate, so nothing here waits for a binding.
 func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 	policy := queuePolicy(t, map[string]int{"team-a": 8}, nil)
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy, NoScheduler: true, NoKubelet: true})
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy,
+		Run: &controlplane.Components{Gpusched: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	const ns = "e2e"
@@ -67,7 +68,7 @@ func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 	}
 }
 
-const queueLabel = "kueue.x-k8s.io/queue-name"
+const queueLabel = cluster.QueueLabel
 
 func createPod(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, b *cluster.PodBuilder) *corev1.Pod {
 	t.Helper()

@@ -10,11 +10,15 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 // ModelPod is a pod as gpusched's model holds it (GET /v1/nodes).
@@ -101,65 +105,6 @@ func ModelDiff(model map[string]ModelPod, pods []corev1.Pod) []string {
 	return diffs
 }
 
-// HistogramBuckets returns the cumulative bucket counts (by their le
-// label, "+Inf" included) of the series of histogram `name` whose labels
-// contain `label` (e.g. `verb="bind"`), from Prometheus text.
-func HistogramBuckets(metrics, name, label string) map[string]float64 {
-	buckets := map[string]float64{}
-	prefix := name + "_bucket{"
-	for _, line := range strings.Split(metrics, "\n") {
-		if !strings.HasPrefix(line, prefix) || !strings.Contains(line, label) {
-			continue
-		}
-		le, value, ok := faultBucketOf(line)
-		if ok {
-			buckets[le] = value
-		}
-	}
-	return buckets
-}
-
-// faultBucketOf reads `..._bucket{...,le="5"} 12`.
-func faultBucketOf(line string) (le string, value float64, ok bool) {
-	_, rest, found := strings.Cut(line, `le="`)
-	if !found {
-		return "", 0, false
-	}
-	le, rest, found = strings.Cut(rest, `"`)
-	if !found {
-		return "", 0, false
-	}
-	fields := strings.Fields(rest[strings.Index(rest, "}")+1:])
-	if len(fields) == 0 {
-		return "", 0, false
-	}
-	value, err := strconv.ParseFloat(fields[0], 64)
-	return le, value, err == nil
-}
-
-// MetricSum adds the values of every sample of `name` whose labels contain
-// all of `labels` (Prometheus text; counters and gauges).
-func MetricSum(metrics, name string, labels ...string) float64 {
-	var sum float64
-	for _, line := range strings.Split(metrics, "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		matched := true
-		for _, l := range labels {
-			matched = matched && strings.Contains(line, l)
-		}
-		fields := strings.Fields(line)
-		if !matched || len(fields) < 2 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
-}
-
 // GrepLog returns the lines of a component log that contain every one of
 // `all`.
 func GrepLog(path string, all ...string) ([]string, error) {
@@ -182,6 +127,24 @@ func GrepLog(path string, all ...string) ([]string, error) {
 		}
 	}
 	return out, scanner.Err()
+}
+
+// WaitGpuschedNodes waits until gpusched's model holds at least n nodes
+// (its gpusched_nodes gauge), or fails after timeout.
+func WaitGpuschedNodes(ctx context.Context, tb testing.TB, cp *controlplane.ControlPlane, n int, timeout time.Duration) {
+	tb.Helper()
+	var last float64
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		text, err := cp.GpuschedMetrics()
+		if err != nil {
+			return false, nil
+		}
+		last = promtext.Parse(text).Sum("gpusched_nodes", nil)
+		return int(last) >= n, nil
+	})
+	if err != nil {
+		tb.Fatalf("gpusched_nodes = %v, want %d: %v", last, n, err)
+	}
 }
 
 // GpuschedReady reads gpusched's /readyz: true on 200, false on 503 (the

@@ -14,9 +14,10 @@ type BenchSchedulerOptions struct {
 	// Name makes the process's files distinct: kube-scheduler-<Name>.log,
 	// kube-scheduler-<Name>.yaml.
 	Name string
-	// NoExtender removes deploy/'s extenders: kube-scheduler with its
-	// in-tree plugins only, same profile and everything else.
-	NoExtender bool
+	// Extender keeps deploy/'s extenders (gpusched); without it
+	// kube-scheduler runs its in-tree plugins only, same profile and
+	// everything else.
+	Extender bool
 	// QPS and Burst set clientConnection.qps and .burst (0 keeps deploy/'s
 	// values, or kube-scheduler's defaults of 50 and 100).
 	QPS   float64
@@ -28,7 +29,7 @@ type BenchSchedulerOptions struct {
 }
 
 // BenchScheduler is a kube-scheduler that a benchmark starts and stops
-// itself, beside (or instead of, with Options.NoScheduler) the fixture's:
+// itself, beside (or instead of, with Options.Run without Scheduler) the fixture's:
 // one per arm, so that each arm's CPU time and /metrics are its own.
 type BenchScheduler struct {
 	// URL is its HTTPS serving address (for /metrics).
@@ -104,7 +105,7 @@ func (c *ControlPlane) prepareBenchScheduler(opts BenchSchedulerOptions) (*Bench
 
 // edit applies the options to the decoded configuration.
 func (opts BenchSchedulerOptions) edit(config map[string]any) {
-	if opts.NoExtender {
+	if !opts.Extender {
 		delete(config, "extenders")
 	}
 	if client, ok := config["clientConnection"].(map[string]any); ok {

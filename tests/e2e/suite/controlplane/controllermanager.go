@@ -22,24 +22,54 @@ const KubeControllerManager = "kube-controller-manager"
 // --use-service-account-credentials, and nothing more.
 const ControllerManagerUser = "system:kube-controller-manager"
 
+// ControllerManager says how kube-controller-manager runs.
+type ControllerManager struct {
+	// Controllers is its --controllers list: names to run (e.g.
+	// "job-controller", "resourceclaim-controller"), "*" for upstream's
+	// default set, "-name" to leave one out of it. Each name given is
+	// bound to its bootstrap role (controllerRoles); "*" binds nothing
+	// more, so name every controller the test relies on.
+	Controllers []string
+	// ExtraArgs are appended to its flags (e.g. --feature-gates).
+	ExtraArgs []string
+}
+
 // controllerRoles maps a --controllers name to its bootstrap ClusterRole
 // (upstream's bootstrappolicy names the role after the controller's
 // ServiceAccount, which is not always the controller's name).
 var controllerRoles = map[string]string{
-	"job-controller":               "system:controller:job-controller",
-	"garbage-collector-controller": "system:controller:generic-garbage-collector",
+	"job-controller":                     "system:controller:job-controller",
+	"garbage-collector-controller":       "system:controller:generic-garbage-collector",
+	"resourceclaim-controller":           "system:controller:resource-claim-controller",
+	"clusterrole-aggregation-controller": "system:controller:clusterrole-aggregation-controller",
+}
+
+// boundControllers are the controllers Controllers names to run, whose
+// roles the fixture binds ("*" and "-name" entries are left out).
+func (m *ControllerManager) boundControllers() []string {
+	var names []string
+	for _, name := range m.Controllers {
+		if name != "*" && !strings.HasPrefix(name, "-") {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // prepareControllerManager checks the binary and the controller names
 // before anything starts.
 func (c *ControlPlane) prepareControllerManager() error {
-	if len(c.opts.Controllers) == 0 {
+	m := c.opts.ControllerManager
+	if m == nil {
 		return nil
 	}
-	if _, err := os.Stat(c.Bins.KubeControllerManager); err != nil {
-		return fmt.Errorf("Options.Controllers needs kube-controller-manager: %w (rebuild with tests/e2e/build-binaries.sh)", err)
+	if len(m.Controllers) == 0 {
+		return fmt.Errorf("Options.ControllerManager names no controllers")
 	}
-	for _, name := range c.opts.Controllers {
+	if _, err := os.Stat(c.Bins.KubeControllerManager); err != nil {
+		return fmt.Errorf("Options.ControllerManager needs kube-controller-manager: %w (rebuild with tests/e2e/build-binaries.sh)", err)
+	}
+	for _, name := range m.boundControllers() {
 		if _, ok := controllerRoles[name]; !ok {
 			return fmt.Errorf("controller %q: no bootstrap role known; add it to controllerRoles", name)
 		}
@@ -58,9 +88,10 @@ func (c *ControlPlane) startControllerManager(ctx context.Context) error {
 	if err := writeKubeconfig(kubeconfig, c.APIServerURL, c.pki.CAPEM, c.ids.controllerManager); err != nil {
 		return err
 	}
-	c.controllerManager = c.newProcess(KubeControllerManager, c.Bins.KubeControllerManager, []string{
+	m := c.opts.ControllerManager
+	c.controllerManager = c.newProcess(KubeControllerManager, c.Bins.KubeControllerManager, append([]string{
 		"--kubeconfig=" + kubeconfig,
-		"--controllers=" + strings.Join(c.opts.Controllers, ","),
+		"--controllers=" + strings.Join(m.Controllers, ","),
 		// Its own identity for every controller: no token controller, no
 		// ServiceAccounts (the ServiceAccount admission plugin is off).
 		"--use-service-account-credentials=false",
@@ -71,7 +102,7 @@ func (c *ControlPlane) startControllerManager(ctx context.Context) error {
 		// /var/run/kubernetes.
 		"--cert-dir=" + filepath.Join(c.Dir, "kube-controller-manager-certs"),
 		"--v=2",
-	})
+	}, m.ExtraArgs...))
 	if err := c.controllerManager.start(); err != nil {
 		return err
 	}
@@ -80,7 +111,7 @@ func (c *ControlPlane) startControllerManager(ctx context.Context) error {
 }
 
 func (c *ControlPlane) bindControllerRoles(ctx context.Context) error {
-	for _, name := range c.opts.Controllers {
+	for _, name := range c.opts.ControllerManager.boundControllers() {
 		crb := &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "e2e:kube-controller-manager:" + name},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: controllerRoles[name]},

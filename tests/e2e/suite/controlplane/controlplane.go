@@ -22,18 +22,15 @@ import (
 	"gpusched.io/e2e/suite/kubelet"
 )
 
-// Options change what Start starts. The zero value starts everything and
-// waits until each component is ready.
+// Options change what Start starts. The zero value starts everything but
+// kube-controller-manager and waits until each component is ready.
 type Options struct {
-	// NoScheduler skips kube-scheduler.
-	NoScheduler bool
-	// NoGpusched skips gpusched; StartGpusched starts it later (its port,
-	// and so kube-scheduler's extender URL, is fixed by Start).
-	NoGpusched bool
-	// GpuschedNoWait makes Start (and StartGpusched) wait only until
-	// gpusched listens (/healthz), not until it has listed the cluster
-	// (/readyz).
-	GpuschedNoWait bool
+	// Run names the components Start runs besides etcd and kube-apiserver;
+	// nil runs all of them (AllComponents).
+	Run *Components
+	// GpuschedWait is what Start and StartGpusched wait for (default
+	// GpuschedReady).
+	GpuschedWait GpuschedWait
 	// GpuschedArgs are appended to `gpusched serve ...`.
 	GpuschedArgs []string
 	// Policy is passed as --policy.
@@ -48,8 +45,6 @@ type Options struct {
 	// flags.
 	SchedulerArgs []string
 	APIServerArgs []string
-	// NoKubelet skips the fake kubelet: bound pods stay Pending.
-	NoKubelet bool
 	// KubeletFailsDeletedPods makes the fake kubelet mark a terminating pod
 	// Failed before deleting it, as a real kubelet does; a Job with a
 	// podFailurePolicy replaces its pods only once they are Failed.
@@ -60,10 +55,9 @@ type Options struct {
 	// clientConfig.url pointing there instead of the Service. gpusched
 	// fills in its caBundle, as in a cluster.
 	Webhook bool
-	// Controllers starts kube-controller-manager with only these
-	// controllers (its --controllers names, e.g. "job-controller"), after
-	// gpusched and kube-scheduler; none (the default) starts none.
-	Controllers []string
+	// ControllerManager, if set, starts kube-controller-manager after
+	// gpusched and kube-scheduler; nil (the default) starts none.
+	ControllerManager *ControllerManager
 	// ReadyTimeout bounds each component's start (default 60 s).
 	ReadyTimeout time.Duration
 	// Replicas of 2 or more start that many gpusched + kube-scheduler
@@ -75,6 +69,40 @@ type Options struct {
 	// first replica that accepts, as its Service would. Needs `unshare
 	// --uts` (the test is skipped without it).
 	Replicas int
+}
+
+// Components are the parts of the control plane that a test may leave
+// out (etcd and kube-apiserver always run).
+type Components struct {
+	// Scheduler runs the fixture's kube-scheduler.
+	Scheduler bool
+	// Gpusched runs gpusched from the start; without it StartGpusched
+	// starts it later (its port, and so kube-scheduler's extender URL, is
+	// fixed by Start).
+	Gpusched bool
+	// Kubelet runs the fake kubelet; without it bound pods stay Pending.
+	Kubelet bool
+}
+
+// AllComponents is what a zero Options runs.
+var AllComponents = Components{Scheduler: true, Gpusched: true, Kubelet: true}
+
+// GpuschedWait is how far Start and StartGpusched wait for gpusched.
+type GpuschedWait int
+
+const (
+	// GpuschedReady waits until gpusched has listed the cluster (/readyz).
+	GpuschedReady GpuschedWait = iota
+	// GpuschedListening waits only until gpusched listens (/healthz).
+	GpuschedListening
+)
+
+// runs is the components Start runs.
+func (o Options) runs() Components {
+	if o.Run == nil {
+		return AllComponents
+	}
+	return *o.Run
 }
 
 // ControlPlane is a running control plane. Its methods must be called from
@@ -153,7 +181,7 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		{"admission webhook", c.registerWebhook},
 		{"gpusched + kube-scheduler", c.startSchedulers},
 	}
-	if len(opts.Controllers) > 0 {
+	if opts.ControllerManager != nil {
 		steps = append(steps, startStep{KubeControllerManager, c.startControllerManager})
 	}
 	steps = append(steps, startStep{"fake kubelet", c.startKubelet})
@@ -257,12 +285,13 @@ func (c *ControlPlane) startSchedulers(ctx context.Context) error {
 	if err := c.prepareGpusched(); err != nil {
 		return err
 	}
-	if !c.opts.NoGpusched {
+	run := c.opts.runs()
+	if run.Gpusched {
 		if err := c.gpusched.start(); err != nil {
 			return err
 		}
 	}
-	if !c.opts.NoScheduler {
+	if run.Scheduler {
 		if err := c.prepareScheduler(); err != nil {
 			return err
 		}
@@ -270,12 +299,12 @@ func (c *ControlPlane) startSchedulers(ctx context.Context) error {
 			return err
 		}
 	}
-	if !c.opts.NoGpusched {
-		if err := c.waitGpusched(ctx, !c.opts.GpuschedNoWait); err != nil {
+	if run.Gpusched {
+		if err := c.waitGpusched(ctx, c.opts.GpuschedWait == GpuschedReady); err != nil {
 			return err
 		}
 	}
-	if c.opts.NoScheduler {
+	if !run.Scheduler {
 		return nil
 	}
 	return c.scheduler.waitFor(ctx, c.opts.ReadyTimeout, "/readyz",
@@ -330,7 +359,7 @@ func (c *ControlPlane) waitGpusched(ctx context.Context, ready bool) error {
 // startKubelet starts the fake kubelet for the whole test (not bounded by
 // Start's context); it logs to fake-kubelet.log.
 func (c *ControlPlane) startKubelet(context.Context) error {
-	if c.opts.NoKubelet {
+	if !c.opts.runs().Kubelet {
 		return nil
 	}
 	var err error

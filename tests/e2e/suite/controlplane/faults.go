@@ -89,7 +89,7 @@ func (c *ControlPlane) StartScheduler() {
 func (c *ControlPlane) RestartKubelet() {
 	c.t.Helper()
 	if c.kubelet == nil {
-		c.t.Fatal("controlplane: no fake kubelet (Options.NoKubelet)")
+		c.t.Fatal("controlplane: no fake kubelet (Options.Run without Kubelet)")
 	}
 	c.kubelet.Stop()
 	fmt.Fprintf(c.kubeletLog, "%s restarted\n", time.Now().Format("15:04:05.000"))
@@ -106,7 +106,7 @@ func (c *ControlPlane) RestartKubelet() {
 func (c *ControlPlane) mustHaveScheduler() {
 	c.t.Helper()
 	if c.scheduler == nil || len(c.Replicas) > 0 {
-		c.t.Fatal("controlplane: no single kube-scheduler (NoScheduler or Replicas): use the replica methods")
+		c.t.Fatal("controlplane: no single kube-scheduler (Options.Run without Scheduler, or Replicas): use the replica methods")
 	}
 }
 

@@ -26,14 +26,16 @@ func (c *ControlPlane) StopGpusched() error {
 }
 
 // StartGpusched starts gpusched again (or for the first time with
-// Options.NoGpusched), same port and flags, and waits as Start does.
+// Options.Run without Gpusched), same port and flags, and waits as Start
+// does.
 func (c *ControlPlane) StartGpusched() {
 	c.t.Helper()
-	c.startGpusched(!c.opts.GpuschedNoWait)
+	c.startGpusched(c.opts.GpuschedWait == GpuschedReady)
 }
 
-// StartGpuschedNoWait starts gpusched and waits only until it listens.
-func (c *ControlPlane) StartGpuschedNoWait() {
+// StartGpuschedUntilListening starts gpusched and waits only until it
+// listens (/healthz), not until it has listed the cluster.
+func (c *ControlPlane) StartGpuschedUntilListening() {
 	c.t.Helper()
 	c.startGpusched(false)
 }

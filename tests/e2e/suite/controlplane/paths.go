@@ -17,7 +17,7 @@ type Binaries struct {
 	KubeAPIServer string
 	KubeScheduler string
 	// KubeControllerManager is checked only by a control plane that runs
-	// it (Options.Controllers), so a bin directory built before it was
+	// it (Options.ControllerManager), so a bin directory built before it was
 	// added still serves every other test.
 	KubeControllerManager string
 	Kubectl               string

@@ -1,4 +1,4 @@
-#include "api/kube/connection.h"
+#include "api/http/client_connection.h"
 
 #include <openssl/ssl.h>
 
@@ -23,9 +23,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "api/http/listen_address.h"
 #include "api/http/run_to_completion.h"
 
-namespace gpusched::kube::internal {
+namespace gpusched::http::internal {
 namespace {
 
 namespace asio = boost::asio;
@@ -35,12 +36,14 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using BeastRequest = bhttp::request<bhttp::string_body>;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-using Result = absl::StatusOr<WholeResponse>;
+using Result = absl::StatusOr<Response>;
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 // An error body is only read for its message; more is not worth holding.
 constexpr size_t kErrorBodyLimit = 1 << 20;
 
+// Errors that mean a kept-alive connection was closed by the server before
+// it saw our request, so sending it again on a new connection is safe.
 bool IsStale(const error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset ||
@@ -48,7 +51,7 @@ bool IsStale(const error_code& ec) {
          ec == asio::ssl::error::stream_truncated;
 }
 
-BeastRequest MakeRequest(const OutgoingRequest& out, const std::string& host) {
+BeastRequest MakeRequest(const ClientRequest& out, const std::string& host) {
   BeastRequest request;
   bhttp::verb verb = bhttp::string_to_verb(out.method);
   if (verb == bhttp::verb::unknown) {
@@ -60,11 +63,11 @@ BeastRequest MakeRequest(const OutgoingRequest& out, const std::string& host) {
   request.version(11);
   request.set(bhttp::field::host, host);
   request.set(bhttp::field::user_agent, "gpusched");
-  request.set(bhttp::field::accept, "application/json");
+  if (!out.accept.empty()) request.set(bhttp::field::accept, out.accept);
   if (!out.authorization.empty()) {
     request.set(bhttp::field::authorization, out.authorization);
   }
-  if (!out.body.empty()) {
+  if (!out.body.empty() && !out.content_type.empty()) {
     request.set(bhttp::field::content_type, out.content_type);
   }
   request.body() = std::string(out.body);
@@ -73,25 +76,45 @@ BeastRequest MakeRequest(const OutgoingRequest& out, const std::string& host) {
   return request;
 }
 
+// Status and headers; the body is the caller's.
+Response HeadOf(const bhttp::response_header<>& head) {
+  Response response;
+  response.status = static_cast<int>(head.result_int());
+  response.content_type = std::string(head[bhttp::field::content_type]);
+  for (const auto& field : head) {
+    response.headers.emplace_back(std::string(field.name_string()),
+                                  std::string(field.value()));
+  }
+  return response;
+}
+
+Response FromBeast(bhttp::response<bhttp::string_body>&& message) {
+  Response response = HeadOf(message.base());
+  response.body = std::move(message.body());
+  return response;
+}
+
 }  // namespace
 
-class Connection::Impl {
+class ClientConnection::Impl {
  public:
-  explicit Impl(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
+  explicit Impl(Endpoint endpoint)
+      : endpoint_(std::move(endpoint)),
+        host_header_(FormatHostPort(endpoint_.host, endpoint_.port)) {}
 
   absl::Status Open(Millis timeout, std::stop_token stop) {
     return Run(DoOpen(timeout), stop);
   }
-  Result RoundTrip(const OutgoingRequest& out, Millis timeout,
+  Result RoundTrip(const ClientRequest& out, Millis timeout,
                    std::stop_token stop, bool* stale) {
-    BeastRequest request = MakeRequest(out, HostHeader());
+    BeastRequest request = MakeRequest(out, host_header_);
     if (tls_) return Run(ExchangeOn(*tls_, request, timeout, stale), stop);
     return Run(ExchangeOn(*plain_, request, timeout, stale), stop);
   }
-  Result Stream(const OutgoingRequest& out, Millis header_timeout,
-                Millis idle_timeout, const DataHandler& on_data,
+  Result Stream(const ClientRequest& out, Millis header_timeout,
+                Millis idle_timeout, const BodyHandler& on_data,
                 std::stop_token stop) {
-    BeastRequest request = MakeRequest(out, HostHeader());
+    BeastRequest request = MakeRequest(out, host_header_);
     if (tls_) {
       return Run(
           StreamOn(*tls_, request, header_timeout, idle_timeout, on_data),
@@ -114,13 +137,14 @@ class Connection::Impl {
   template <class S>
   asio::awaitable<Result> StreamOn(S& stream, BeastRequest& request,
                                    Millis header_timeout, Millis idle_timeout,
-                                   const DataHandler& on_data);
+                                   const BodyHandler& on_data);
   absl::Status Failure(std::string_view step, const error_code& ec);
-  std::string HostHeader() const;
   void Close();
 
   asio::io_context io_;
   const Endpoint endpoint_;
+  const std::string host_header_;
+  // At most one is set: the connection once open.
   std::unique_ptr<beast::tcp_stream> plain_;
   std::unique_ptr<TlsStream> tls_;
   beast::flat_buffer buffer_;
@@ -131,12 +155,12 @@ class Connection::Impl {
 // of the socket onto the same io_context, so the pending read or write fails
 // at once and no Asio object is touched from two threads.
 template <class T>
-T Connection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
+T ClientConnection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
   std::optional<T> result;
   {
     std::stop_callback on_stop(
         stop, [this] { asio::post(io_, [this] { Close(); }); });
-    result = http::RunToCompletion(io_, std::move(op));
+    result = RunToCompletion(io_, std::move(op));
   }
   if (stop.stop_requested()) {
     reusable_ = false;
@@ -149,24 +173,18 @@ T Connection::Impl::Run(asio::awaitable<T> op, std::stop_token stop) {
 
 // A timeout is DeadlineExceeded so that callers can tell "out of time, the
 // server may still act on the request" from a connection that failed.
-absl::Status Connection::Impl::Failure(std::string_view step,
-                                       const error_code& ec) {
+absl::Status ClientConnection::Impl::Failure(std::string_view step,
+                                             const error_code& ec) {
   reusable_ = false;
   if (ec == beast::error::timeout) {
     return absl::DeadlineExceededError(
-        absl::StrFormat("%s %s: timed out", step, HostHeader()));
+        absl::StrFormat("%s %s: timed out", step, host_header_));
   }
   return absl::UnavailableError(
-      absl::StrFormat("%s %s: %s", step, HostHeader(), ec.message()));
+      absl::StrFormat("%s %s: %s", step, host_header_, ec.message()));
 }
 
-std::string Connection::Impl::HostHeader() const {
-  bool v6 = endpoint_.host.find(':') != std::string::npos;
-  return absl::StrFormat(v6 ? "[%s]:%d" : "%s:%d", endpoint_.host,
-                         endpoint_.port);
-}
-
-asio::awaitable<absl::Status> Connection::Impl::DoOpen(Millis timeout) {
+asio::awaitable<absl::Status> ClientConnection::Impl::DoOpen(Millis timeout) {
   tcp::resolver resolver(io_);
   auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
       endpoint_.host, std::to_string(endpoint_.port), kAwait);
@@ -184,7 +202,7 @@ asio::awaitable<absl::Status> Connection::Impl::DoOpen(Millis timeout) {
   co_return co_await Handshake(std::move(tcp));
 }
 
-asio::awaitable<absl::Status> Connection::Impl::Handshake(
+asio::awaitable<absl::Status> ClientConnection::Impl::Handshake(
     beast::tcp_stream tcp) {
   auto stream = std::make_unique<TlsStream>(std::move(tcp), *endpoint_.tls);
   const std::string& name = endpoint_.server_name;
@@ -202,19 +220,24 @@ asio::awaitable<absl::Status> Connection::Impl::Handshake(
 }
 
 template <class S>
-asio::awaitable<Result> Connection::Impl::ExchangeOn(S& stream,
-                                                     BeastRequest& request,
-                                                     Millis timeout,
-                                                     bool* stale) {
+asio::awaitable<Result> ClientConnection::Impl::ExchangeOn(
+    S& stream, BeastRequest& request, Millis timeout, bool* stale) {
   beast::get_lowest_layer(stream).expires_after(timeout);
   auto [write_ec, written] =
       co_await bhttp::async_write(stream, request, kAwait);
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   if (write_ec) {
+    // A server may answer early (413) and close while the body is still
+    // being sent: the answer may already be readable, and is the better
+    // report than the broken pipe.
+    auto [early_ec, early] =
+        co_await bhttp::async_read(stream, buffer_, parser, kAwait);
+    reusable_ = false;
+    if (!early_ec) co_return FromBeast(parser.release());
     *stale = IsStale(write_ec);
     co_return Failure("write to", write_ec);
   }
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   auto [read_ec, read] =
       co_await bhttp::async_read(stream, buffer_, parser, kAwait);
   if (read_ec) {
@@ -222,16 +245,13 @@ asio::awaitable<Result> Connection::Impl::ExchangeOn(S& stream,
     co_return Failure("read from", read_ec);
   }
   reusable_ = parser.get().keep_alive();
-  co_return WholeResponse{.status = static_cast<int>(parser.get().result_int()),
-                          .body = std::move(parser.get().body())};
+  co_return FromBeast(parser.release());
 }
 
 template <class S>
-asio::awaitable<Result> Connection::Impl::StreamOn(S& stream,
-                                                   BeastRequest& request,
-                                                   Millis header_timeout,
-                                                   Millis idle_timeout,
-                                                   const DataHandler& on_data) {
+asio::awaitable<Result> ClientConnection::Impl::StreamOn(
+    S& stream, BeastRequest& request, Millis header_timeout,
+    Millis idle_timeout, const BodyHandler& on_data) {
   auto& socket = beast::get_lowest_layer(stream);
   socket.expires_after(header_timeout);
   auto [write_ec, written] =
@@ -242,7 +262,7 @@ asio::awaitable<Result> Connection::Impl::StreamOn(S& stream,
   auto [header_ec, header_bytes] =
       co_await bhttp::async_read_header(stream, buffer_, parser, kAwait);
   if (header_ec) co_return Failure("read from", header_ec);
-  WholeResponse response{.status = static_cast<int>(parser.get().result_int())};
+  Response response = HeadOf(parser.get().base());
   const bool success = response.status / 100 == 2;
   char piece[16384];
   while (!parser.is_done()) {
@@ -268,38 +288,38 @@ asio::awaitable<Result> Connection::Impl::StreamOn(S& stream,
   co_return response;
 }
 
-void Connection::Impl::Close() {
+void ClientConnection::Impl::Close() {
   reusable_ = false;
   error_code ignored;
   if (plain_) plain_->socket().close(ignored);
   if (tls_) beast::get_lowest_layer(*tls_).socket().close(ignored);
 }
 
-absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
+absl::StatusOr<std::unique_ptr<ClientConnection>> ClientConnection::Open(
     const Endpoint& endpoint, Millis timeout, std::stop_token stop) {
   auto impl = std::make_unique<Impl>(endpoint);
   if (absl::Status s = impl->Open(timeout, stop); !s.ok()) return s;
-  return std::unique_ptr<Connection>(new Connection(std::move(impl)));
+  return std::unique_ptr<ClientConnection>(
+      new ClientConnection(std::move(impl)));
 }
 
-Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Connection::~Connection() = default;
+ClientConnection::ClientConnection(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+ClientConnection::~ClientConnection() = default;
 
-absl::StatusOr<WholeResponse> Connection::RoundTrip(
-    const OutgoingRequest& request, Millis timeout, std::stop_token stop,
+absl::StatusOr<Response> ClientConnection::RoundTrip(
+    const ClientRequest& request, Millis timeout, std::stop_token stop,
     bool* stale) {
   *stale = false;
   return impl_->RoundTrip(request, timeout, stop, stale);
 }
 
-absl::StatusOr<WholeResponse> Connection::Stream(const OutgoingRequest& request,
-                                                 Millis header_timeout,
-                                                 Millis idle_timeout,
-                                                 const DataHandler& on_data,
-                                                 std::stop_token stop) {
+absl::StatusOr<Response> ClientConnection::Stream(
+    const ClientRequest& request, Millis header_timeout, Millis idle_timeout,
+    const BodyHandler& on_data, std::stop_token stop) {
   return impl_->Stream(request, header_timeout, idle_timeout, on_data, stop);
 }
 
-bool Connection::reusable() const { return impl_->reusable(); }
+bool ClientConnection::reusable() const { return impl_->reusable(); }
 
-}  // namespace gpusched::kube::internal
+}  // namespace gpusched::http::internal

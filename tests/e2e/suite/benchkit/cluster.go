@@ -1,4 +1,4 @@
-package suite_test
+package benchkit
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 // The benchmark's nodes and pods: registered, created, watched until bound
@@ -23,13 +24,13 @@ import (
 
 // ---- nodes ----
 
-// createThroughputNodes registers n copies of the demo DGX H100 node, as
+// CreateNodes registers n copies of the demo DGX H100 node, as
 // a kubelet would (object, then status), from parallel workers.
-func createThroughputNodes(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, n, workers int) {
+func CreateNodes(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, n, workers int) {
 	b.Helper()
-	template := throughputNodeTemplate(b, cp.Repo)
-	err := tpParallel(n, workers, func(i int) error {
-		node := throughputNode(template, i)
+	template := NodeTemplate(b, cp.Repo)
+	err := cluster.Parallel(n, workers, func(i int) error {
+		node := NodeCopy(template, i)
 		_, err := cluster.CreateNode(ctx, client, &node)
 		return err
 	})
@@ -38,9 +39,9 @@ func createThroughputNodes(ctx context.Context, b *testing.B, cp *controlplane.C
 	}
 }
 
-// throughputNodeTemplate is dgx-h100-2: a DGX H100 whose topology is
+// NodeTemplate is dgx-h100-2: a DGX H100 whose topology is
 // gpusched's documented default, so no large annotation is copied.
-func throughputNodeTemplate(b *testing.B, repo string) *corev1.Node {
+func NodeTemplate(b *testing.B, repo string) *corev1.Node {
 	b.Helper()
 	nodes, err := cluster.DemoNodes(repo)
 	if err != nil {
@@ -55,7 +56,7 @@ func throughputNodeTemplate(b *testing.B, repo string) *corev1.Node {
 	return nil
 }
 
-func throughputNode(template *corev1.Node, i int) corev1.Node {
+func NodeCopy(template *corev1.Node, i int) corev1.Node {
 	node := *template.DeepCopy()
 	node.Name = fmt.Sprintf("bench-h100-%05d", i)
 	node.Labels["kubernetes.io/hostname"] = node.Name
@@ -68,54 +69,6 @@ func throughputNode(template *corev1.Node, i int) corev1.Node {
 		{Type: corev1.NodeHostName, Address: node.Name},
 	}
 	return node
-}
-
-// tpParallel runs do(0..n-1) on workers goroutines and returns the first
-// error (the others still finish).
-func tpParallel(n, workers int, do func(int) error) error {
-	next := make(chan int)
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := do(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
-}
-
-// tpWaitGpuschedNodes waits until gpusched's model holds every node: arm b
-// must not start while gpusched still follows the node watch.
-func tpWaitGpuschedNodes(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, n int) {
-	b.Helper()
-	var last float64
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		text, err := cp.GpuschedMetrics()
-		if err != nil {
-			return false, nil
-		}
-		last = tpParseProm(text).sum("gpusched_nodes", nil)
-		return int(last) >= n, nil
-	})
-	if err != nil {
-		b.Fatalf("gpusched_nodes = %v, want %d: %v", last, n, err)
-	}
 }
 
 // ---- pods ----
@@ -135,14 +88,20 @@ func (c *tpPodCreation) failed() error {
 	return c.err
 }
 
-func createThroughputPods(ctx context.Context, client kubernetes.Interface, namespace string, n, workers int) *tpPodCreation {
+// createThroughputPods creates n single-GPU pods pod-00000... in namespace
+// from parallel workers, each changed by mark (if not nil) first.
+func createThroughputPods(ctx context.Context, client kubernetes.Interface, namespace string, n, workers int,
+	mark func(*corev1.Pod, int)) *tpPodCreation {
 	c := &tpPodCreation{done: make(chan struct{})}
 	template := cluster.NewPod(namespace, "").SchedulerName(cluster.SchedulerName).Gpus(1).Build()
 	go func() {
 		defer close(c.done)
-		err := tpParallel(n, workers, func(i int) error {
+		err := cluster.Parallel(n, workers, func(i int) error {
 			pod := template.DeepCopy()
 			pod.Name = fmt.Sprintf("pod-%05d", i)
+			if mark != nil {
+				mark(pod, i)
+			}
 			_, err := client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 			return err
 		})
@@ -239,10 +198,10 @@ func tpCountGpuIDs(ctx context.Context, b *testing.B, client kubernetes.Interfac
 	return n
 }
 
-// deleteThroughputPods deletes the arm's pods at once (grace 0: there is no
+// DeletePods deletes the arm's pods at once (grace 0: there is no
 // kubelet to confirm) and waits until the apiserver and gpusched's model
 // have no trace of them.
-func deleteThroughputPods(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, namespace string) {
+func DeletePods(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, namespace string) {
 	b.Helper()
 	zero := int64(0)
 	err := client.CoreV1().Pods(namespace).DeleteCollection(ctx,
@@ -262,9 +221,9 @@ func deleteThroughputPods(ctx context.Context, b *testing.B, cp *controlplane.Co
 		if err != nil {
 			return false, nil
 		}
-		m := tpParseProm(text)
-		inUse = m.sum("gpusched_gpus", map[string]string{"state": "used"}) +
-			m.sum("gpusched_gpus", map[string]string{"state": "shared"})
+		m := promtext.Parse(text)
+		inUse = m.Sum("gpusched_gpus", map[string]string{"state": "used"}) +
+			m.Sum("gpusched_gpus", map[string]string{"state": "shared"})
 		return left == 0 && inUse == 0, nil
 	})
 	if err != nil {

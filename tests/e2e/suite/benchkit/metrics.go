@@ -1,4 +1,4 @@
-package suite_test
+package benchkit
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/promtext"
 )
 
 // What the benchmark measures around an arm: CPU times and /metrics
@@ -22,9 +23,9 @@ const tpBenchClient = "bench_client"
 type throughputSnapshot struct {
 	at        time.Time
 	cpuTicks  map[string]float64
-	scheduler tpSamples
-	gpusched  tpSamples
-	apiserver tpSamples
+	scheduler promtext.Samples
+	gpusched  promtext.Samples
+	apiserver promtext.Samples
 }
 
 // tpSnapshotBefore scrapes first and reads CPU times last, so that the
@@ -53,16 +54,16 @@ func (s *throughputSnapshot) scrape(ctx context.Context, b *testing.B, cp *contr
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.scheduler = tpParseProm(text)
+	s.scheduler = promtext.Parse(text)
 	if text, err = cp.GpuschedMetrics(); err != nil {
 		b.Fatal(err)
 	}
-	s.gpusched = tpParseProm(text)
+	s.gpusched = promtext.Parse(text)
 	raw, err := cp.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.apiserver = tpParseProm(string(raw))
+	s.apiserver = promtext.Parse(string(raw))
 }
 
 func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) map[string]float64 {
@@ -112,58 +113,58 @@ func tpArmFromSnapshots(before, after throughputSnapshot, pods int) throughputAr
 		arm.CPUSeconds[name] = seconds
 		arm.CPUSecondsPerPod[name] = seconds / float64(pods)
 	}
-	attempts := after.scheduler.histogram("scheduler_scheduling_attempt_duration_seconds", nil).
-		minus(before.scheduler.histogram("scheduler_scheduling_attempt_duration_seconds", nil))
-	arm.AttemptDuration = attempts.summary(1000)
+	attempts := after.scheduler.Histogram("scheduler_scheduling_attempt_duration_seconds", nil).
+		Minus(before.scheduler.Histogram("scheduler_scheduling_attempt_duration_seconds", nil))
+	arm.AttemptDuration = tpSummary(attempts, 1000)
 	// The scheduling cycle proper (filter and score, extender calls
 	// included): the serial part, which caps throughput at 1/duration.
-	algorithm := after.scheduler.histogram("scheduler_scheduling_algorithm_duration_seconds", nil).
-		minus(before.scheduler.histogram("scheduler_scheduling_algorithm_duration_seconds", nil))
-	arm.AlgorithmDuration = algorithm.summary(1000)
+	algorithm := after.scheduler.Histogram("scheduler_scheduling_algorithm_duration_seconds", nil).
+		Minus(before.scheduler.Histogram("scheduler_scheduling_algorithm_duration_seconds", nil))
+	arm.AlgorithmDuration = tpSummary(algorithm, 1000)
 	arm.ScheduleAttempts = map[string]float64{}
-	for _, result := range after.scheduler.labelValues("scheduler_schedule_attempts_total", "result") {
+	for _, result := range after.scheduler.LabelValues("scheduler_schedule_attempts_total", "result") {
 		match := map[string]string{"result": result}
-		arm.ScheduleAttempts[result] = after.scheduler.sum("scheduler_schedule_attempts_total", match) -
-			before.scheduler.sum("scheduler_schedule_attempts_total", match)
+		arm.ScheduleAttempts[result] = after.scheduler.Sum("scheduler_schedule_attempts_total", match) -
+			before.scheduler.Sum("scheduler_schedule_attempts_total", match)
 	}
 	arm.BatchAttempts = map[string]float64{}
-	for _, result := range after.scheduler.labelValues("scheduler_batch_attempts_total", "result") {
+	for _, result := range after.scheduler.LabelValues("scheduler_batch_attempts_total", "result") {
 		match := map[string]string{"result": result}
-		arm.BatchAttempts[result] = after.scheduler.sum("scheduler_batch_attempts_total", match) -
-			before.scheduler.sum("scheduler_batch_attempts_total", match)
+		arm.BatchAttempts[result] = after.scheduler.Sum("scheduler_batch_attempts_total", match) -
+			before.scheduler.Sum("scheduler_batch_attempts_total", match)
 	}
-	arm.SchedulerRateLimitWaitS = after.scheduler.sum("rest_client_rate_limiter_duration_seconds_sum", nil) -
-		before.scheduler.sum("rest_client_rate_limiter_duration_seconds_sum", nil)
-	arm.APIServerRejected = after.apiserver.sum("apiserver_flowcontrol_rejected_requests_total", nil) -
-		before.apiserver.sum("apiserver_flowcontrol_rejected_requests_total", nil)
+	arm.SchedulerRateLimitWaitS = after.scheduler.Sum("rest_client_rate_limiter_duration_seconds_sum", nil) -
+		before.scheduler.Sum("rest_client_rate_limiter_duration_seconds_sum", nil)
+	arm.APIServerRejected = after.apiserver.Sum("apiserver_flowcontrol_rejected_requests_total", nil) -
+		before.apiserver.Sum("apiserver_flowcontrol_rejected_requests_total", nil)
 	arm.APIServerRequests = tpAPIServerRequests(before.apiserver, after.apiserver)
-	arm.APIServerWatchEvents = after.apiserver.sum("apiserver_watch_events_total", nil) -
-		before.apiserver.sum("apiserver_watch_events_total", nil)
-	arm.APIServerWatchBytes = after.apiserver.sum("apiserver_watch_events_sizes_sum", nil) -
-		before.apiserver.sum("apiserver_watch_events_sizes_sum", nil)
-	arm.APIServerTerminatedWatchers = after.apiserver.sum("apiserver_terminated_watchers_total", nil) -
-		before.apiserver.sum("apiserver_terminated_watchers_total", nil)
+	arm.APIServerWatchEvents = after.apiserver.Sum("apiserver_watch_events_total", nil) -
+		before.apiserver.Sum("apiserver_watch_events_total", nil)
+	arm.APIServerWatchBytes = after.apiserver.Sum("apiserver_watch_events_sizes_sum", nil) -
+		before.apiserver.Sum("apiserver_watch_events_sizes_sum", nil)
+	arm.APIServerTerminatedWatchers = after.apiserver.Sum("apiserver_terminated_watchers_total", nil) -
+		before.apiserver.Sum("apiserver_terminated_watchers_total", nil)
 	arm.GpuschedVerbs, arm.GpuschedBusyServerThreads = tpGpuschedVerbs(before.gpusched, after.gpusched, after.at.Sub(before.at))
 	return arm
 }
 
 // tpAPIServerRequests differences apiserver_request_total by verb, resource
 // and subresource, keeping codes other than 2xx apart.
-func tpAPIServerRequests(before, after tpSamples) map[string]float64 {
+func tpAPIServerRequests(before, after promtext.Samples) map[string]float64 {
 	counts := map[string]float64{}
-	add := func(samples tpSamples, sign float64) {
+	add := func(samples promtext.Samples, sign float64) {
 		for _, s := range samples {
-			if s.name != "apiserver_request_total" || s.labels["resource"] == "" {
+			if s.Name != "apiserver_request_total" || s.Labels["resource"] == "" {
 				continue
 			}
-			key := s.labels["verb"] + " " + s.labels["resource"]
-			if sub := s.labels["subresource"]; sub != "" {
+			key := s.Labels["verb"] + " " + s.Labels["resource"]
+			if sub := s.Labels["subresource"]; sub != "" {
 				key += "/" + sub
 			}
-			if code := s.labels["code"]; !strings.HasPrefix(code, "2") {
+			if code := s.Labels["code"]; !strings.HasPrefix(code, "2") {
 				key += " code=" + code
 			}
-			counts[key] += sign * s.value
+			counts[key] += sign * s.Value
 		}
 	}
 	add(after, 1)
@@ -179,22 +180,22 @@ func tpAPIServerRequests(before, after tpSamples) map[string]float64 {
 // tpGpuschedVerbs summarizes gpusched's server time per verb over the arm,
 // and how many of its I/O threads were busy serving on average (server
 // time summed over requests / wall time).
-func tpGpuschedVerbs(before, after tpSamples, wall time.Duration) (map[string]tpVerbSummary, float64) {
+func tpGpuschedVerbs(before, after promtext.Samples, wall time.Duration) (map[string]tpVerbSummary, float64) {
 	const name = "gpusched_extender_request_duration_seconds"
 	verbs := map[string]tpVerbSummary{}
 	busy := 0.0
-	for _, verb := range after.labelValues(name+"_count", "verb") {
+	for _, verb := range after.LabelValues(name+"_count", "verb") {
 		match := map[string]string{"verb": verb}
-		h := after.histogram(name, match).minus(before.histogram(name, match))
-		if h.count == 0 {
+		h := after.Histogram(name, match).Minus(before.Histogram(name, match))
+		if h.Count == 0 {
 			continue
 		}
-		s := h.summary(1e6)
-		requests := after.sum("gpusched_extender_requests_total", match) - before.sum("gpusched_extender_requests_total", match)
+		s := tpSummary(h, 1e6)
+		requests := after.Sum("gpusched_extender_requests_total", match) - before.Sum("gpusched_extender_requests_total", match)
 		ok := map[string]string{"verb": verb, "code": "200"}
-		errors := requests - (after.sum("gpusched_extender_requests_total", ok) - before.sum("gpusched_extender_requests_total", ok))
+		errors := requests - (after.Sum("gpusched_extender_requests_total", ok) - before.Sum("gpusched_extender_requests_total", ok))
 		verbs[verb] = tpVerbSummary{Count: s.Count, Errors: errors, MeanUs: s.Mean, P50Us: s.P50, P99Us: s.P99}
-		busy += h.sum
+		busy += h.Sum
 	}
 	if wall <= 0 {
 		return verbs, 0

@@ -1,4 +1,4 @@
-package suite_test
+package benchkit
 
 import (
 	"encoding/json"
@@ -30,9 +30,9 @@ type throughputCondition struct {
 	NodeShape        string            `json:"node_shape"`
 	PodShape         string            `json:"pod_shape"`
 	Kubelet          string            `json:"kubelet"`
-	ArmA             string            `json:"arm_a"`
-	ArmAUnbatched    string            `json:"arm_a_unbatched"`
-	ArmB             string            `json:"arm_b"`
+	ArmA             string            `json:"arm_a,omitempty"`
+	ArmAUnbatched    string            `json:"arm_a_unbatched,omitempty"`
+	ArmB             string            `json:"arm_b,omitempty"`
 	KubeScheduler    map[string]any    `json:"kube_scheduler"`
 	APIServerArgs    []string          `json:"apiserver_args"`
 	Client           map[string]any    `json:"client"`
@@ -124,7 +124,7 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 		Benchmark:   "kube_scheduler_throughput",
 		TargetRatio: throughputTarget,
 		Conditions: throughputCondition{
-			MachineBefore: throughputMachine(),
+			MachineBefore: Machine(),
 			Versions:      map[string]string{"go_client": runtime.Version()},
 			Pods:          s.pods,
 			NodeCounts:    s.nodeCounts,
@@ -132,7 +132,7 @@ func newThroughputReport(s throughputSettings) *throughputReport {
 			NodeShape: "copies of deploy/examples/demo-cluster.yaml's dgx-h100-2: 8x NVIDIA-H100-80GB-HBM3 " +
 				"with its GFD labels, 224 cpu, ~2 TiB memory, 110 pods allocatable, Ready; 4 nodes a rack, 32 a block",
 			PodShape: "1 nvidia.com/gpu (request = limit) + 100m cpu, pause image, schedulerName gpusched",
-			Kubelet:  "none (controlplane.Options.NoKubelet): bound pods stay Pending with spec.nodeName set",
+			Kubelet:  "none (controlplane.Options.Run without Kubelet): bound pods stay Pending with spec.nodeName set",
 			ArmA:     "deploy/kube-scheduler-config.yaml without extenders: in-tree plugins only (NodeResourcesFit counts nvidia.com/gpu)",
 			ArmAUnbatched: "arm a with " + tpNoBatching + ": the in-tree algorithm kube-scheduler runs " +
 				"whenever a profile has an extender (it then turns batching off itself)",
@@ -168,9 +168,9 @@ func throughputGpuschedArgs(s throughputSettings) []string {
 	return args
 }
 
-// throughputMachine is what the other bench/results files record: cores,
+// Machine is what the other bench/results files record: cores,
 // kernel and the load average (the machine is shared).
-func throughputMachine() map[string]any {
+func Machine() map[string]any {
 	m := map[string]any{"cores": runtime.NumCPU()}
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m["kernel"] = strings.TrimSpace(string(data))
@@ -185,8 +185,8 @@ func throughputMachine() map[string]any {
 	return m
 }
 
-// writeJSONReport writes a benchmark's result file, indented.
-func writeJSONReport(b testing.TB, path string, report any) {
+// WriteJSONReport writes a benchmark's result file, indented.
+func WriteJSONReport(b testing.TB, path string, report any) {
 	b.Helper()
 	var data strings.Builder
 	enc := json.NewEncoder(&data)

@@ -1,0 +1,131 @@
+// The fake API server's CustomResourceDefinitions, and which PodGroup APIs
+// they serve.
+#include <string>
+
+#include "tests/kube/fake_apiserver_impl.h"
+
+namespace gpusched::kube::testing {
+namespace {
+
+constexpr std::string_view kCrdKind = "customresourcedefinitions";
+
+// The value of the field selector metadata.name=..., if there is one.
+std::string SelectedName(const Query& query) {
+  constexpr std::string_view kByName = "metadata.name=";
+  auto it = query.find("fieldSelector");
+  if (it == query.end() || !it->second.starts_with(kByName)) return "";
+  return it->second.substr(kByName.size());
+}
+
+bool ServesVersion(const Json& crd, std::string_view version) {
+  const Json::json_pointer at("/spec/versions");
+  if (!crd.contains(at) || !crd[at].is_array()) return false;
+  for (const Json& entry : crd[at]) {
+    if (entry.is_object() && entry.contains("name") &&
+        entry["name"] == version && entry.contains("served") &&
+        entry["served"] == true) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsEstablished(const Json& crd) {
+  const Json::json_pointer at("/status/conditions");
+  if (!crd.contains(at) || !crd[at].is_array()) return false;
+  for (const Json& condition : crd[at]) {
+    if (condition.is_object() && condition.contains("type") &&
+        condition["type"] == "Established" && condition.contains("status") &&
+        condition["status"] == "True") {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Scope FakeApiServer::Impl::CrdScope(const Query& query) {
+  Scope scope{.kind = std::string(kCrdKind), .name = SelectedName(query)};
+  std::lock_guard lock(mu_);
+  if (crds_forbidden_) {
+    ++counts_["FORBIDDEN " + scope.kind];
+    scope.refused = Reply{
+        403, Status(403, "Forbidden",
+                    "customresourcedefinitions.apiextensions.k8s.io is "
+                    "forbidden: User cannot list resource "
+                    "\"customresourcedefinitions\" in API group "
+                    "\"apiextensions.k8s.io\" at the cluster scope")};
+  }
+  return scope;
+}
+
+Scope FakeApiServer::Impl::PodGroupScope(std::string_view api) {
+  Scope scope{.kind = "podgroups", .api_version = std::string(api)};
+  const size_t slash = api.find('/');
+  const std::string group(api.substr(0, slash));
+  std::lock_guard lock(mu_);
+  auto it = crds_.find("podgroups." + group);
+  if (slash == std::string_view::npos || it == crds_.end() ||
+      !IsEstablished(it->second) ||
+      !ServesVersion(it->second, api.substr(slash + 1))) {
+    ++counts_["NOT FOUND podgroups"];
+    scope.refused = Reply{404, Status(404, "NotFound",
+                                      "the server could not find the "
+                                      "requested resource")};
+  }
+  return scope;
+}
+
+void FakeApiServer::Impl::PutCrd(Json crd) {
+  std::lock_guard lock(mu_);
+  const std::string name = crd["metadata"]["name"];
+  const bool replaced = crds_.contains(name);
+  crds_[name] = std::move(crd);
+  Record(std::string(kCrdKind), replaced ? "MODIFIED" : "ADDED", crds_[name]);
+}
+
+void FakeApiServer::Impl::DeleteCrd(std::string_view name) {
+  std::lock_guard lock(mu_);
+  auto it = crds_.find(name);
+  if (it == crds_.end()) return;
+  Json crd = std::move(it->second);
+  crds_.erase(it);
+  const std::string prefix = crd["spec"].value("group", "") + "/";
+  std::erase_if(podgroups_,
+                [&](const auto& entry) { return entry.first.starts_with(prefix); });
+  Record(std::string(kCrdKind), "DELETED", crd);
+}
+
+void FakeApiServer::Impl::ForbidCrds() {
+  std::lock_guard lock(mu_);
+  crds_forbidden_ = true;
+}
+
+void FakeApiServer::PutCrd(Json crd) { impl_->PutCrd(std::move(crd)); }
+
+void FakeApiServer::DeleteCrd(std::string_view name) { impl_->DeleteCrd(name); }
+
+void FakeApiServer::ForbidCrds() { impl_->ForbidCrds(); }
+
+Json PodGroupCrd(std::string_view group, std::string_view version,
+                 bool established) {
+  Json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "podgroups." + std::string(group)}}},
+      {"spec",
+       {{"group", group},
+        {"scope", "Namespaced"},
+        {"names", {{"kind", "PodGroup"}, {"plural", "podgroups"}}},
+        {"versions",
+         Json::array({{{"name", version}, {"served", true}, {"storage", true}}})}}}};
+  if (established) {
+    crd["status"]["conditions"] = Json::array(
+        {{{"type", "NamesAccepted"}, {"status", "True"}},
+         {{"type", "Established"}, {"status", "True"}}});
+  }
+  return crd;
+}
+
+}  // namespace gpusched::kube::testing

@@ -1,0 +1,195 @@
+#include "api/kube/podgroup_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/test_util.h"
+
+namespace gpusched::kube::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Names = std::vector<std::string>;
+
+constexpr PodGroup::Flavor kVolcano = PodGroup::Flavor::kVolcano;
+constexpr std::string_view kVolcanoGroup = "scheduling.volcano.sh";
+constexpr std::string_view kVolcanoCrd = "podgroups.scheduling.volcano.sh";
+
+// What the sync handed over: each list's group keys, and the events.
+class RecordingListener : public PodGroupListener {
+ public:
+  void OnPodGroupsListed(PodGroup::Flavor flavor,
+                         std::vector<PodGroup> groups) override {
+    Names keys;
+    for (const PodGroup& group : groups) keys.push_back(group.Key());
+    std::lock_guard lock(mu_);
+    lists_[Index(flavor)].push_back(std::move(keys));
+  }
+  void OnPodGroup(std::string_view type, PodGroup group) override {
+    std::lock_guard lock(mu_);
+    events_.push_back(std::string(type) + " " + group.Key());
+  }
+  // The groups of the latest list of `flavor`; nullopt before the first.
+  std::optional<Names> LastList(PodGroup::Flavor flavor) const {
+    std::lock_guard lock(mu_);
+    const std::vector<Names>& lists = lists_[Index(flavor)];
+    if (lists.empty()) return std::nullopt;
+    return lists.back();
+  }
+  size_t ListCount(PodGroup::Flavor flavor) const {
+    std::lock_guard lock(mu_);
+    return lists_[Index(flavor)].size();
+  }
+  bool Heard(const std::string& event) const {
+    std::lock_guard lock(mu_);
+    return std::find(events_.begin(), events_.end(), event) != events_.end();
+  }
+
+ private:
+  static size_t Index(PodGroup::Flavor flavor) {
+    return flavor == kVolcano ? 0 : 1;
+  }
+  mutable std::mutex mu_;
+  std::array<std::vector<Names>, 2> lists_;
+  Names events_;
+};
+
+class PodGroupSyncTest : public ::testing::Test {
+ protected:
+  // A poll of a minute: whatever arrives within seconds was woken by the
+  // CRD watch, not by the poll.
+  static constexpr PodGroupSyncOptions kMinutePoll{
+      .initial_backoff = 10ms, .max_backoff = 200ms, .absent_poll = 60s};
+
+  void Start(FakeApiServer& server, PodGroupSyncOptions options) {
+    client_ = *KubeClient::Create(server.Config());
+    sync_ = std::make_unique<PodGroupSync>(*client_, listener_, options);
+    sync_->Start();
+  }
+  // Waits until the Volcano API was found absent: settled, listed as none.
+  bool WaitAbsent() {
+    return WaitUntil([&] {
+      return sync_->settled(kVolcano) && listener_.LastList(kVolcano) == Names{};
+    });
+  }
+  bool WaitListed(const Names& keys) {
+    return WaitUntil([&] { return listener_.LastList(kVolcano) == keys; });
+  }
+  void TearDown() override {
+    if (sync_) sync_->Stop();
+  }
+
+  RecordingListener listener_;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<PodGroupSync> sync_;
+};
+
+TEST_F(PodGroupSyncTest, GroupsOfAnEstablishedCrdAreListedThenWatched) {
+  FakeApiServer server;
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  Start(server, kMinutePoll);
+  ASSERT_TRUE(WaitListed({"a/ring"}));
+  server.AddPodGroup(VolcanoPodGroup("a/pair", 2));
+  EXPECT_TRUE(WaitUntil([&] { return listener_.Heard("ADDED a/pair"); }));
+}
+
+// The case: the CRD is installed after gpusched started, and a
+// gang created right away. Its PodGroups are listed within seconds of the
+// CRD becoming Established, where the minute's poll would take a minute.
+TEST_F(PodGroupSyncTest, CrdEstablishedLaterWakesTheSyncAtOnce) {
+  FakeApiServer server;
+  Start(server, kMinutePoll);
+  ASSERT_TRUE(WaitAbsent());
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", false));  // created
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));  // established
+  EXPECT_TRUE(WaitListed({"a/ring"}));
+}
+
+// A CRD that is not Established, or does not serve the version listed,
+// does not make the sync ask again: it would be a 404 still.
+TEST_F(PodGroupSyncTest, CrdNotReadyDoesNotWakeTheSync) {
+  FakeApiServer server;
+  Start(server, kMinutePoll);
+  ASSERT_TRUE(WaitAbsent());
+  // Both APIs' first lists are in (each a 404) before counting.
+  ASSERT_TRUE(WaitUntil([&] {
+    return sync_->settled(PodGroup::Flavor::kCoscheduling);
+  }));
+  const int refused = server.Count("NOT FOUND podgroups");
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", false));
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1alpha1", true));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(server.Count("NOT FOUND podgroups"), refused);
+  EXPECT_EQ(listener_.ListCount(kVolcano), 1u);
+}
+
+// The CRD goes while its PodGroups are watched (the fake keeps that watch
+// open, silent, as long as it is held): its groups are listed as none, and
+// the sync waits for the CRD again.
+TEST_F(PodGroupSyncTest, RemovedCrdListsItsGroupsAsNoneAndWaitsAgain) {
+  FakeApiServer server({.watch_hold = 60s});
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  Start(server, kMinutePoll);
+  ASSERT_TRUE(WaitListed({"a/ring"}));
+  // Both CRD watches have listed (and seen Volcano's CRD), and the
+  // PodGroups are watched.
+  ASSERT_TRUE(WaitUntil([&] {
+    return server.Count("WATCH customresourcedefinitions") >= 2 &&
+           server.Count("WATCH podgroups") > 0;
+  }));
+  server.DeleteCrd(kVolcanoCrd);
+  ASSERT_TRUE(WaitListed({}));
+  server.AddPodGroup(VolcanoPodGroup("a/pair", 2));
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  EXPECT_TRUE(WaitListed({"a/pair"}));
+}
+
+// A role without the CRD rule (an older deploy/): the CRD watch is a 403,
+// and the poll picks the API up as before.
+TEST_F(PodGroupSyncTest, ForbiddenCrdWatchFallsBackToThePoll) {
+  FakeApiServer server;
+  server.ForbidCrds();
+  Start(server, {.initial_backoff = 10ms,
+                 .max_backoff = 200ms,
+                 .absent_poll = 300ms});
+  ASSERT_TRUE(WaitAbsent());
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  EXPECT_TRUE(WaitListed({"a/ring"}));
+  EXPECT_GT(server.Count("FORBIDDEN customresourcedefinitions"), 0);
+}
+
+// A CRD the watch cannot decode is reported (the watch's list fails with
+// the field named) and crashes nothing; the poll stands in meanwhile, and
+// the CRD once corrected is picked up.
+TEST_F(PodGroupSyncTest, MalformedCrdCrashesNothing) {
+  FakeApiServer server;
+  Json crd = PodGroupCrd(kVolcanoGroup, "v1beta1", true);
+  crd["spec"]["versions"] = "v1beta1";  // not a list
+  server.PutCrd(crd);
+  Start(server, {.initial_backoff = 10ms,
+                 .max_backoff = 200ms,
+                 .absent_poll = 300ms});
+  ASSERT_TRUE(WaitAbsent());
+  // 2 first lists (one per API), then Volcano's again after its failure.
+  ASSERT_TRUE(WaitUntil(
+      [&] { return server.Count("LIST customresourcedefinitions") >= 4; }));
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  EXPECT_TRUE(WaitListed({"a/ring"}));
+}
+
+}  // namespace
+}  // namespace gpusched::kube::testing
