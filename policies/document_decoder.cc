@@ -10,7 +10,7 @@
 #include "policies/object_decoders.h"
 #include "policies/value_parsers.h"
 #include "policies/yaml_reader.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::policy_internal {
 namespace {

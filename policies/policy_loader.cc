@@ -15,7 +15,7 @@
 #include "policies/policy_draft.h"
 #include "policies/policy_validator.h"
 #include "policies/yaml_guard.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gpusched {

@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "policies/policy_loader.h"
 #include "policies/value_parsers.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/resource_list.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 namespace {

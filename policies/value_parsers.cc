@@ -6,8 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/resource_list.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched::policy_internal {
 namespace {

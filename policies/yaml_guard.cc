@@ -64,11 +64,11 @@ class Scanner {
            prev_ == Prev::kFlowOpen || prev_ == Prev::kComma;
   }
 
-  absl::Status Line(std::string_view line) {
-    // YAML 1.2 (§5.1) allows no C0 control character but tab, LF and CR,
-    // and no DEL. yaml-cpp 0.7 takes a NUL where a value starts as an
-    // empty one, so "\0, x" runs away like ", x" (found by
-    // tests/fuzz/k8s_yaml_fuzz).
+  // YAML 1.2 (§5.1) allows no C0 control character but tab, LF and CR,
+  // and no DEL. yaml-cpp 0.7 takes a NUL where a value starts as an
+  // empty one, so "\0, x" runs away like ", x" (found by
+  // tests/fuzz/k8s_yaml_fuzz).
+  absl::Status CheckControlCharacters(std::string_view line) const {
     for (size_t i = 0; i < line.size(); ++i) {
       const auto byte = static_cast<unsigned char>(line[i]);
       if ((byte < 0x20 && byte != '\t' && byte != '\r') || byte == 0x7f) {
@@ -77,6 +77,11 @@ class Scanner {
                                      " is not allowed in YAML"));
       }
     }
+    return absl::OkStatus();
+  }
+
+  absl::Status Line(std::string_view line) {
+    if (absl::Status s = CheckControlCharacters(line); !s.ok()) return s;
     const size_t indent = line.find_first_not_of(' ');
     if (block_scalar_parent_ >= 0) {
       // The text of a | or > block: anything goes while it is indented
@@ -93,6 +98,11 @@ class Scanner {
         if (absl::Status s = Nest(line, indent); !s.ok()) return s;
       }
     }
+    return Tokens(line, indent);
+  }
+
+  // The line's tokens, outside quotes and comments.
+  absl::Status Tokens(std::string_view line, size_t indent) {
     for (size_t i = 0; i < line.size(); ++i) {
       if (quote_ != 0) {
         InQuote(line, i);

@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "policies/diagnostics.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/k8s_objects.h"
-#include "scheduler/string_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gpusched::policy_internal {

@@ -154,18 +154,33 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
   std::optional<GpuAssignment> recorded =
       RecordedAssignment(pod, view.gpu, node->gpus());
   if (recorded) {
-    absl::Status placed = Place(pod, pod.node_name, *recorded);
-    if (placed.ok() || !absl::IsFailedPrecondition(placed)) return placed;
-    // Devices the allocator only guessed for another pod yield to a
-    // record: the record is what that pod was given.
-    std::vector<Pod> moved;
-    if (MoveGuessedPodsOff(pod.node_name, recorded->gpu_ids, &moved)) {
-      placed = Place(pod, pod.node_name, *recorded);
-      for (const Pod& other : moved) (void)AddRunningPod(other, warning);
-      if (placed.ok()) return placed;
-    }
+    std::optional<absl::Status> placed =
+        PlaceAsRecorded(pod, *recorded, warning);
+    if (placed.has_value()) return *placed;
   }
-  GpuPlan plan = PlanGpus(view.gpu, node->gpus());
+  return PlaceAsPlanned(pod, view, *node, warning);
+}
+
+std::optional<absl::Status> ClusterModel::PlaceAsRecorded(
+    const Pod& pod, const GpuAssignment& recorded, std::string* warning) {
+  absl::Status placed = Place(pod, pod.node_name, recorded);
+  if (placed.ok() || !absl::IsFailedPrecondition(placed)) return placed;
+  // Devices the allocator only guessed for another pod yield to a
+  // record: the record is what that pod was given.
+  std::vector<Pod> moved;
+  if (!MoveGuessedPodsOff(pod.node_name, recorded.gpu_ids, &moved)) {
+    return std::nullopt;
+  }
+  placed = Place(pod, pod.node_name, recorded);
+  for (const Pod& other : moved) (void)AddRunningPod(other, warning);
+  if (placed.ok()) return placed;
+  return std::nullopt;
+}
+
+absl::Status ClusterModel::PlaceAsPlanned(const Pod& pod, const PodView& view,
+                                          const NodeState& node,
+                                          std::string* warning) {
+  GpuPlan plan = PlanGpus(view.gpu, node.gpus());
   auto note = [&](std::string text) {
     if (warning != nullptr) *warning = std::move(text);
   };

@@ -2,14 +2,16 @@
 #define GPUSCHED_SCHEDULER_CLUSTER_MODEL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/k8s_objects.h"
 #include "scheduler/node_state.h"
-#include "scheduler/string_util.h"
+#include "scheduler/pod_view.h"
 
 namespace gpusched {
 
@@ -80,6 +82,15 @@ class ClusterModel {
   // recorded ids claim the same devices moves them elsewhere.
   StringKeyMap<Pod> guessed_;
 
+  // AddRunningPod's two ways. On the devices the pod's annotation records;
+  // nullopt when they are not free even after guessed pods moved off them.
+  std::optional<absl::Status> PlaceAsRecorded(const Pod& pod,
+                                              const GpuAssignment& recorded,
+                                              std::string* warning);
+  // Where the allocator would put it now or, if nothing fits, the pod as
+  // it runs without devices the model cannot give it.
+  absl::Status PlaceAsPlanned(const Pod& pod, const PodView& view,
+                              const NodeState& node, std::string* warning);
   bool MoveGuessedPodsOff(std::string_view node,
                           const std::vector<int>& gpu_ids,
                           std::vector<Pod>* moved);

@@ -211,15 +211,26 @@ void ExtenderService::FilterEach(const Pod& pod,
   VerdictCache::Shape shape = cache.Lookup(FitSignature(view));
   GpuVerdictMemo memo;
   std::shared_lock lock(mu_);
-  if (!binds_in_doubt_.empty()) {
-    const std::string uid = PodUid(pod);
-    const PlacedPod* placed =
-        binds_in_doubt_.contains(uid) ? model_.FindPodByUid(uid) : nullptr;
-    if (placed != nullptr && !placed->bound) {
-      FilterInDoubt(*placed, nodes, visit);
-      return;
-    }
-  }
+  if (FilteredInDoubt(pod, nodes, visit)) return;
+  FilterNodes(view, nodes, shape, memo, visit);
+}
+
+bool ExtenderService::FilteredInDoubt(const Pod& pod,
+                                      std::span<const std::string> nodes,
+                                      FilterVisitor visit) {
+  if (binds_in_doubt_.empty()) return false;
+  const std::string uid = PodUid(pod);
+  const PlacedPod* placed =
+      binds_in_doubt_.contains(uid) ? model_.FindPodByUid(uid) : nullptr;
+  if (placed == nullptr || placed->bound) return false;
+  FilterInDoubt(*placed, nodes, visit);
+  return true;
+}
+
+void ExtenderService::FilterNodes(const PodView& view,
+                                  std::span<const std::string> nodes,
+                                  VerdictCache::Shape& shape,
+                                  GpuVerdictMemo& memo, FilterVisitor visit) {
   const std::vector<const NodeState*>& found =
       FindPrefetched(model_, nodes, shape);
   const std::vector<bool>* chosen =

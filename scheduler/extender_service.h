@@ -242,6 +242,15 @@ class ExtenderService {
                             const absl::Status& sent);
   void FilterInDoubt(const PlacedPod& placed,
                      std::span<const std::string> nodes, FilterVisitor visit);
+  // FilterEach's two ways, mu_ held. A pod whose bind is in doubt (false
+  // when it is not one)...
+  bool FilteredInDoubt(const Pod& pod, std::span<const std::string> nodes,
+                       FilterVisitor visit);
+  // ...and every other: each node's verdict, from the cache when it has
+  // one, less the fitting nodes filter_keep_best leaves out.
+  void FilterNodes(const PodView& view, std::span<const std::string> nodes,
+                   VerdictCache::Shape& shape, GpuVerdictMemo& memo,
+                   FilterVisitor visit);
 
   // True when a node of `names` is unknown, or changed at or after
   // `since_ms`.

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {
@@ -81,9 +81,8 @@ void GpuInventory::LoadTopology(const Node& node) {
   topology_ = GpuTopology::DefaultFor(product, count);
   topology_source_ = absl::StrCat(
       "default for ", product.empty() ? "unknown product" : product);
-  auto it = node.meta.annotations.find(kGpuTopologyAnnotation);
-  if (it == node.meta.annotations.end()) return;
-  absl::StatusOr<GpuTopology> parsed = ParseGpuTopology(it->second);
+  if (!node.gpu_topology.has_value()) return;
+  const absl::StatusOr<GpuTopology>& parsed = *node.gpu_topology;
   if (!parsed.ok()) {
     topology_error_ = std::string(parsed.status().message());
   } else if (parsed->gpu_count() != count) {
@@ -91,7 +90,7 @@ void GpuInventory::LoadTopology(const Node& node) {
                                    " GPUs but the node offers ", count,
                                    " whole GPUs");
   } else {
-    topology_ = *std::move(parsed);
+    topology_ = *parsed;
     topology_source_ = "annotation";
     return;
   }

@@ -58,7 +58,8 @@ absl::StatusOr<std::vector<int>> ParseGpuIds(std::string_view text);
 class GpuInventory {
  public:
   GpuInventory() = default;
-  // Reads allocatable/capacity, GFD labels and the topology annotation.
+  // Reads allocatable/capacity, GFD labels and the topology annotation as
+  // the codec read it (Node::gpu_topology).
   static GpuInventory FromNode(const Node& node);
 
   const GpuLabels& labels() const { return labels_; }

@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {

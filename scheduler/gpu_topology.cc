@@ -10,7 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {
@@ -303,6 +303,39 @@ absl::Status UnknownLinkAt(TextPos pos, std::string_view text) {
   return ErrorAt(pos, absl::StrCat("unknown link \"", Sv(text),
                                    "\" (expected X, NV<n>, PIX, PXB, PHB, "
                                    "NODE or SYS)"));
+}
+
+// Square shape is the caller's job; this checks the diagonal and symmetry.
+// Rows are checked top to bottom, so the first error is the first one a
+// reader meets in the text.
+absl::Status ValidateLinkMatrix(
+    const std::vector<std::vector<GpuLink>>& links,
+    const std::vector<std::vector<TextPos>>& where) {
+  const int n = static_cast<int>(links.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const GpuLink& link = links[i][j];
+      const bool self = link.kind == LinkKind::kSelf;
+      if (i == j && !self) {
+        return ErrorAt(where[i][j],
+                       absl::StrCat("diagonal cell GPU", i, "/GPU", j,
+                                    " must be X, found ", LinkName(link)));
+      }
+      if (i != j && self) {
+        return ErrorAt(where[i][j],
+                       absl::StrCat("X is only allowed on the diagonal, found "
+                                    "at GPU",
+                                    i, "/GPU", j));
+      }
+      if (j < i && link != links[j][i]) {
+        return ErrorAt(where[i][j],
+                       absl::StrCat("asymmetric matrix: GPU", i, "/GPU", j,
+                                    " is ", LinkName(link), " but GPU", j,
+                                    "/GPU", i, " is ", LinkName(links[j][i])));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gpu_topology_internal

@@ -6,8 +6,9 @@
 // go-gpuallocator pair weights used to rank GPU sets.
 //
 // A node describes itself with the annotation `gpusched.io/gpu-topology`,
-// parsed by ParseGpuTopology(); without it, GpuTopology::DefaultFor() guesses
-// from the GPU product name.
+// which api/codec reads (gpu_topology_annotation.h: the domain reads no wire
+// format); without it, GpuTopology::DefaultFor() guesses from the GPU
+// product name.
 
 #include <cstdint>
 #include <optional>
@@ -48,7 +49,7 @@ std::string LinkName(const GpuLink& link);
 std::optional<GpuLink> ParseLinkName(std::string_view text);
 
 // Immutable value: an N x N link matrix plus one NUMA node per GPU.
-// Invariant (when built by ParseGpuTopology or DefaultFor): the matrix is
+// Invariant (when built by the annotation reader or DefaultFor): the matrix is
 // symmetric, the diagonal is kSelf and nothing else is.
 class GpuTopology {
  public:
@@ -106,44 +107,8 @@ class GpuTopology {
   std::vector<int> numa_;
 };
 
-// Parses the node annotation `gpusched.io/gpu-topology`. The first
-// non-blank character picks the form: '{' means compact JSON, anything else
-// means `nvidia-smi topo -m` text.
-//
-// (1) nvidia-smi text, as `nvidia-smi topo -m` prints it:
-//   - a header row of column names: GPU0..GPUn-1 in order, optionally NIC
-//     columns (NIC0.., mlx5_0..), then the labels "CPU Affinity",
-//     "NUMA Affinity", "GPU NUMA ID" (each optional; "CPU"/"NUMA" alone are
-//     accepted too);
-//   - one row per GPU (in any order) with one cell per device column: X,
-//     NV<n>, PIX, PXB, PHB, NODE or SYS; then the affinity values, e.g.
-//     "0-51,104-155", "0" or "N/A". Only NUMA Affinity is used: a single
-//     number is the node, anything else ("N/A", "0-1") means unknown;
-//   - rows for other devices (NICs) are ignored, and so is everything from
-//     the line starting "Legend:" on. Cells are separated by tabs or spaces;
-//     terminal escape sequences and '\r' are ignored.
-//
-// (2) compact JSON, an object with these keys:
-//     {"links": [["X","NV18",...], ...], "numa": [0,0,1,1]}
-//   or the all-to-all shorthand
-//     {"gpus": 8, "all": "NV18", "numa": [0,0,0,0,1,1,1,1]}
-//   "links" is a square matrix of link names; "gpus" (1..kMaxGpusPerNode) with "all"
-//   (any link name but X) gives every pair the same link. "numa" is
-//   optional (unknown when absent) and has one entry per GPU. Only a subset
-//   of JSON is read: objects, arrays, strings, non-negative integers.
-//   Unknown or repeated keys are errors.
-//
-// Errors are InvalidArgument with "line L, column C: what" (1-based; the
-// column counts bytes, a tab is one): empty input, unknown link, ragged or
-// non-square rows, GPU row count mismatch, a diagonal cell that is not X,
-// an X off the diagonal, an asymmetric matrix, malformed JSON.
-absl::StatusOr<GpuTopology> ParseGpuTopology(std::string_view annotation);
-
-// The two forms separately; ParseGpuTopology dispatches to them.
-absl::StatusOr<GpuTopology> ParseNvidiaSmiTopology(std::string_view text);
-absl::StatusOr<GpuTopology> ParseCompactGpuTopology(std::string_view json);
-
-// Shared by the parsers; not part of the public API.
+// Shared by the annotation readers (api/codec/gpu_topology_*.cc); not part
+// of the public API.
 namespace gpu_topology_internal {
 
 struct TextPos {

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "scheduler/gpu_topology.h"
 #include "scheduler/resource_list.h"
 
 namespace gpusched {
@@ -109,6 +111,9 @@ struct Node {
   std::vector<Taint> taints;
   ResourceList capacity;
   ResourceList allocatable;
+  // The kGpuTopologyAnnotation as api/codec read it: unset without the
+  // annotation, else the topology or why it was rejected.
+  std::optional<absl::StatusOr<GpuTopology>> gpu_topology;
 };
 
 // Requests as Kubernetes computes them for scheduling: per resource, the

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/node_state.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 

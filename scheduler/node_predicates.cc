@@ -5,8 +5,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/gpu_request.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {

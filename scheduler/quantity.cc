@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {
@@ -47,14 +47,10 @@ bool ApplySuffix(std::string_view suffix, Parsed& parsed) {
   return false;
 }
 
-absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
-  Parsed parsed;
-  size_t pos = 0;
-  if (pos < text.size() && text[pos] == '+') ++pos;
-  if (pos < text.size() && text[pos] == '-') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid quantity \"", Sv(text), "\": must be non-negative"));
-  }
+// The digits (with at most one '.') from text[pos] into `parsed`; returns
+// the index just past them.
+absl::StatusOr<size_t> ReadMantissa(std::string_view text, size_t pos,
+                                    Parsed& parsed) {
   int digits = 0;
   bool seen_point = false;
   for (; pos < text.size(); ++pos) {
@@ -69,24 +65,51 @@ absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
     if (seen_point) --parsed.exponent10;
   }
   if (digits == 0) return Invalid(text, pos, "expected a digit");
+  return pos;
+}
+
+// "1e3" is an exponent; a lone "E" is the exa suffix, "Ei" the exbi one.
+bool IsExponent(std::string_view rest) {
+  return !rest.empty() && (rest[0] == 'e' || rest[0] == 'E') &&
+         rest.size() > 1 && rest != "Ei";
+}
+
+// The exponent `rest` (text[pos..], IsExponent) added to parsed.exponent10.
+absl::Status ReadExponent(std::string_view text, size_t pos,
+                          std::string_view rest, Parsed& parsed) {
+  size_t epos = 1;
+  bool negative = false;
+  if (rest[epos] == '+' || rest[epos] == '-') negative = rest[epos++] == '-';
+  int exponent = 0;
+  size_t start = epos;
+  for (; epos < rest.size() && rest[epos] >= '0' && rest[epos] <= '9';
+       ++epos) {
+    exponent = exponent * 10 + (rest[epos] - '0');
+    if (exponent > 40) return Invalid(text, pos + epos, "exponent too large");
+  }
+  if (epos == start || epos != rest.size()) {
+    return Invalid(text, pos + epos, "malformed exponent");
+  }
+  parsed.exponent10 += negative ? -exponent : exponent;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
+  Parsed parsed;
+  size_t pos = 0;
+  if (pos < text.size() && text[pos] == '+') ++pos;
+  if (pos < text.size() && text[pos] == '-') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid quantity \"", Sv(text), "\": must be non-negative"));
+  }
+  absl::StatusOr<size_t> end = ReadMantissa(text, pos, parsed);
+  if (!end.ok()) return end.status();
+  pos = *end;
   std::string_view rest = text.substr(pos);
-  if (!rest.empty() && (rest[0] == 'e' || rest[0] == 'E') && rest.size() > 1 &&
-      rest != "Ei") {
-    // "1e3" is an exponent; a lone "E" is the exa suffix, "Ei" the exbi one.
-    size_t epos = 1;
-    bool negative = false;
-    if (rest[epos] == '+' || rest[epos] == '-') negative = rest[epos++] == '-';
-    int exponent = 0;
-    size_t start = epos;
-    for (; epos < rest.size() && rest[epos] >= '0' && rest[epos] <= '9';
-         ++epos) {
-      exponent = exponent * 10 + (rest[epos] - '0');
-      if (exponent > 40) return Invalid(text, pos + epos, "exponent too large");
+  if (IsExponent(rest)) {
+    if (absl::Status s = ReadExponent(text, pos, rest, parsed); !s.ok()) {
+      return s;
     }
-    if (epos == start || epos != rest.size()) {
-      return Invalid(text, pos + epos, "malformed exponent");
-    }
-    parsed.exponent10 += negative ? -exponent : exponent;
     return parsed;
   }
   if (!ApplySuffix(rest, parsed)) {

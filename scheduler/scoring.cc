@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 

@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/codec/file_text.h"
+#include "api/codec/gpu_topology_annotation.h"
 #include "api/codec/k8s_decode_impl.h"
 #include "api/codec/k8s_json_adapter.h"
 #include "api/codec/k8s_yaml_adapter.h"
@@ -65,7 +66,10 @@ absl::Status DecodeObject(const V& v, const PathSegment& at,
     return codec_internal::DecodePodInto(v, at, &out->pods.emplace_back());
   }
   if (kind == "Node") {
-    return codec_internal::DecodeNodeInto(v, at, &out->nodes.emplace_back());
+    Node& node = out->nodes.emplace_back();
+    absl::Status status = codec_internal::DecodeNodeInto(v, at, &node);
+    if (status.ok()) ReadGpuTopologyAnnotation(node);
+    return status;
   }
   if (kind.empty()) return FieldError(v.line(), at, "missing kind");
   out->skipped.push_back(SkippedName(v, kind));

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "api/codec/gpu_topology_annotation.h"
 #include "api/codec/k8s_decode_impl.h"
 #include "api/codec/k8s_json_adapter.h"
 
@@ -43,6 +44,7 @@ absl::StatusOr<Node> DecodeNode(simdjson::dom::element value,
   absl::Status status =
       codec_internal::DecodeNodeInto(JsonValue(value), root, &node);
   if (!status.ok()) return status;
+  ReadGpuTopologyAnnotation(node);
   return node;
 }
 

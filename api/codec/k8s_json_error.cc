@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "api/codec/json_syntax_error.h"
 #include "api/codec/k8s_json_adapter.h"
 #include "nlohmann/json.hpp"
 
@@ -62,25 +64,33 @@ class ErrorLocator final : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
-absl::Status MalformedJsonError(std::string_view text,
-                                simdjson::error_code code) {
+std::optional<JsonSyntaxError> LocateJsonSyntaxError(std::string_view text) {
   ErrorLocator locator;
   const bool accepted = Json::sax_parse(text.begin(), text.end(), &locator);
-  if (accepted || locator.position() == 0) {
-    // simdjson is stricter in places (depth, huge numbers): no position.
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON: ", simdjson::error_message(code)));
-  }
+  if (accepted || locator.position() == 0) return std::nullopt;
   // nlohmann counts the offending byte 1-based; report a 0-based offset.
   const size_t offset = std::min(locator.position() - 1, text.size());
   const std::string_view before = text.substr(0, offset);
-  const size_t line = std::count(before.begin(), before.end(), '\n') + 1;
   const size_t line_start = before.rfind('\n');
-  const size_t column =
-      offset - (line_start == before.npos ? 0 : line_start + 1) + 1;
+  return JsonSyntaxError{
+      .offset = offset,
+      .line = static_cast<size_t>(std::count(before.begin(), before.end(),
+                                             '\n')) + 1,
+      .column = offset - (line_start == before.npos ? 0 : line_start + 1) + 1,
+      .reason = locator.reason()};
+}
+
+absl::Status MalformedJsonError(std::string_view text,
+                                simdjson::error_code code) {
+  std::optional<JsonSyntaxError> error = LocateJsonSyntaxError(text);
+  if (!error.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON: ", simdjson::error_message(code)));
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("malformed JSON at byte ", offset, " (line ", line,
-                   ", column ", column, "): ", locator.reason()));
+      absl::StrCat("malformed JSON at byte ", error->offset, " (line ",
+                   error->line, ", column ", error->column, "): ",
+                   error->reason));
 }
 
 }  // namespace gpusched::codec_internal

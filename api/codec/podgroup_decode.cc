@@ -8,7 +8,7 @@
 #include "api/codec/k8s_yaml_adapter.h"
 #include "api/codec/podgroup_decode_impl.h"
 #include "policies/yaml_guard.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {

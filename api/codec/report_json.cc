@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/codec/json_writer.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/resource_list.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 namespace {

@@ -13,7 +13,7 @@
 #include "api/codec/scenario_internal.h"
 #include "queueing/scenario.h"
 #include "queueing/workload_types.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::scenario_internal {
 namespace {

@@ -10,7 +10,7 @@
 #include "api/codec/k8s_yaml_adapter.h"
 #include "api/codec/scenario_internal.h"
 #include "policies/value_parsers.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::scenario_internal {
 

@@ -6,9 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec/cluster_file.h"
+#include "api/codec/gpu_topology_annotation.h"
 #include "api/codec/k8s_yaml_adapter.h"
 #include "api/codec/scenario_internal.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::scenario_internal {
 namespace {
@@ -66,6 +67,7 @@ absl::Status DecodeInlineNode(const YAML::Node& item, const PathSegment& at,
   if (out->meta.name.empty()) {
     return ErrorAt(item, at.Field("metadata").Field("name"), "required");
   }
+  ReadGpuTopologyAnnotation(*out);
   return absl::OkStatus();
 }
 

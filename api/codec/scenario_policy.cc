@@ -20,7 +20,7 @@
 #include "api/codec/scenario_internal.h"
 #include "policies/policy_loader.h"
 #include "policies/yaml_guard.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::scenario_internal {
 namespace {

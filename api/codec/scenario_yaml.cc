@@ -17,7 +17,7 @@
 #include "api/codec/file_text.h"
 #include "api/codec/scenario_internal.h"
 #include "policies/yaml_guard.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {

@@ -22,13 +22,9 @@ bool AnyNeedsEscape(uint64_t word) {
           has_zero(word ^ (kOnes * '\\'))) != 0;
 }
 
-}  // namespace
-
-// Appends runs of plain characters in one go: node names and reasons rarely
-// need escaping, and a character at a time was a fifth of a filter response.
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  size_t run = 0;
+// How many leading bytes of `text` surely need no escape, eight at a time;
+// text.size() when none does.
+size_t CleanPrefixLength(std::string_view text) {
   size_t i = 0;
   for (; i + 8 <= text.size(); i += 8) {
     uint64_t word;
@@ -43,32 +39,47 @@ void AppendJsonEscaped(std::string& out, std::string_view text) {
     std::memcpy(&word, text.data() + text.size() - 8, 8);
     if (!AnyNeedsEscape(word)) i = text.size();
   }
-  for (; i < text.size(); ++i) {
+  return i;
+}
+
+// The escape of one character that NeedsEscape.
+void AppendEscape(std::string& out, char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      out += "\\u00";
+      out += kHex[(c >> 4) & 0xf];
+      out += kHex[c & 0xf];
+  }
+}
+
+}  // namespace
+
+// Appends runs of plain characters in one go: node names and reasons rarely
+// need escaping, and a character at a time was a fifth of a filter response.
+void AppendJsonEscaped(std::string& out, std::string_view text) {
+  size_t run = 0;
+  for (size_t i = CleanPrefixLength(text); i < text.size(); ++i) {
     const char c = text[i];
     if (!NeedsEscape(c)) continue;
     out.append(text.data() + run, i - run);
     run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += "\\u00";
-        out += kHex[(c >> 4) & 0xf];
-        out += kHex[c & 0xf];
-    }
+    AppendEscape(out, c);
   }
   out.append(text.data() + run, text.size() - run);
 }

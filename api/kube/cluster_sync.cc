@@ -8,7 +8,7 @@
 #include "api/codec/k8s_json.h"
 #include "api/kube/model_updater.h"
 #include "api/kube/sync_util.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched::kube {

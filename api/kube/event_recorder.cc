@@ -7,7 +7,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/codec/json_writer.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched::kube {

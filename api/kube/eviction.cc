@@ -4,7 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "api/codec/json_writer.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched::kube {

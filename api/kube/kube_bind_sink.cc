@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_format.h"
 #include "api/codec/json_writer.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/gpu_inventory.h"
-#include "scheduler/string_util.h"
 #include "simdjson.h"
 #include "spdlog/spdlog.h"
 

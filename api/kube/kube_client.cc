@@ -10,7 +10,7 @@
 #include "api/http/client.h"
 #include "api/kube/watch_stream.h"
 #include "scheduler/extender_service.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::kube {
 namespace {

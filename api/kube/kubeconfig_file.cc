@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "api/kube/kube_config.h"
 #include "policies/yaml_guard.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::kube {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "api/codec/json_writer.h"
 #include "queueing/workload_types.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "simdjson.h"
 #include "spdlog/spdlog.h"
 

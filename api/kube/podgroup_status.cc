@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "api/codec/json_writer.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::kube {
 namespace {

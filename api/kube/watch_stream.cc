@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "absl/strings/str_format.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched::kube {
 namespace internal {

@@ -10,7 +10,7 @@
 #include "api/kube/eviction.h"
 #include "api/kube/pod_admission.h"
 #include "api/kube/podgroup_status.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched {

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/codec/extender_json.h"
 #include "api/server/nodes_json.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched {

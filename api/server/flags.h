@@ -19,6 +19,16 @@ class FlagSet {
   void String(std::string name, std::string* out, std::string help);
   void Int(std::string name, int* out, std::string help);
   void Bool(std::string name, bool* out, std::string help);
+  // The same, chosen by the type of `out`: for flag tables.
+  void Add(std::string name, std::string* out, std::string help) {
+    String(std::move(name), out, std::move(help));
+  }
+  void Add(std::string name, int* out, std::string help) {
+    Int(std::move(name), out, std::move(help));
+  }
+  void Add(std::string name, bool* out, std::string help) {
+    Bool(std::move(name), out, std::move(help));
+  }
 
   // Parses args (without the program and subcommand names); words that are
   // not flags go to `positional`.

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec/json_writer.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"

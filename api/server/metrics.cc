@@ -35,9 +35,7 @@ std::string Le(double bound) { return absl::StrFormat("%g", bound); }
 
 }  // namespace
 
-std::string Metrics::Render(const GpuCounts& gpus) const {
-  std::string out;
-  std::lock_guard<std::mutex> lock(mu_);
+void Metrics::RenderRequests(std::string& out) const {
   Header(out, "gpusched_extender_requests_total", "counter",
          "Extender requests by verb and HTTP status code.");
   for (const auto& [key, count] : requests_) {
@@ -57,6 +55,11 @@ std::string Metrics::Render(const GpuCounts& gpus) const {
                     absl::StrFormat("%.9f", h.sum), "\n", name,
                     "_count{verb=\"", verb, "\"} ", h.count, "\n");
   }
+}
+
+namespace {
+
+void RenderGpuCounts(const GpuCounts& gpus, std::string& out) {
   Header(out, "gpusched_nodes", "gauge", "Nodes in gpusched's model.");
   absl::StrAppend(&out, "gpusched_nodes ", gpus.nodes, "\n");
   Header(out, "gpusched_gpus", "gauge",
@@ -70,6 +73,15 @@ std::string Metrics::Render(const GpuCounts& gpus) const {
   absl::StrAppend(&out, "gpusched_mig_instances{state=\"free\"} ",
                   gpus.mig_free, "\n", "gpusched_mig_instances{state=\"used\"} ",
                   gpus.mig_used, "\n");
+}
+
+}  // namespace
+
+std::string Metrics::Render(const GpuCounts& gpus) const {
+  std::string out;
+  std::lock_guard<std::mutex> lock(mu_);
+  RenderRequests(out);
+  RenderGpuCounts(gpus, out);
   Header(out, "gpusched_policy_reload_errors_total", "counter",
          "Policy file reloads rejected as invalid.");
   absl::StrAppend(&out, "gpusched_policy_reload_errors_total ",

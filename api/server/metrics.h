@@ -32,6 +32,9 @@ class Metrics {
   std::string Render(const GpuCounts& gpus) const;
 
  private:
+  // The request counters and duration histograms; mu_ held.
+  void RenderRequests(std::string& out) const;
+
   struct Histogram {
     std::array<uint64_t, kBuckets.size()> buckets{};
     uint64_t count = 0;

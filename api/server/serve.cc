@@ -10,12 +10,11 @@
 #include "api/codec/cluster_file.h"
 #include "api/http/router.h"
 #include "api/server/demo_cluster.h"
-#include "api/server/flags.h"
 #include "api/server/logging.h"
 #include "api/server/decision_writer.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched {
@@ -61,9 +60,8 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
   }
   // Live, the loop decides nothing before the cluster is listed whole
   // (pods, nodes, PodGroups), nor while a watch relists.
-  const bool live = !config.kubeconfig.empty() || config.in_cluster;
   absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop = AdmissionLoop::Create(
-      *std::move(result.policy), {.await_lists = live});
+      *std::move(result.policy), {.await_lists = IsLive(config)});
   if (!loop.ok()) return loop.status();
   gate_ = *std::move(loop);
   policy_file_ = config.policy_file;
@@ -137,12 +135,12 @@ void ServeApp::Shutdown() {
 
 ServeApp::~ServeApp() { Shutdown(); }
 
-absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
-    const ServeConfig& config) {
-  std::unique_ptr<ServeApp> app(new ServeApp());
-  if (absl::Status s = app->LoadPolicy(config); !s.ok()) return s;
+namespace {
+
+// The service's options that come from flags alone; the gate and the bind
+// sink are added by the steps that create them.
+absl::StatusOr<ServiceOptions> ServiceOptionsFrom(const ServeConfig& config) {
   ServiceOptions options;
-  options.gate = app->gate_.get();
   if (!config.scoring.empty()) {
     absl::StatusOr<ScoringWeights> weights =
         ScoringWeights::Parse(config.scoring);
@@ -150,69 +148,11 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
     options.weights = *std::move(weights);
   }
   options.filter_keep_best = static_cast<size_t>(config.filter_keep_best);
-  const bool live = !config.kubeconfig.empty() || config.in_cluster;
-  if (app->gate_ != nullptr) {
-    app->feed_ = std::make_unique<LoopFeed>(*app->gate_, &app->watched_pods_);
-  }
-  if (live) {
-    auto cluster = kube::CreateLiveBinder(
-        {.kubeconfig = config.kubeconfig,
-         .in_cluster = config.in_cluster,
-         .bind_budget = std::chrono::milliseconds(config.bind_deadline_ms),
-         .sync = {.on_synced = [raw = app.get()] { raw->api_->SetReady(true); },
-                  .listener = app->feed_.get()}});
-    if (!cluster.ok()) return cluster.status();
-    app->live_ = *std::move(cluster);
-    options.bind_sink = app->live_->bind_sink();
-  }
-  if (live && !config.webhook.listen.empty()) {
-    absl::StatusOr<WebhookServerOptions> webhook =
-        WebhookServerOptionsFrom(config.webhook);
-    if (!webhook.ok()) return webhook.status();
-    // Only pods the queueing core holds are gated (none without a policy):
-    // it alone lifts the gate.
-    webhook->review.manages = [gate = app->gate_.get()](const Pod& pod) {
-      return gate != nullptr && gate->Manages(pod);
-    };
-    webhook->threads = config.threads;
-    webhook->read_timeout = std::chrono::milliseconds(config.read_timeout_ms);
-    app->webhook_ =
-        WebhookServer::Start(app->live_->client(), *std::move(webhook));
-  }
-  app->service_ = std::make_unique<ExtenderService>(std::move(options));
-  if (app->gate_ != nullptr) {
-    if (live) {
-      // A budget's refusal goes back to the loop, which decides again.
-      // --leader-identity names this replica in its Events'
-      // reportingInstance (by default both are the pod's hostname), so
-      // that which replica decided can be seen from the cluster.
-      AdmissionLoop* gate = app->gate_.get();
-      app->writer_ = std::make_unique<DecisionWriter>(
-          app->live_->client(),
-          DecisionWriterOptions{.reporting_instance = config.leader_identity,
-                                .watched = &app->watched_pods_,
-                                .on_eviction_blocked =
-                                    [gate](EvictionRefusal refusal) {
-                                      gate->EvictionBlocked(std::move(refusal));
-                                    }});
-    }
-    // A replica of two stands by until the Lease says otherwise: it must
-    // not decide in the moment before the follower's first answer.
-    if (live && !config.leader_lease.empty()) app->gate_->SetDeciding(false);
-    app->gate_->Start(*app->service_, app->writer_.get());
-  }
-  if (live) {
-    app->cluster_source_ = app->live_->source();
-  } else if (absl::Status s = app->LoadCluster(config); !s.ok()) {
-    return s;
-  }
-  app->api_ = std::make_unique<ExtenderApi>(
-      *app->service_, app->metrics_,
-      ExtenderApiOptions{.prefix = config.prefix, .wait_for_sync = live});
-  if (live && !config.leader_lease.empty()) app->api_->SetStandby(true);
-  auto router = std::make_shared<http::Router>();
-  app->api_->Register(*router);
-  http::ServerOptions server_options{
+  return options;
+}
+
+http::ServerOptions HttpOptionsFrom(const ServeConfig& config) {
+  http::ServerOptions options{
       .listen = config.listen,
       .tls_cert_file = config.tls_cert_file,
       .tls_key_file = config.tls_key_file,
@@ -220,31 +160,145 @@ absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
       .body_limit_bytes = static_cast<size_t>(config.body_limit_mib) << 20,
       .read_timeout = std::chrono::milliseconds(config.read_timeout_ms),
       .threads = config.threads};
-  if (live) {
+  if (IsLive(config)) {
     // A live bind waits on the API server (up to --bind-deadline-ms); it
     // must not hold an I/O thread that filter calls need meanwhile.
-    server_options.blocking = [](const http::Request& request) {
+    options.blocking = [](const http::Request& request) {
       return request.target.ends_with("/bind");
     };
   }
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ServeApp>> ServeApp::Start(
+    const ServeConfig& config) {
+  std::unique_ptr<ServeApp> app(new ServeApp());
+  if (absl::Status s = app->Run(config); !s.ok()) return s;
+  return app;
+}
+
+// The steps in the order their parts depend on each other: the policy makes
+// the gate, which the service and the watches' feed need; the service
+// exists before the gate starts and before the cluster is loaded into it;
+// the API exists before the live sync starts, since its end marks the API
+// ready. On an error the caller destroys the app, which stops what started.
+absl::Status ServeApp::Run(const ServeConfig& config) {
+  if (absl::Status s = LoadPolicy(config); !s.ok()) return s;
+  absl::StatusOr<ServiceOptions> options = ServiceOptionsFrom(config);
+  if (!options.ok()) return options.status();
+  options->gate = gate_.get();
+  if (gate_ != nullptr) {
+    feed_ = std::make_unique<LoopFeed>(*gate_, &watched_pods_);
+  }
+  if (IsLive(config)) {
+    if (absl::Status s = ConnectLive(config, *options); !s.ok()) return s;
+    if (absl::Status s = StartWebhook(config); !s.ok()) return s;
+  }
+  service_ = std::make_unique<ExtenderService>(*std::move(options));
+  StartGate(config);
+  if (IsLive(config)) {
+    cluster_source_ = live_->source();
+  } else if (absl::Status s = LoadCluster(config); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = StartHttp(config); !s.ok()) return s;
+  if (IsLive(config)) {
+    if (absl::Status s = StartLiveSync(config); !s.ok()) return s;
+  }
+  StartTicker(config.tick_ms);
+  return absl::OkStatus();
+}
+
+// The cluster's client and bind sink; the watches start later
+// (StartLiveSync), once the service and the API exist.
+absl::Status ServeApp::ConnectLive(const ServeConfig& config,
+                                   ServiceOptions& options) {
+  auto cluster = kube::CreateLiveBinder(
+      {.kubeconfig = config.kubeconfig,
+       .in_cluster = config.in_cluster,
+       .bind_budget = std::chrono::milliseconds(config.bind_deadline_ms),
+       .sync = {.on_synced = [this] { api_->SetReady(true); },
+                .listener = feed_.get()}});
+  if (!cluster.ok()) return cluster.status();
+  live_ = *std::move(cluster);
+  options.bind_sink = live_->bind_sink();
+  return absl::OkStatus();
+}
+
+// --webhook-listen (live mode only): the mutating webhook that gates new
+// pods.
+absl::Status ServeApp::StartWebhook(const ServeConfig& config) {
+  if (config.webhook.listen.empty()) return absl::OkStatus();
+  absl::StatusOr<WebhookServerOptions> webhook =
+      WebhookServerOptionsFrom(config.webhook);
+  if (!webhook.ok()) return webhook.status();
+  // Only pods the queueing core holds are gated (none without a policy):
+  // it alone lifts the gate.
+  webhook->review.manages = [gate = gate_.get()](const Pod& pod) {
+    return gate != nullptr && gate->Manages(pod);
+  };
+  webhook->threads = config.threads;
+  webhook->read_timeout = std::chrono::milliseconds(config.read_timeout_ms);
+  webhook_ = WebhookServer::Start(live_->client(), *std::move(webhook));
+  return absl::OkStatus();
+}
+
+// With --policy: the admission loop starts deciding, live through a
+// decision writer.
+void ServeApp::StartGate(const ServeConfig& config) {
+  if (gate_ == nullptr) return;
+  const bool live = IsLive(config);
+  if (live) {
+    // A budget's refusal goes back to the loop, which decides again.
+    // --leader-identity names this replica in its Events'
+    // reportingInstance (by default both are the pod's hostname), so
+    // that which replica decided can be seen from the cluster.
+    AdmissionLoop* gate = gate_.get();
+    writer_ = std::make_unique<DecisionWriter>(
+        live_->client(),
+        DecisionWriterOptions{.reporting_instance = config.leader_identity,
+                              .watched = &watched_pods_,
+                              .on_eviction_blocked =
+                                  [gate](EvictionRefusal refusal) {
+                                    gate->EvictionBlocked(std::move(refusal));
+                                  }});
+  }
+  // A replica of two stands by until the Lease says otherwise: it must
+  // not decide in the moment before the follower's first answer.
+  if (live && !config.leader_lease.empty()) gate_->SetDeciding(false);
+  gate_->Start(*service_, writer_.get());
+}
+
+// The extender's verbs over HTTP(S).
+absl::Status ServeApp::StartHttp(const ServeConfig& config) {
+  const bool live = IsLive(config);
+  api_ = std::make_unique<ExtenderApi>(
+      *service_, metrics_,
+      ExtenderApiOptions{.prefix = config.prefix, .wait_for_sync = live});
+  if (live && !config.leader_lease.empty()) api_->SetStandby(true);
+  auto router = std::make_shared<http::Router>();
+  api_->Register(*router);
   absl::StatusOr<std::unique_ptr<http::Server>> server = http::Server::Start(
-      server_options,
+      HttpOptionsFrom(config),
       [router](const http::Request& request) { return router->Handle(request); });
   if (!server.ok()) return server.status();
-  app->server_ = *std::move(server);
-  if (live) {
-    app->live_->StartSync(*app->service_);  // api_ exists: on_synced may fire
-    if (app->feed_ != nullptr) {
-      app->podgroups_ = std::make_unique<kube::PodGroupSync>(
-          app->live_->client(), *app->feed_,
-          kube::PodGroupSyncOptions{.absent_poll = std::chrono::milliseconds(
-                                        config.podgroup_api_poll_ms)});
-      app->podgroups_->Start();
-    }
-    if (absl::Status s = app->FollowLeader(config); !s.ok()) return s;
+  server_ = *std::move(server);
+  return absl::OkStatus();
+}
+
+// The watches into the service, PodGroups into the loop, and the Lease.
+absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
+  live_->StartSync(*service_);  // api_ exists: on_synced may fire
+  if (feed_ != nullptr) {
+    podgroups_ = std::make_unique<kube::PodGroupSync>(
+        live_->client(), *feed_,
+        kube::PodGroupSyncOptions{.absent_poll = std::chrono::milliseconds(
+                                      config.podgroup_api_poll_ms)});
+    podgroups_->Start();
   }
-  app->StartTicker(config.tick_ms);
-  return app;
+  return FollowLeader(config);
 }
 
 // Both containers of a pod share its hostname, which kube-scheduler puts
@@ -293,110 +347,6 @@ std::string ExampleFilterCurl(const std::string& url,
       "{\"nvidia.com/gpu\":\"4\"}}}]}},\"NodeNames\":[",
       quoted, "]}'");
 }
-
-namespace {
-
-absl::Status ParseServeFlags(const std::vector<std::string>& args,
-                             ServeConfig& config) {
-  FlagSet flags("serve");
-  flags.String("listen", &config.listen, "ADDR:PORT to listen on (127.0.0.1:8888)");
-  flags.String("cluster", &config.cluster_file,
-               "Nodes and Pods as `kubectl get nodes,pods -o yaml|json` prints "
-               "them; default: the embedded demo cluster");
-  flags.String("tls-cert", &config.tls_cert_file, "PEM certificate: serve HTTPS");
-  flags.String("tls-key", &config.tls_key_file, "PEM private key for --tls-cert");
-  flags.String("client-ca", &config.client_ca_file,
-               "PEM CA: require and verify client certificates");
-  flags.String("kubeconfig", &config.kubeconfig,
-               "follow a real cluster (the kubeconfig's current context)");
-  flags.Bool("in-cluster", &config.in_cluster,
-             "follow the cluster this pod runs in (service account)");
-  flags.String("policy", &config.policy_file,
-               "quota policy YAML (queues, cohorts, flavors); reloaded when it "
-               "changes");
-  flags.String("prefix", &config.prefix,
-               "also serve the verbs under this path prefix (e.g. /gpusched)");
-  flags.String("scoring", &config.scoring,
-               "scorer weights, e.g. binpack=1,spread=0,topology=2,fragmentation=3");
-  flags.Int("body-limit-mib", &config.body_limit_mib,
-            "largest request body in MiB (16)");
-  flags.Int("read-timeout-ms", &config.read_timeout_ms,
-            "a request must arrive within this many ms (10000)");
-  flags.Int("threads", &config.threads, "I/O threads (2)");
-  flags.Int("bind-deadline-ms", &config.bind_deadline_ms,
-            "live mode: a bind's API server calls end within this many ms, "
-            "then it answers Error; keep it below the extender httpTimeout "
-            "(3000)");
-  flags.Int("filter-keep-best", &config.filter_keep_best,
-            "filter answers with at most this many fitting nodes, the best "
-            "by gpusched's scorers; 1 makes the node gpusched's choice and "
-            "spares kube-scheduler its scoring (0: all fitting nodes)");
-  flags.String("leader-lease", &config.leader_lease,
-               "live mode, two replicas: NAMESPACE/NAME of kube-scheduler's "
-               "leader Lease; decide only while this pod's kube-scheduler "
-               "holds it, stand by otherwise");
-  flags.String("leader-identity", &config.leader_identity,
-               "the holder identity prefix of this pod's kube-scheduler "
-               "(default: this host's name)");
-  flags.Int("podgroup-api-poll-ms", &config.podgroup_api_poll_ms,
-            "live mode: ask again this often for a PodGroup API (Volcano, "
-            "coscheduling) whose CRD is not installed, when its CRD may "
-            "not be watched (else it is listed once the CRD is "
-            "established), and for one that may not be listed (30000)");
-  AddWebhookFlags(flags, config.webhook);
-  flags.String("log-format", &config.log_format, "json or text (text)");
-  flags.Int("v", &config.verbosity, "verbosity: 0 info, 1 debug, 2 trace");
-  std::vector<std::string> positional;
-  if (auto s = flags.Parse(args, &positional); !s.ok()) return s;
-  if (!positional.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "serve: unexpected argument \"", positional[0], "\"\n", flags.Usage()));
-  }
-  if (!config.cluster_file.empty() &&
-      (!config.kubeconfig.empty() || config.in_cluster)) {
-    return absl::InvalidArgumentError(
-        "serve: --cluster and --kubeconfig/--in-cluster exclude each other");
-  }
-  if (!config.webhook.listen.empty() && config.kubeconfig.empty() &&
-      !config.in_cluster) {
-    return absl::InvalidArgumentError(
-        "serve: --webhook-listen needs --kubeconfig or --in-cluster (its "
-        "certificate is kept in a Secret)");
-  }
-  if (!config.leader_lease.empty()) {
-    const size_t slash = config.leader_lease.find('/');
-    if (config.kubeconfig.empty() && !config.in_cluster) {
-      return absl::InvalidArgumentError(
-          "serve: --leader-lease needs --kubeconfig or --in-cluster");
-    }
-    if (slash == std::string::npos || slash == 0 ||
-        slash + 1 == config.leader_lease.size() ||
-        config.leader_lease.find('/', slash + 1) != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "serve: --leader-lease \"", config.leader_lease,
-          "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
-    }
-  }
-  if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "serve: --tls-cert and --tls-key go together");
-  }
-  if (!config.client_ca_file.empty() && config.tls_cert_file.empty()) {
-    return absl::InvalidArgumentError(
-        "serve: --client-ca needs --tls-cert and --tls-key");
-  }
-  if (config.body_limit_mib <= 0 || config.threads <= 0 ||
-      config.read_timeout_ms <= 0 || config.bind_deadline_ms <= 0 ||
-      config.podgroup_api_poll_ms <= 0 || config.filter_keep_best < 0) {
-    return absl::InvalidArgumentError(
-        "serve: --body-limit-mib, --threads, --read-timeout-ms, "
-        "--bind-deadline-ms and --podgroup-api-poll-ms must be positive, "
-        "--filter-keep-best at least 0");
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
   ServeConfig config;

@@ -20,45 +20,11 @@
 #include "api/server/extender_api.h"
 #include "api/server/loop_feed.h"
 #include "api/server/metrics.h"
+#include "api/server/serve_flags.h"
 #include "queueing/admission_loop.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {
-
-struct ServeConfig {
-  std::string listen = "127.0.0.1:8888";
-  std::string cluster_file;  // empty: the embedded demo cluster
-  std::string policy_file;   // empty: no queues, the GPU engine alone
-  std::string kubeconfig;    // set: follow a real cluster
-  bool in_cluster = false;   // follow the cluster this pod runs in
-  int tick_ms = 1000;        // admission timers and policy reload period
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  std::string client_ca_file;
-  std::string prefix;
-  std::string scoring;  // "binpack=1,topology=2,..."; empty: defaults
-  int body_limit_mib = 16;
-  int read_timeout_ms = 10000;
-  int threads = 2;
-  // Live mode: the whole API server time a bind may take (see
-  // KubeBindSink); below kube-scheduler's extender httpTimeout.
-  int bind_deadline_ms = 3000;
-  // Live mode: how often a PodGroup API whose CRD is not installed is
-  // asked for again while the CRD cannot be watched (PodGroupSyncOptions).
-  int podgroup_api_poll_ms = 30000;
-  // ServiceOptions::filter_keep_best: 0 answers every fitting node.
-  int filter_keep_best = 0;
-  // Live mode, two replicas: decide only while the kube-scheduler of this
-  // pod holds this Lease ("NAMESPACE/NAME"); empty: always decide.
-  std::string leader_lease;
-  // The holder identity prefix of this pod's kube-scheduler ("<hostname>"
-  // of "<hostname>_<uuid>"); empty: this host's name.
-  std::string leader_identity;
-  std::string log_format = "text";
-  int verbosity = 0;
-  // The mutating webhook that gates new pods (live mode only).
-  WebhookFlags webhook;
-};
 
 // A running extender: the model loaded, the HTTP server listening. Used by
 // `gpusched serve` and, in-process, by the integration tests.
@@ -79,6 +45,13 @@ class ServeApp {
 
  private:
   ServeApp() = default;
+  // Start's steps, in the order Run calls them.
+  absl::Status Run(const ServeConfig& config);
+  absl::Status ConnectLive(const ServeConfig& config, ServiceOptions& options);
+  absl::Status StartWebhook(const ServeConfig& config);
+  void StartGate(const ServeConfig& config);
+  absl::Status StartHttp(const ServeConfig& config);
+  absl::Status StartLiveSync(const ServeConfig& config);
   absl::Status LoadCluster(const ServeConfig& config);
   absl::Status LoadPolicy(const ServeConfig& config);
   void StartTicker(int tick_ms);

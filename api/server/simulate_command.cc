@@ -17,7 +17,7 @@
 #include "api/codec/scenario_yaml.h"
 #include "api/server/flags.h"
 #include "queueing/simulator.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {

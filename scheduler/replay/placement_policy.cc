@@ -5,10 +5,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/replay/baseline_policies.h"
 #include "scheduler/replay/live_scoring_policy.h"
 #include "scheduler/scoring.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched::replay {
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "api/codec/gpu_topology_annotation.h"
 #include "scheduler/gpu_topology.h"
 #include "tests/fuzz/fuzz_util.h"
 

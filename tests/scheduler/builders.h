@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/codec/gpu_topology_annotation.h"
 #include "scheduler/extender_service.h"
 #include "scheduler/gpu_request.h"
 #include "scheduler/k8s_objects.h"
@@ -213,9 +214,11 @@ class NodeBuilder {
     node_.meta.annotations[std::string(key)] = std::move(value);
     return *this;
   }
-  // gpusched.io/gpu-topology.
+  // gpusched.io/gpu-topology, read as the codec reads a decoded Node's.
   NodeBuilder& Topology(std::string annotation) {
-    return Annotation(kGpuTopologyAnnotation, std::move(annotation));
+    Annotation(kGpuTopologyAnnotation, std::move(annotation));
+    ReadGpuTopologyAnnotation(node_);
+    return *this;
   }
   NodeBuilder& ResourceVersion(std::string version) {
     node_.meta.resource_version = std::move(version);

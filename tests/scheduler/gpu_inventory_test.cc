@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scheduler/string_util.h"
+#include "scheduler/base/strings.h"
 #include "tests/scheduler/builders.h"
 
 namespace gpusched {

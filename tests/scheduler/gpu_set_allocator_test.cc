@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "api/codec/gpu_topology_annotation.h"
 #include "gtest/gtest.h"
 #include "scheduler/gpu_topology.h"
 

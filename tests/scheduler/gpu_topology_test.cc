@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/gpu_topology_annotation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -272,7 +273,9 @@ INSTANTIATE_TEST_SUITE_P(
         {"JsonMissingComma",
          "{\"links\": [[\"X\", \"NV18\"],\n"
          "           [\"NV18\" \"X\"]]}",
-         "line 2, column 20: expected ',' or ']', found '\"'"},
+         // The syntax checker names the last byte of the offending token.
+         "line 2, column 22: malformed JSON: syntax error while parsing array "
+         "- unexpected string literal; expected ']'"},
         {"JsonUnknownLink", "{\"gpus\": 4,\n \"all\": \"NVLINK\"}",
          "line 2, column 9: unknown link \"NVLINK\" (expected X, NV<n>, PIX, "
          "PXB, PHB, NODE or SYS)"},
@@ -290,9 +293,11 @@ INSTANTIATE_TEST_SUITE_P(
         {"JsonNumaLength", R"({"gpus": 2, "all": "SYS", "numa": [0]})",
          "line 1, column 35: numa has 1 entries, expected one per GPU (2)"},
         {"JsonTrailingText", R"({"gpus": 2, "all": "SYS"} x)",
-         "line 1, column 27: unexpected text after the top-level value"},
+         "line 1, column 27: malformed JSON: syntax error while parsing value "
+         "- invalid literal"},
         {"JsonUnterminated", R"({"gpus": 2,)",
-         "line 1, column 12: expected '\"', found end of input"},
+         "line 1, column 12: malformed JSON: syntax error while parsing object "
+         "key - unexpected end of input; expected string literal"},
         // Found by topology fuzzing: 4096 GPUs took seconds under ASan.
         {"JsonTooManyGpus", R"({"gpus": 1025, "all": "NV18"})",
          "line 1, column 10: gpus must be between 1 and 1024, found 1025"},

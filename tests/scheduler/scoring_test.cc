@@ -6,11 +6,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/fragmentation.h"
 #include "scheduler/gpu_fit.h"
 #include "scheduler/node_state.h"
 #include "scheduler/pod_view.h"
-#include "scheduler/string_util.h"
 #include "tests/scheduler/builders.h"
 
 namespace gpusched {

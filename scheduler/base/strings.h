@@ -1,6 +1,9 @@
-#ifndef GPUSCHED_SCHEDULER_STRING_UTIL_H_
-#define GPUSCHED_SCHEDULER_STRING_UTIL_H_
+#ifndef GPUSCHED_SCHEDULER_BASE_STRINGS_H_
+#define GPUSCHED_SCHEDULER_BASE_STRINGS_H_
 
+// The bottom of the stack (scheduler/base): string helpers every layer may
+// include; nothing here knows the domain.
+//
 // Debian 12's abseil is built with its own absl::string_view (not an alias of
 // std::string_view), so absl::StrCat and absl hash maps do not take
 // std::string_view directly. These adapters bridge the two.
@@ -43,4 +46,4 @@ using StringKeyMap = absl::flat_hash_map<std::string, V, StringHash, StringEq>;
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_SCHEDULER_STRING_UTIL_H_
+#endif  // GPUSCHED_SCHEDULER_BASE_STRINGS_H_

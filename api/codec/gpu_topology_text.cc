@@ -1,8 +1,5 @@
-// ParseGpuTopology's dispatcher, the shared matrix checks and the reader for
-// `nvidia-smi topo -m` text. The compact JSON form is in
-// gpu_topology_json.cc.
-//
-// nvidia-smi text, in steps:
+// The `nvidia-smi topo -m` text form of the gpusched.io/gpu-topology
+// annotation (gpu_topology_annotation.h), in steps:
 //   1. Split into lines and whitespace-separated tokens (with positions),
 //      dropping blank lines and everything from "Legend:" on.
 //   2. Read the header: GPU columns, other device columns, affinity labels.
@@ -18,8 +15,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/gpu_topology_annotation.h"
+#include "scheduler/base/strings.h"
 #include "scheduler/gpu_topology.h"
-#include "scheduler/string_util.h"
 
 namespace gpusched {
 namespace {
@@ -325,49 +323,4 @@ absl::StatusOr<GpuTopology> ParseNvidiaSmiTopology(std::string_view text) {
   return GpuTopology::FromMatrix(std::move(links), std::move(numa));
 }
 
-absl::StatusOr<GpuTopology> ParseGpuTopology(std::string_view annotation) {
-  const size_t first = annotation.find_first_not_of(" \t\r\n\v\f");
-  if (first == std::string_view::npos) {
-    return ErrorAt(TextPos{}, "empty input");
-  }
-  if (annotation[first] == '{') return ParseCompactGpuTopology(annotation);
-  return ParseNvidiaSmiTopology(annotation);
-}
-
-namespace gpu_topology_internal {
-
-// Square shape is the caller's job; this checks the diagonal and symmetry.
-// Rows are checked top to bottom, so the first error is the first one a
-// reader meets in the text.
-absl::Status ValidateLinkMatrix(
-    const std::vector<std::vector<GpuLink>>& links,
-    const std::vector<std::vector<TextPos>>& where) {
-  const int n = static_cast<int>(links.size());
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      const GpuLink& link = links[i][j];
-      const bool self = link.kind == LinkKind::kSelf;
-      if (i == j && !self) {
-        return ErrorAt(where[i][j],
-                       absl::StrCat("diagonal cell GPU", i, "/GPU", j,
-                                    " must be X, found ", LinkName(link)));
-      }
-      if (i != j && self) {
-        return ErrorAt(where[i][j],
-                       absl::StrCat("X is only allowed on the diagonal, found "
-                                    "at GPU",
-                                    i, "/GPU", j));
-      }
-      if (j < i && link != links[j][i]) {
-        return ErrorAt(where[i][j],
-                       absl::StrCat("asymmetric matrix: GPU", i, "/GPU", j,
-                                    " is ", LinkName(link), " but GPU", j,
-                                    "/GPU", i, " is ", LinkName(links[j][i])));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace gpu_topology_internal
 }  // namespace gpusched

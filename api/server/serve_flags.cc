@@ -1,0 +1,171 @@
+#include "api/server/serve_flags.h"
+
+#include <span>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "api/server/flags.h"
+
+namespace gpusched {
+namespace {
+
+// One `gpusched serve` flag: its name, the ServeConfig field it sets (the
+// field's type picks the parser) and its help line. Every flag's text lives
+// in the tables below, and registering them is one loop.
+struct ServeFlag {
+  const char* name;
+  std::variant<std::string ServeConfig::*, int ServeConfig::*,
+               bool ServeConfig::*>
+      field;
+  const char* help;
+};
+
+// In the order --help lists them; the webhook's flags (AddWebhookFlags)
+// come between this table and kLoggingFlags.
+const ServeFlag kServeFlags[] = {
+    {"listen", &ServeConfig::listen, "ADDR:PORT to listen on (127.0.0.1:8888)"},
+    {"cluster", &ServeConfig::cluster_file,
+     "Nodes and Pods as `kubectl get nodes,pods -o yaml|json` prints "
+     "them; default: the embedded demo cluster"},
+    {"tls-cert", &ServeConfig::tls_cert_file, "PEM certificate: serve HTTPS"},
+    {"tls-key", &ServeConfig::tls_key_file, "PEM private key for --tls-cert"},
+    {"client-ca", &ServeConfig::client_ca_file,
+     "PEM CA: require and verify client certificates"},
+    {"kubeconfig", &ServeConfig::kubeconfig,
+     "follow a real cluster (the kubeconfig's current context)"},
+    {"in-cluster", &ServeConfig::in_cluster,
+     "follow the cluster this pod runs in (service account)"},
+    {"policy", &ServeConfig::policy_file,
+     "quota policy YAML (queues, cohorts, flavors); reloaded when it "
+     "changes"},
+    {"prefix", &ServeConfig::prefix,
+     "also serve the verbs under this path prefix (e.g. /gpusched)"},
+    {"scoring", &ServeConfig::scoring,
+     "scorer weights, e.g. binpack=1,spread=0,topology=2,fragmentation=3"},
+    {"body-limit-mib", &ServeConfig::body_limit_mib,
+     "largest request body in MiB (16)"},
+    {"read-timeout-ms", &ServeConfig::read_timeout_ms,
+     "a request must arrive within this many ms (10000)"},
+    {"threads", &ServeConfig::threads, "I/O threads (2)"},
+    {"bind-deadline-ms", &ServeConfig::bind_deadline_ms,
+     "live mode: a bind's API server calls end within this many ms, "
+     "then it answers Error; keep it below the extender httpTimeout "
+     "(3000)"},
+    {"filter-keep-best", &ServeConfig::filter_keep_best,
+     "filter answers with at most this many fitting nodes, the best "
+     "by gpusched's scorers; 1 makes the node gpusched's choice and "
+     "spares kube-scheduler its scoring (0: all fitting nodes)"},
+    {"leader-lease", &ServeConfig::leader_lease,
+     "live mode, two replicas: NAMESPACE/NAME of kube-scheduler's "
+     "leader Lease; decide only while this pod's kube-scheduler "
+     "holds it, stand by otherwise"},
+    {"leader-identity", &ServeConfig::leader_identity,
+     "the holder identity prefix of this pod's kube-scheduler "
+     "(default: this host's name)"},
+    {"podgroup-api-poll-ms", &ServeConfig::podgroup_api_poll_ms,
+     "live mode: ask again this often for a PodGroup API (Volcano, "
+     "coscheduling) whose CRD is not installed, when its CRD may "
+     "not be watched (else it is listed once the CRD is "
+     "established), and for one that may not be listed (30000)"},
+};
+
+const ServeFlag kLoggingFlags[] = {
+    {"log-format", &ServeConfig::log_format, "json or text (text)"},
+    {"v", &ServeConfig::verbosity, "verbosity: 0 info, 1 debug, 2 trace"},
+};
+
+void AddFlags(std::span<const ServeFlag> table, ServeConfig& config,
+              FlagSet& flags) {
+  for (const ServeFlag& flag : table) {
+    std::visit(
+        [&](auto field) { flags.Add(flag.name, &(config.*field), flag.help); },
+        flag.field);
+  }
+}
+
+// --cluster reads a file, --kubeconfig/--in-cluster follow a cluster; the
+// webhook keeps its certificate in a Secret, so it needs the latter.
+absl::Status CheckMode(const ServeConfig& config) {
+  if (!config.cluster_file.empty() && IsLive(config)) {
+    return absl::InvalidArgumentError(
+        "serve: --cluster and --kubeconfig/--in-cluster exclude each other");
+  }
+  if (!config.webhook.listen.empty() && !IsLive(config)) {
+    return absl::InvalidArgumentError(
+        "serve: --webhook-listen needs --kubeconfig or --in-cluster (its "
+        "certificate is kept in a Secret)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLeaderLease(const ServeConfig& config) {
+  if (config.leader_lease.empty()) return absl::OkStatus();
+  const size_t slash = config.leader_lease.find('/');
+  if (!IsLive(config)) {
+    return absl::InvalidArgumentError(
+        "serve: --leader-lease needs --kubeconfig or --in-cluster");
+  }
+  if (slash == std::string::npos || slash == 0 ||
+      slash + 1 == config.leader_lease.size() ||
+      config.leader_lease.find('/', slash + 1) != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "serve: --leader-lease \"", config.leader_lease,
+        "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTls(const ServeConfig& config) {
+  if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "serve: --tls-cert and --tls-key go together");
+  }
+  if (!config.client_ca_file.empty() && config.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        "serve: --client-ca needs --tls-cert and --tls-key");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLimits(const ServeConfig& config) {
+  if (config.body_limit_mib <= 0 || config.threads <= 0 ||
+      config.read_timeout_ms <= 0 || config.bind_deadline_ms <= 0 ||
+      config.podgroup_api_poll_ms <= 0 || config.filter_keep_best < 0) {
+    return absl::InvalidArgumentError(
+        "serve: --body-limit-mib, --threads, --read-timeout-ms, "
+        "--bind-deadline-ms and --podgroup-api-poll-ms must be positive, "
+        "--filter-keep-best at least 0");
+  }
+  return absl::OkStatus();
+}
+
+// The first failing check wins, in this order.
+absl::Status CheckServeConfig(const ServeConfig& config) {
+  for (auto check : {CheckMode, CheckLeaderLease, CheckTls, CheckLimits}) {
+    if (absl::Status s = check(config); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsLive(const ServeConfig& config) {
+  return !config.kubeconfig.empty() || config.in_cluster;
+}
+
+absl::Status ParseServeFlags(const std::vector<std::string>& args,
+                             ServeConfig& config) {
+  FlagSet flags("serve");
+  AddFlags(kServeFlags, config, flags);
+  AddWebhookFlags(flags, config.webhook);
+  AddFlags(kLoggingFlags, config, flags);
+  std::vector<std::string> positional;
+  if (auto s = flags.Parse(args, &positional); !s.ok()) return s;
+  if (!positional.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "serve: unexpected argument \"", positional[0], "\"\n", flags.Usage()));
+  }
+  return CheckServeConfig(config);
+}
+
+}  // namespace gpusched

@@ -1,0 +1,60 @@
+#ifndef GPUSCHED_API_SERVER_SERVE_FLAGS_H_
+#define GPUSCHED_API_SERVER_SERVE_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "api/server/admission_webhook.h"
+
+namespace gpusched {
+
+struct ServeConfig {
+  std::string listen = "127.0.0.1:8888";
+  std::string cluster_file;  // empty: the embedded demo cluster
+  std::string policy_file;   // empty: no queues, the GPU engine alone
+  std::string kubeconfig;    // set: follow a real cluster
+  bool in_cluster = false;   // follow the cluster this pod runs in
+  int tick_ms = 1000;        // admission timers and policy reload period
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  std::string prefix;
+  std::string scoring;  // "binpack=1,topology=2,..."; empty: defaults
+  int body_limit_mib = 16;
+  int read_timeout_ms = 10000;
+  int threads = 2;
+  // Live mode: the whole API server time a bind may take (see
+  // KubeBindSink); below kube-scheduler's extender httpTimeout.
+  int bind_deadline_ms = 3000;
+  // Live mode: how often a PodGroup API whose CRD is not installed is
+  // asked for again while the CRD cannot be watched (PodGroupSyncOptions).
+  int podgroup_api_poll_ms = 30000;
+  // ServiceOptions::filter_keep_best: 0 answers every fitting node.
+  int filter_keep_best = 0;
+  // Live mode, two replicas: decide only while the kube-scheduler of this
+  // pod holds this Lease ("NAMESPACE/NAME"); empty: always decide.
+  std::string leader_lease;
+  // The holder identity prefix of this pod's kube-scheduler ("<hostname>"
+  // of "<hostname>_<uuid>"); empty: this host's name.
+  std::string leader_identity;
+  std::string log_format = "text";
+  int verbosity = 0;
+  // The mutating webhook that gates new pods (live mode only).
+  WebhookFlags webhook;
+};
+
+// Live mode: following a real cluster (--kubeconfig or --in-cluster) rather
+// than serving a file's or the embedded demo cluster.
+bool IsLive(const ServeConfig& config);
+
+// `gpusched serve`'s flags into `config`, then the checks between flags
+// (modes that exclude each other, flags that need another, positive
+// limits). An error names the flag; an unknown flag or a stray argument
+// also prints the usage, which lists every flag with its help.
+absl::Status ParseServeFlags(const std::vector<std::string>& args,
+                             ServeConfig& config);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_SERVER_SERVE_FLAGS_H_
