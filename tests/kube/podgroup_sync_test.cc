@@ -34,9 +34,9 @@ class RecordingListener : public PodGroupListener {
     std::lock_guard lock(mu_);
     lists_[Index(flavor)].push_back(std::move(keys));
   }
-  void OnPodGroup(std::string_view type, PodGroup group) override {
+  void OnPodGroup(WatchEventType type, PodGroup group) override {
     std::lock_guard lock(mu_);
-    events_.push_back(std::string(type) + " " + group.Key());
+    events_.push_back(std::string(WatchEventTypeName(type)) + " " + group.Key());
   }
   // The groups of the latest list of `flavor`; nullopt before the first.
   std::optional<Names> LastList(PodGroup::Flavor flavor) const {
