@@ -175,7 +175,7 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	go rec.follow(w)
 	written := time.Now()
 	copyFile(b, quota, policyFile)
-	if _, bound := rec.wait(ctx); bound.IsZero() {
+	if _, _, bound := rec.wait(ctx); bound.IsZero() {
 		b.Fatalf("the backlog of %d pods was not admitted and bound in 3 min", n)
 	}
 	rec.mu.Lock()

@@ -59,11 +59,17 @@ func (s *throughputSnapshot) scrape(ctx context.Context, b *testing.B, cp *contr
 		b.Fatal(err)
 	}
 	s.gpusched = promtext.Parse(text)
-	raw, err := cp.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	s.apiserver = APIServerMetrics(ctx, b, cp)
+}
+
+// APIServerMetrics scrapes the API server's /metrics.
+func APIServerMetrics(ctx context.Context, b testing.TB, cp *controlplane.ControlPlane) promtext.Samples {
+	b.Helper()
+	raw, err := cp.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.WithoutCancel(ctx))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.apiserver = promtext.Parse(string(raw))
+	return promtext.Parse(string(raw))
 }
 
 func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) map[string]float64 {
@@ -137,7 +143,7 @@ func tpArmFromSnapshots(before, after throughputSnapshot, pods int) throughputAr
 		before.scheduler.Sum("rest_client_rate_limiter_duration_seconds_sum", nil)
 	arm.APIServerRejected = after.apiserver.Sum("apiserver_flowcontrol_rejected_requests_total", nil) -
 		before.apiserver.Sum("apiserver_flowcontrol_rejected_requests_total", nil)
-	arm.APIServerRequests = tpAPIServerRequests(before.apiserver, after.apiserver)
+	arm.APIServerRequests = APIServerRequests(before.apiserver, after.apiserver)
 	arm.APIServerWatchEvents = after.apiserver.Sum("apiserver_watch_events_total", nil) -
 		before.apiserver.Sum("apiserver_watch_events_total", nil)
 	arm.APIServerWatchBytes = after.apiserver.Sum("apiserver_watch_events_sizes_sum", nil) -
@@ -148,9 +154,9 @@ func tpArmFromSnapshots(before, after throughputSnapshot, pods int) throughputAr
 	return arm
 }
 
-// tpAPIServerRequests differences apiserver_request_total by verb, resource
+// APIServerRequests differences apiserver_request_total by verb, resource
 // and subresource, keeping codes other than 2xx apart.
-func tpAPIServerRequests(before, after promtext.Samples) map[string]float64 {
+func APIServerRequests(before, after promtext.Samples) map[string]float64 {
 	counts := map[string]float64{}
 	add := func(samples promtext.Samples, sign float64) {
 		for _, s := range samples {
