@@ -90,13 +90,13 @@ type gangBenchReport struct {
 }
 
 type gangRound struct {
-	Members   int     `json:"members"`
-	CreateMs  float64 `json:"create_ms"`
+	Members  int     `json:"members"`
+	CreateMs float64 `json:"create_ms"`
 	// FirstUngatedMs is when the admission loop's first write landed: the
 	// rest of UngatedMs is the writes of the other members.
 	FirstUngatedMs float64 `json:"last_created_to_first_ungated_ms"`
 	UngatedMs      float64 `json:"last_created_to_all_ungated_ms"`
-	BoundMs   float64 `json:"last_created_to_all_bound_ms"`
+	BoundMs        float64 `json:"last_created_to_all_bound_ms"`
 	// APIServerRequests counts the round's requests by verb and resource
 	// (codes other than 2xx apart), creations and the benchmark's own
 	// list and watch included: a 409 on pods is an admission that patched
