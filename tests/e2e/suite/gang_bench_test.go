@@ -26,7 +26,9 @@ import (
 // E2E_GANG_NODES generated DGX H100 nodes (default 16). It splits that time
 // in two: last created -> every gate lifted (the admission loop and its
 // API writes) and gates lifted -> every member bound (kube-scheduler and
-// gpusched's bind). E2E_GANG_OUT names a JSON result file.
+// gpusched's bind). Each round also creates the same pods in no queue
+// (arm "unqueued"): kube-scheduler binding them alone is the floor under a
+// gang's time on this machine. E2E_GANG_OUT names a JSON result file.
 func BenchmarkGangTimeToBound(b *testing.B) {
 	s := gangBenchSettingsFromEnv(b)
 	policy := queuePolicy(b, map[string]int{"team-a": 8 * s.nodes}, nil)
@@ -45,13 +47,15 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 			"measure":   "last member's create returned -> every member seen ungated / bound by a pod watch"}}
 	for _, size := range s.sizes {
 		for round := 1; round <= s.rounds; round++ {
-			before := benchkit.APIServerMetrics(ctx, b, cp)
-			r := runGangRound(ctx, b, client, size, fmt.Sprintf("g%d-r%d", size, round))
-			r.APIServerRequests = benchkit.APIServerRequests(before, benchkit.APIServerMetrics(ctx, b, cp))
-			b.Logf("gang of %d, round %d: first gate lifted %.0f ms, all %.0f ms, all bound %.0f ms after the last member was created; API requests %v",
-				size, round, r.FirstUngatedMs, r.UngatedMs, r.BoundMs, r.APIServerRequests)
-			report.Rounds = append(report.Rounds, r)
-			benchkit.DeletePods(ctx, b, cp, client, cluster.Namespace)
+			for _, queued := range []bool{true, false} {
+				before := benchkit.APIServerMetrics(ctx, b, cp)
+				r := runGangRound(ctx, b, client, size, queued, fmt.Sprintf("g%d-r%d", size, round))
+				r.APIServerRequests = benchkit.APIServerRequests(before, benchkit.APIServerMetrics(ctx, b, cp))
+				b.Logf("%s of %d, round %d: first gate lifted %.0f ms, all %.0f ms, all bound %.0f ms after the last member was created; API requests %v",
+					r.Arm, size, round, r.FirstUngatedMs, r.UngatedMs, r.BoundMs, r.APIServerRequests)
+				report.Rounds = append(report.Rounds, r)
+				benchkit.DeletePods(ctx, b, cp, client, cluster.Namespace)
+			}
 		}
 	}
 	if s.out != "" {
@@ -90,6 +94,10 @@ type gangBenchReport struct {
 }
 
 type gangRound struct {
+	// Arm is "gang" (a queued pod group, gated) or "unqueued" (the same
+	// pods in no queue and no group: kube-scheduler's own pace, the floor
+	// under the gang's time).
+	Arm      string  `json:"arm"`
 	Members  int     `json:"members"`
 	CreateMs float64 `json:"create_ms"`
 	// FirstUngatedMs is when the admission loop's first write landed: the
@@ -104,9 +112,10 @@ type gangRound struct {
 	APIServerRequests map[string]float64 `json:"apiserver_requests"`
 }
 
-// runGangRound creates the gang's members from 16 workers while a watch
-// records when each is first seen ungated and bound.
-func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface, size int, group string) gangRound {
+// runGangRound creates the gang's members (queued) or the same pods in no
+// queue from 16 workers while a watch records when each is first seen
+// ungated and bound.
+func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface, size int, queued bool, group string) gangRound {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	list, err := client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
@@ -121,12 +130,18 @@ func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface
 	rec := newGangRecorder(size)
 	go rec.follow(w)
 	began := time.Now()
+	arm, prefix := "gang", group
+	if !queued {
+		arm, prefix = "unqueued", "u"+group
+	}
 	err = cluster.Parallel(size, 16, func(i int) error {
-		_, err := cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), 1).
-			Label("kueue.x-k8s.io/queue-name", "team-a").
-			Label("kueue.x-k8s.io/pod-group-name", group).
-			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size)).
-			Create(ctx, client)
+		pod := cluster.GpuPod(fmt.Sprintf("%s-%d", prefix, i), 1)
+		if queued {
+			pod = pod.Label("kueue.x-k8s.io/queue-name", "team-a").
+				Label("kueue.x-k8s.io/pod-group-name", group).
+				Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size))
+		}
+		_, err := pod.Create(ctx, client)
 		return err
 	})
 	if err != nil {
@@ -137,7 +152,7 @@ func runGangRound(ctx context.Context, b *testing.B, client kubernetes.Interface
 	if ctx.Err() != nil {
 		b.Fatalf("gang %s: not bound whole in 2 min", group)
 	}
-	return gangRound{Members: size, CreateMs: ms(lastCreated.Sub(began)),
+	return gangRound{Arm: arm, Members: size, CreateMs: ms(lastCreated.Sub(began)),
 		FirstUngatedMs: ms(firstUngated.Sub(lastCreated)),
 		UngatedMs:      ms(ungated.Sub(lastCreated)), BoundMs: ms(bound.Sub(lastCreated))}
 }
