@@ -5,7 +5,8 @@ Usage: bench/summarize.py [RESULTS_DIR]   (default: bench/results)
 
 Known reports get a table of measured values against their targets:
 Google Benchmark JSON (any *_bench.json), extender_http.json (load
-generator), memory.json, soak.json. Every other *.json is listed generically
+generator), memory.json, soak.json, queued_throughput_*.json (the Go
+BenchmarkQueuedThroughput). Every other *.json is listed generically
 (its top-level fields), every other *.md/*.svg is linked, and a missing file
 just leaves its section out. Python 3 standard library only.
 """
@@ -423,6 +424,59 @@ def admissions_live_vs_simulator(doc):
     return out
 
 
+def queued_throughput(name, doc):
+    """BenchmarkQueuedThroughput: the same pods through kube-scheduler and
+    gpusched with and without Kueue queueing (webhook gate, admission loop),
+    plus gangs against as many unqueued pods; one file per node count."""
+    cond = doc.get("conditions") or {}
+    machine = cond.get("machine_before") or {}
+    versions = cond.get("versions") or {}
+    nodes = ", ".join(fmt(n) for n in cond.get("node_counts") or [])
+    out = [f"## Queued against unqueued throughput on {nodes or '?'} nodes "
+           f"(BenchmarkQueuedThroughput, {name})", ""]
+    out.append(f"Conditions: {fmt(cond.get('pods'))} pods per arm, "
+               f"{fmt(doc.get('gangs'))} gangs of {fmt(doc.get('gang_size'))}; "
+               f"kube-apiserver {versions.get('kube_apiserver', '?')}; "
+               f"gpusched {' '.join(get(cond, 'gpusched', 'args') or [])} at "
+               f"{versions.get('gpusched_repo_head', '?')}; "
+               f"{machine.get('cores', '?')} cores, load average "
+               f"{fmt(machine.get('loadavg_1m'), 2)} at start. Pods: "
+               f"{cond.get('pod_shape', '?')}.")
+    out.append("")
+    arms = doc.get("arms") or {}
+    out += [f"- {arm}: {arms[arm]}" for arm in
+            ("unqueued", "queued", "unqueued_gang_pods", "gangs") if arm in arms]
+    out.append("")
+    rows = []
+    for r in doc.get("runs") or []:
+        for arm, ratio in (("unqueued", None),
+                           ("queued", r.get("ratio_queued_over_unqueued")),
+                           ("unqueued_gang_pods", None),
+                           ("gangs", r.get("gang_time_ratio_over_unqueued"))):
+            a = r.get(arm)
+            if not a:
+                continue
+            rows.append([r.get("nodes"), r.get("round", 1), arm, a.get("pods"),
+                         a.get("bound"), fmt(a.get("seconds"), 2),
+                         a.get("pods_per_second"),
+                         fmt(1000 * get(a, "cpu_seconds_per_pod", "gpusched"), 2)
+                         if get(a, "cpu_seconds_per_pod", "gpusched") is not None
+                         else None,
+                         get(a, "scheduling_attempt_duration_ms", "p50"),
+                         get(a, "scheduling_attempt_duration_ms", "p99"),
+                         get(a, "gpusched_verbs", "filter", "p99_us"),
+                         "" if ratio is None else fmt(ratio, 2)])
+    out += table(["nodes", "round", "arm", "pods", "bound", "arm s", "pods/s",
+                  "gpusched CPU ms/pod", "attempt p50 ms", "attempt p99 ms",
+                  "filter p99 µs", "ratio"], rows)
+    out.append("")
+    out.append("Ratio: queued pods/s over unqueued pods/s on the queued row; "
+               "gang seconds over the unqueued seconds for as many pods on "
+               "the gangs row.")
+    out.append("")
+    return out
+
+
 def kube_scheduler_arms(runs):
     components = ["kube-scheduler", "kube-apiserver", "etcd", "gpusched",
                   "bench_client"]
@@ -509,6 +563,8 @@ def main():
         doc = load(os.path.join(results, name))
         if isinstance(doc, dict) and doc.get("benchmark") == "extender_http":
             out += extender_http(doc, name)
+        elif isinstance(doc, dict) and doc.get("benchmark") == "queued_throughput":
+            out += queued_throughput(name, doc)
         elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
             out += google_benchmark(name, doc)
         else:

@@ -124,36 +124,7 @@ absl::Status DecodeNodeList(element value, const DecodeOptions& options,
 
 }  // namespace
 
-namespace {
-
-// The shared decode; `items` receives the Nodes items, valid until the next
-// parse on this thread.
-absl::StatusOr<ExtenderArgs> DecodeArgs(std::string_view body,
-                                        const DecodeOptions& options,
-                                        std::vector<element>* items) {
-  absl::StatusOr<element> root = ParseObject(body, options.body_padded);
-  if (!root.ok()) return root.status();
-  ExtenderArgs args;
-  element pod_value;
-  bool pod_seen = false;
-  for (auto [key, value] : simdjson::dom::object(*root)) {
-    absl::Status status;
-    if (KeyIs(key, "Pod")) {
-      pod_value = value;
-      pod_seen = true;
-    } else if (KeyIs(key, "NodeNames")) {
-      status = DecodeNodeNames(value, args);
-    } else if (KeyIs(key, "Nodes")) {
-      status = DecodeNodeList(value, options, args, items);
-    }
-    if (!status.ok()) return status;
-  }
-  absl::StatusOr<Pod> pod = RequiredPod(pod_value, pod_seen);
-  if (!pod.ok()) return pod.status();
-  args.pod = *std::move(pod);
-  if (!args.has_node_names) args.node_names = args.item_names;
-  return args;
-}
+namespace extender_internal {
 
 // The parts of a filter result that grow with the candidates, filled as
 // verdicts arrive and joined by JoinFilterResult. Kept per thread, so that
@@ -200,6 +171,41 @@ struct FilterParts {
     out += '"';
   }
 };
+
+}  // namespace extender_internal
+
+namespace {
+
+using extender_internal::FilterParts;
+
+// The shared decode; `items` receives the Nodes items, valid until the next
+// parse on this thread.
+absl::StatusOr<ExtenderArgs> DecodeArgs(std::string_view body,
+                                        const DecodeOptions& options,
+                                        std::vector<element>* items) {
+  absl::StatusOr<element> root = ParseObject(body, options.body_padded);
+  if (!root.ok()) return root.status();
+  ExtenderArgs args;
+  element pod_value;
+  bool pod_seen = false;
+  for (auto [key, value] : simdjson::dom::object(*root)) {
+    absl::Status status;
+    if (KeyIs(key, "Pod")) {
+      pod_value = value;
+      pod_seen = true;
+    } else if (KeyIs(key, "NodeNames")) {
+      status = DecodeNodeNames(value, args);
+    } else if (KeyIs(key, "Nodes")) {
+      status = DecodeNodeList(value, options, args, items);
+    }
+    if (!status.ok()) return status;
+  }
+  absl::StatusOr<Pod> pod = RequiredPod(pod_value, pod_seen);
+  if (!pod.ok()) return pod.status();
+  args.pod = *std::move(pod);
+  if (!args.has_node_names) args.node_names = args.item_names;
+  return args;
+}
 
 // The Nodes items of the passing candidates. The candidates are the items
 // themselves unless the request also had NodeNames; then items are matched
@@ -264,21 +270,38 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
   return args;
 }
 
-absl::StatusOr<std::string> DecodeFilterEncode(
-    std::string_view body, const DecodeOptions& options,
-    const std::function<void(const ExtenderArgs&, FilterVisitor)>& decide) {
+struct FilterRequest::ParsedItems {
   std::vector<element> items;
-  absl::StatusOr<ExtenderArgs> args = DecodeArgs(body, options, &items);
+};
+
+FilterRequest::FilterRequest() : items_(std::make_unique<ParsedItems>()) {}
+FilterRequest::FilterRequest(FilterRequest&&) noexcept = default;
+FilterRequest& FilterRequest::operator=(FilterRequest&&) noexcept = default;
+FilterRequest::~FilterRequest() = default;
+
+absl::StatusOr<FilterRequest> DecodeFilterRequest(
+    std::string_view body, const DecodeOptions& options) {
+  FilterRequest request;
+  absl::StatusOr<ExtenderArgs> args =
+      DecodeArgs(body, options, &request.items_->items);
   if (!args.ok()) return args.status();
-  FilterParts& parts = FilterParts::ForThisThread();
-  size_t index = 0;
-  decide(*args, [&](FitVerdict::Code code, std::string_view reason) {
-    if (index < args->node_names.size()) {
-      parts.Add(index, args->node_names[index], code, reason);
-    }
-    ++index;
-  });
-  return JoinFilterResult(*args, parts, [&](JsonWriter& w, size_t i) {
+  request.args = *std::move(args);
+  return request;
+}
+
+FilterResultWriter::FilterResultWriter(const FilterRequest& request)
+    : request_(request), parts_(FilterParts::ForThisThread()) {}
+
+void FilterResultWriter::Add(FitVerdict::Code code, std::string_view reason) {
+  const std::vector<std::string>& names = request_.args.node_names;
+  if (next_ < names.size()) parts_.Add(next_, names[next_], code, reason);
+  passed_ += code == FitVerdict::Code::kFits ? 1 : 0;
+  ++next_;
+}
+
+std::string FilterResultWriter::Finish() {
+  const std::vector<element>& items = request_.items_->items;
+  return JoinFilterResult(request_.args, parts_, [&](JsonWriter& w, size_t i) {
     if (i < items.size()) w.Raw(simdjson::minify(items[i]));
   });
 }

@@ -7,6 +7,7 @@
 // do we. null is accepted for every pointer, map and list.
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,16 +72,59 @@ absl::StatusOr<std::string> DecodePodCompletion(std::string_view body);
 std::string EncodeFilterResult(const ExtenderArgs& args,
                                const FilterOutcome& outcome);
 
-// The filter verb in one pass over the parsed body: decodes ExtenderArgs
-// (with `options`; node_json stays empty), calls `decide`, which reports
-// one verdict per args.node_names entry, in order, to the visitor it is
-// given (ExtenderService::FilterEach), and encodes them as
-// EncodeFilterResult does, writing each verdict as it arrives and
-// serializing Nodes items straight from the parsed document, only for the
-// nodes that passed. Decode errors are returned as by DecodeExtenderArgs.
-absl::StatusOr<std::string> DecodeFilterEncode(
-    std::string_view body, const DecodeOptions& options,
-    const std::function<void(const ExtenderArgs&, FilterVisitor)>& decide);
+// The filter verb, linear and without copies: DecodeFilterRequest, then
+// the service's verdicts (ExtenderService::FilterEach) into a
+// FilterResultWriter, then Finish(). The answer is what EncodeFilterResult
+// writes for the same verdicts, but Nodes items are serialized straight from
+// the parsed body, only for the nodes that passed.
+namespace extender_internal {
+struct FilterParts;  // extender_json.cc: the answer's parts, per thread
+}  // namespace extender_internal
+
+class FilterRequest {
+ public:
+  FilterRequest(FilterRequest&&) noexcept;
+  FilterRequest& operator=(FilterRequest&&) noexcept;
+  ~FilterRequest();
+
+  // node_json stays empty: the items are kept parsed instead.
+  ExtenderArgs args;
+
+ private:
+  friend class FilterResultWriter;
+  friend absl::StatusOr<FilterRequest> DecodeFilterRequest(
+      std::string_view body, const DecodeOptions& options);
+  struct ParsedItems;  // the body's Nodes items, as the parser holds them
+  FilterRequest();
+  std::unique_ptr<ParsedItems> items_;
+};
+
+// Decodes ExtenderArgs with `options` (errors as DecodeExtenderArgs). The
+// request refers to this thread's parser: it is valid until the next decode
+// on this thread, so decode, decide and encode on one thread, in order.
+absl::StatusOr<FilterRequest> DecodeFilterRequest(std::string_view body,
+                                                  const DecodeOptions& options);
+
+// Receives one verdict per request.args.node_names entry, in order, and
+// writes the ExtenderFilterResult. One writer a thread at a time: its
+// buffers are reused from one request to the next.
+class FilterResultWriter {
+ public:
+  explicit FilterResultWriter(const FilterRequest& request);
+  FilterResultWriter(const FilterResultWriter&) = delete;
+  FilterResultWriter& operator=(const FilterResultWriter&) = delete;
+
+  void Add(FitVerdict::Code code, std::string_view reason);
+  size_t passed() const { return passed_; }
+  std::string Finish();
+
+ private:
+  const FilterRequest& request_;
+  extender_internal::FilterParts& parts_;
+  size_t next_ = 0;
+  size_t passed_ = 0;
+};
+
 std::string EncodeFilterError(std::string_view error);
 // HostPriorityList: a bare JSON array.
 std::string EncodeHostPriorities(const std::vector<HostScore>& scores);

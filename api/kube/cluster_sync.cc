@@ -1,11 +1,13 @@
 #include "api/kube/cluster_sync.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "api/codec/k8s_json.h"
+#include "api/codec/kube_list_json.h"
 #include "api/kube/model_updater.h"
 #include "api/kube/sync_util.h"
 #include "scheduler/base/strings.h"
@@ -27,6 +29,9 @@ struct Kind<Node> {
   static absl::StatusOr<Node> Decode(simdjson::dom::element object) {
     return DecodeNode(object, "Node");
   }
+  static absl::StatusOr<DecodedList<Node>> DecodeList(std::string_view body) {
+    return DecodeNodeList(body);
+  }
   static void Replace(ModelUpdater& updater, SyncListener* listener,
                       std::vector<Node> all) {
     updater.ReplaceNodes(std::move(all));
@@ -47,6 +52,9 @@ struct Kind<Pod> {
   static absl::StatusOr<Pod> Decode(simdjson::dom::element object) {
     return DecodePod(object, "Pod");
   }
+  static absl::StatusOr<DecodedList<Pod>> DecodeList(std::string_view body) {
+    return DecodePodList(body);
+  }
   static void Replace(ModelUpdater& updater, SyncListener* listener,
                       std::vector<Pod> all) {
     updater.ReplacePods(all);
@@ -59,33 +67,20 @@ struct Kind<Pod> {
   }
 };
 
-std::string_view NameOf(simdjson::dom::element object) {
-  std::string_view name;
-  if (object.at_pointer("/metadata/name").get_string().get(name)) return "?";
-  return name;
-}
-
 // Decodes every item of a List body into `out`; an item that does not
 // decode is logged and skipped rather than failing the whole list.
 template <class T>
 absl::Status DecodeItems(const std::string& body, std::vector<T>& out) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  simdjson::dom::array items;
-  if (parser.parse(body).get(root)) {
-    return absl::DataLossError(
-        absl::StrFormat("list %s: malformed JSON", Kind<T>::kName));
+  absl::StatusOr<DecodedList<T>> list = Kind<T>::DecodeList(body);
+  if (!list.ok()) {
+    return absl::DataLossError(absl::StrFormat(
+        "list %s: %s", Kind<T>::kName, Message(list.status())));
   }
-  if (root["items"].get_array().get(items)) return absl::OkStatus();
-  for (simdjson::dom::element item : items) {
-    absl::StatusOr<T> decoded = Kind<T>::Decode(item);
-    if (!decoded.ok()) {
-      spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName, NameOf(item),
-                   Message(decoded.status()));
-      continue;
-    }
-    out.push_back(*std::move(decoded));
+  for (const SkippedItem& skipped : list->skipped) {
+    spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName, skipped.name,
+                 Message(skipped.error));
   }
+  std::move(list->items.begin(), list->items.end(), std::back_inserter(out));
   return absl::OkStatus();
 }
 
@@ -194,7 +189,7 @@ absl::Status ClusterSync::WatchFrom(std::string& resource_version,
         absl::StatusOr<T> object = Kind<T>::Decode(event.object);
         if (!object.ok()) {
           spdlog::warn("kube sync: skipped {} event for {}: {}",
-                       WatchEventTypeName(event.type), NameOf(event.object),
+                       WatchEventTypeName(event.type), ObjectNameForLogs(event.object),
                        Message(object.status()));
           return absl::OkStatus();
         }

@@ -14,85 +14,7 @@ namespace {
 constexpr std::string_view kCrdPath =
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
-absl::Status FieldError(std::string_view crd, std::string_view field,
-                        std::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "CustomResourceDefinition ", Sv(crd), ": ", Sv(field), ": ", Sv(what)));
-}
-
-// spec.versions: whether `version` is among them with served: true.
-absl::StatusOr<bool> ServesVersion(simdjson::dom::element crd,
-                                   std::string_view name,
-                                   std::string_view version) {
-  simdjson::dom::array versions;
-  if (crd.at_pointer("/spec/versions").get_array().get(versions)) {
-    return FieldError(name, "spec.versions", "missing or not a list");
-  }
-  size_t i = 0;
-  for (simdjson::dom::element entry : versions) {
-    const std::string field = absl::StrCat("spec.versions[", i++, "]");
-    std::string_view entry_name;
-    bool served = false;
-    if (entry["name"].get_string().get(entry_name)) {
-      return FieldError(name, field + ".name", "missing or not a string");
-    }
-    if (entry["served"].get_bool().get(served)) {
-      return FieldError(name, field + ".served", "missing or not a boolean");
-    }
-    if (entry_name == version && served) return true;
-  }
-  return false;
-}
-
-// status.conditions: whether Established is "True". A CRD just created has
-// no status yet: not established.
-absl::StatusOr<bool> IsEstablished(simdjson::dom::element crd,
-                                   std::string_view name) {
-  simdjson::dom::element status, conditions;
-  if (crd["status"].get(status) || status.is_null()) return false;
-  if (!status.is_object()) return FieldError(name, "status", "not an object");
-  if (status["conditions"].get(conditions) || conditions.is_null()) {
-    return false;
-  }
-  if (!conditions.is_array()) {
-    return FieldError(name, "status.conditions", "not a list");
-  }
-  size_t i = 0;
-  for (simdjson::dom::element condition : conditions.get_array()) {
-    const std::string field = absl::StrCat("status.conditions[", i++, "]");
-    std::string_view type, value;
-    if (condition["type"].get_string().get(type)) {
-      return FieldError(name, field + ".type", "missing or not a string");
-    }
-    if (condition["status"].get_string().get(value)) {
-      return FieldError(name, field + ".status", "missing or not a string");
-    }
-    if (type == "Established") return value == "True";
-  }
-  return false;
-}
-
 }  // namespace
-
-absl::StatusOr<CrdServing> DecodeCrd(simdjson::dom::element crd,
-                                     std::string_view version) {
-  std::string_view name;
-  if (!crd.is_object()) {
-    return absl::InvalidArgumentError(
-        "CustomResourceDefinition: not an object");
-  }
-  if (crd.at_pointer("/metadata/name").get_string().get(name)) {
-    return absl::InvalidArgumentError(
-        "CustomResourceDefinition: metadata.name: missing or not a string");
-  }
-  absl::StatusOr<bool> served = ServesVersion(crd, name, version);
-  if (!served.ok()) return served.status();
-  absl::StatusOr<bool> established = IsEstablished(crd, name);
-  if (!established.ok()) return established.status();
-  return CrdServing{.name = std::string(name),
-                    .established = *established,
-                    .version_served = *served};
-}
 
 CrdWatch::CrdWatch(KubeClient& client, CrdWatchOptions options)
     : client_(client),
@@ -165,23 +87,16 @@ void CrdWatch::Run(std::stop_token stop) {
 absl::StatusOr<std::string> CrdWatch::List(std::stop_token stop) {
   absl::StatusOr<ListResult> list = client_.List(path_, {.stop = stop});
   if (!list.ok()) return list.status();
-  simdjson::dom::parser parser;
-  simdjson::dom::element root, items;
-  if (parser.parse(list->body).get(root)) {
-    return absl::DataLossError(absl::StrCat(
-        "list CustomResourceDefinition ", options_.name, ": malformed JSON"));
+  absl::StatusOr<std::vector<CrdServing>> crds =
+      DecodeCrdList(list->body, options_.version);
+  if (!crds.ok()) {
+    return absl::DataLossError(absl::StrCat("list CustomResourceDefinition ",
+                                            options_.name, ": ",
+                                            crds.status().message()));
   }
   bool ready = false;
-  if (!root["items"].get(items) && !items.is_null()) {
-    if (!items.is_array()) {
-      return absl::DataLossError(absl::StrCat(
-          "list CustomResourceDefinition ", options_.name, ": items: not a list"));
-    }
-    for (simdjson::dom::element item : items.get_array()) {
-      absl::StatusOr<CrdServing> crd = DecodeCrd(item, options_.version);
-      if (!crd.ok()) return crd.status();
-      ready = ready || (crd->name == options_.name && crd->ready());
-    }
+  for (const CrdServing& crd : *crds) {
+    ready = ready || (crd.name == options_.name && crd.ready());
   }
   Observe(ready);
   return list->resource_version;

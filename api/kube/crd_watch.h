@@ -22,25 +22,12 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "api/codec/crd_json.h"  // CrdServing
 #include "api/kube/kube_client.h"
-#include "simdjson.h"
 
 namespace gpusched::kube {
 
 class Backoff;  // sync_util.h
-
-// What a CustomResourceDefinition says about serving one of its versions.
-struct CrdServing {
-  std::string name;             // metadata.name
-  bool established = false;     // status.conditions: Established is "True"
-  bool version_served = false;  // spec.versions: that version, served: true
-  bool ready() const { return established && version_served; }
-};
-
-// InvalidArgument naming the field at fault ("spec.versions[0].served: not
-// a boolean"); a CRD without status is not established yet.
-absl::StatusOr<CrdServing> DecodeCrd(simdjson::dom::element crd,
-                                     std::string_view version);
 
 struct CrdWatchOptions {
   std::string name;     // "podgroups.scheduling.volcano.sh"

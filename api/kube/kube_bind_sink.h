@@ -53,11 +53,6 @@ class KubeBindSink : public BindSink {
   const std::chrono::milliseconds budget_;
 };
 
-// The pods/binding body, exposed for tests: gpusched.io/gpu-ids among its
-// annotations when the assignment names GPUs.
-std::string BindingJson(const Pod& pod, const std::string& node,
-                        const GpuAssignment& assignment);
-
 }  // namespace gpusched::kube
 
 #endif  // GPUSCHED_API_KUBE_KUBE_BIND_SINK_H_

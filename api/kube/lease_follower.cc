@@ -21,29 +21,6 @@ std::string LeasePath(const LeaseFollowerOptions& o) {
 
 }  // namespace
 
-absl::StatusOr<LeaseState> DecodeLease(simdjson::dom::element lease) {
-  LeaseState state;
-  simdjson::dom::element spec;
-  if (lease["spec"].get(spec)) return state;  // no spec: nobody holds it
-  std::string_view text;
-  if (!spec["holderIdentity"].get_string().get(text)) state.holder = text;
-  if (!spec["renewTime"].get_string().get(text)) {
-    const absl::string_view time(text.data(), text.size());
-    absl::Time renewed;
-    std::string error;
-    if (!absl::ParseTime(absl::RFC3339_full, time, &renewed, &error)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Lease.spec.renewTime: invalid time \"", time, "\": ", error));
-    }
-    state.renewed = renewed;
-  }
-  int64_t seconds = 0;
-  if (!spec["leaseDurationSeconds"].get_int64().get(seconds)) {
-    state.duration_seconds = seconds;
-  }
-  return state;
-}
-
 bool HeldBy(const LeaseState& state, std::string_view identity,
             absl::Time now) {
   if (identity.empty() || !state.renewed.has_value()) return false;
@@ -128,19 +105,13 @@ absl::StatusOr<std::string> LeaseFollower::List(std::stop_token stop) {
   absl::StatusOr<ListResult> list =
       client_.List(LeasePath(options_), {.stop = stop});
   if (!list.ok()) return list.status();
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  simdjson::dom::array items;
-  if (parser.parse(list->body).get(root) || root["items"].get(items)) {
-    return absl::DataLossError("leases list: malformed JSON");
+  absl::StatusOr<std::optional<LeaseState>> state =
+      DecodeLeaseList(list->body);
+  if (!state.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("leases list: ", state.status().message()));
   }
-  std::optional<LeaseState> state;
-  for (simdjson::dom::element item : items) {
-    absl::StatusOr<LeaseState> decoded = DecodeLease(item);
-    if (!decoded.ok()) return decoded.status();
-    state = *std::move(decoded);
-  }
-  Observe(std::move(state));
+  Observe(*std::move(state));
   return list->resource_version;
 }
 

@@ -24,19 +24,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/codec/lease_json.h"  // LeaseState
 #include "api/kube/kube_client.h"
-#include "simdjson.h"
 
 namespace gpusched::kube {
-
-// What a coordination.k8s.io/v1 Lease says of its holder.
-struct LeaseState {
-  std::string holder;                // spec.holderIdentity ("" when released)
-  std::optional<absl::Time> renewed;  // spec.renewTime
-  int64_t duration_seconds = 0;      // spec.leaseDurationSeconds
-};
-
-absl::StatusOr<LeaseState> DecodeLease(simdjson::dom::element lease);
 
 // True while `state` names a holder "<identity>_..." and has not expired.
 bool HeldBy(const LeaseState& state, std::string_view identity, absl::Time now);

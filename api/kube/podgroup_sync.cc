@@ -1,8 +1,10 @@
 #include "api/kube/podgroup_sync.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "api/codec/kube_list_json.h"
 #include "api/codec/podgroup_decode.h"
 #include "api/kube/sync_util.h"
 #include "scheduler/base/strings.h"
@@ -33,44 +35,20 @@ CrdWatchOptions CrdOf(PodGroup::Flavor flavor,
       .forbidden_retry = options.absent_poll};
 }
 
-std::string_view NameOf(simdjson::dom::element object) {
-  std::string_view name;
-  if (object.at_pointer("/metadata/name").get_string().get(name)) return "?";
-  return name;
-}
-
-// Lists leave out apiVersion and kind on their items: the decoder needs
-// apiVersion to know which API an object is, so it is filled in.
-absl::StatusOr<PodGroup> DecodeItem(simdjson::dom::element item,
-                                    PodGroup::Flavor flavor) {
-  absl::StatusOr<PodGroup> group = DecodePodGroup(item, "PodGroup");
-  if (!group.ok() && item["apiVersion"].error()) {
-    std::string json = simdjson::minify(item);
-    json.insert(1, absl::StrFormat("\"apiVersion\":\"%s\",", ApiName(flavor)));
-    return PodGroupFromJson(json);
-  }
-  return group;
-}
-
+// An item that does not decode is logged and skipped, as for pods.
 absl::Status DecodeItems(const std::string& body, PodGroup::Flavor flavor,
                          std::vector<PodGroup>& out) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  simdjson::dom::array items;
-  if (parser.parse(body).get(root)) {
-    return absl::DataLossError(
-        absl::StrFormat("list %s podgroups: malformed JSON", ApiName(flavor)));
+  absl::StatusOr<DecodedList<PodGroup>> list =
+      DecodePodGroupList(body, ApiName(flavor));
+  if (!list.ok()) {
+    return absl::DataLossError(absl::StrFormat(
+        "list %s podgroups: %s", ApiName(flavor), Message(list.status())));
   }
-  if (root["items"].get_array().get(items)) return absl::OkStatus();
-  for (simdjson::dom::element item : items) {
-    absl::StatusOr<PodGroup> group = DecodeItem(item, flavor);
-    if (!group.ok()) {
-      spdlog::warn("kube sync: skipped {} PodGroup {}: {}", ApiName(flavor),
-                   NameOf(item), Message(group.status()));
-      continue;
-    }
-    out.push_back(*std::move(group));
+  for (const SkippedItem& skipped : list->skipped) {
+    spdlog::warn("kube sync: skipped {} PodGroup {}: {}", ApiName(flavor),
+                 skipped.name, Message(skipped.error));
   }
+  std::move(list->items.begin(), list->items.end(), std::back_inserter(out));
   return absl::OkStatus();
 }
 
@@ -257,11 +235,11 @@ absl::Status PodGroupSync::WatchFrom(PodGroup::Flavor flavor,
           version = std::string(event.resource_version);
         }
         if (event.type == WatchEventType::kBookmark) return absl::OkStatus();
-        absl::StatusOr<PodGroup> group = DecodeItem(event.object, flavor);
+        absl::StatusOr<PodGroup> group = DecodePodGroupItem(event.object, ApiName(flavor));
         if (!group.ok()) {
           spdlog::warn("kube sync: skipped {} event for {} PodGroup {}: {}",
                        WatchEventTypeName(event.type), ApiName(flavor),
-                       NameOf(event.object),
+                       ObjectNameForLogs(event.object),
                        Message(group.status()));
           return absl::OkStatus();
         }

@@ -1,7 +1,6 @@
 #include "api/kube/watch_stream.h"
 
 #include "absl/strings/str_cat.h"
-
 #include "absl/strings/str_format.h"
 #include "scheduler/base/strings.h"
 
@@ -36,13 +35,6 @@ absl::StatusCode CodeForHttp(int code) {
       return code >= 500 ? absl::StatusCode::kUnavailable
                          : absl::StatusCode::kUnknown;
   }
-}
-
-std::string_view StringAt(simdjson::dom::element object,
-                          std::string_view pointer) {
-  std::string_view value;
-  if (object.at_pointer(pointer).get_string().get(value)) return {};
-  return value;
 }
 
 }  // namespace
@@ -87,45 +79,38 @@ absl::Status WatchLineReader::HandleLine(std::string_view line) {
     line.remove_suffix(1);
   }
   if (line.empty()) return absl::OkStatus();
-  simdjson::dom::element root;
-  std::string_view type;
-  simdjson::dom::element object;
-  if (parser_.parse(line.data(), line.size()).get(root) ||
-      root["type"].get_string().get(type) || root["object"].get(object)) {
-    return absl::DataLossError(
-        absl::StrFormat("%s: malformed event: %s", what_, line.substr(0, 200)));
+  absl::StatusOr<WatchEventJson> event = decoder_.Decode(line);
+  if (!event.ok()) {
+    return absl::DataLossError(absl::StrFormat("%s: malformed event: %s: %s",
+                                               what_, Message(event.status()),
+                                               line.substr(0, 200)));
   }
-  if (type == "ERROR") {
-    int64_t code = 500;
-    if (object["code"].get_int64().get(code)) code = 500;
-    return StatusFromCode(static_cast<int>(code), StringAt(object, "/message"),
-                          what_);
+  if (event->type == "ERROR") {
+    return StatusFromCode(static_cast<int>(event->error_code),
+                          event->error_message, what_);
   }
-  const std::optional<WatchEventType> known = WatchEventTypeFromName(type);
+  const std::optional<WatchEventType> known =
+      WatchEventTypeFromName(event->type);
   if (!known) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: unknown event type %s: %s", what_, type, line.substr(0, 200)));
+    return absl::DataLossError(absl::StrFormat("%s: unknown event type %s: %s",
+                                               what_, event->type,
+                                               line.substr(0, 200)));
   }
-  return handler_(WatchEvent{
-      .type = *known,
-      .resource_version = StringAt(object, "/metadata/resourceVersion"),
-      .object = object});
+  return handler_(WatchEvent{.type = *known,
+                             .resource_version = event->resource_version,
+                             .object = event->object});
 }
 
 absl::StatusOr<ListResult> ParseListMeta(std::string body,
                                          std::string_view path) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(body).get(root) || !root.is_object()) {
-    return absl::DataLossError(
-        absl::StrFormat("GET %s: the answer is not a JSON object", path));
+  absl::StatusOr<ListMeta> meta = DecodeListMeta(body);
+  if (!meta.ok()) {
+    return absl::DataLossError(absl::StrFormat(
+        "GET %s: the answer is not a List: %s", path, Message(meta.status())));
   }
-  ListResult result;
-  result.resource_version =
-      std::string(StringAt(root, "/metadata/resourceVersion"));
-  result.continue_token = std::string(StringAt(root, "/metadata/continue"));
-  result.body = std::move(body);
-  return result;
+  return ListResult{.body = std::move(body),
+                    .resource_version = std::move(meta->resource_version),
+                    .continue_token = std::move(meta->continue_token)};
 }
 
 absl::Status StatusFromCode(int code, std::string_view message,
@@ -142,27 +127,9 @@ absl::Status StatusFromHttp(int code, std::string_view body,
                             std::string_view what) {
   // The API server answers errors with a Status object; anything else (a
   // proxy's HTML page) is quoted, shortened.
-  // Its details' causes say what the message does not (a disruption
-  // budget's 429 names the budget only there).
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  std::string message(body.substr(0, 300));
-  if (!parser.parse(body.data(), body.size()).get(root)) {
-    std::string_view from_status;
-    if (!root["message"].get_string().get(from_status)) {
-      message = std::string(from_status);
-    }
-    simdjson::dom::array causes;
-    if (!root["details"]["causes"].get_array().get(causes)) {
-      std::string told;
-      for (simdjson::dom::element cause : causes) {
-        std::string_view text;
-        if (cause["message"].get_string().get(text) || text.empty()) continue;
-        absl::StrAppend(&told, told.empty() ? "" : "; ", std::string(text));
-      }
-      if (!told.empty()) absl::StrAppend(&message, " (", told, ")");
-    }
-  }
+  absl::StatusOr<std::string> told = DecodeStatusMessage(body);
+  const std::string message =
+      told.ok() ? *std::move(told) : std::string(body.substr(0, 300));
   return internal::StatusFromCode(code, message, what);
 }
 

@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/codec/kube_list_json.h"
 #include "api/kube/kube_client.h"
-#include "simdjson.h"
 
 namespace gpusched::kube::internal {
 
@@ -40,7 +40,7 @@ class WatchLineReader {
   const WatchHandler& handler_;
   const std::string what_;
   std::string pending_;  // bytes after the last newline
-  simdjson::dom::parser parser_;
+  WatchEventDecoder decoder_;
 };
 
 // metadata.resourceVersion and metadata.continue of a List body.

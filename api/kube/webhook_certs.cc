@@ -13,7 +13,6 @@
 
 #include <ctime>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -25,8 +24,6 @@
 namespace gpusched::kube {
 namespace {
 
-using Json = nlohmann::json;
-using nlohmann::literals::operator""_json_pointer;
 
 template <typename T, void (*Free)(T*)>
 struct Deleter {
@@ -176,7 +173,7 @@ absl::Status Annotate(const absl::Status& status, std::string_view what) {
 // The certificates of the stored Secret `name`.
 absl::StatusOr<WebhookCerts> StoredCerts(const std::string& json,
                                          const std::string& name) {
-  absl::StatusOr<WebhookCerts> certs = WebhookCertsFromSecret(json);
+  absl::StatusOr<WebhookCerts> certs = DecodeWebhookSecret(json);
   if (!certs.ok()) {
     return Annotate(certs.status(),
                     absl::StrCat(name, " (delete it to get a new one)"));
@@ -242,83 +239,6 @@ std::vector<std::string> ServingProblems(
   return problems;
 }
 
-std::string WebhookSecretJson(const WebhookCertOptions& options,
-                              const WebhookCerts& certs) {
-  Json secret = {
-      {"apiVersion", "v1"},
-      {"kind", "Secret"},
-      {"metadata",
-       {{"name", options.secret_name},
-        {"namespace", options.secret_namespace},
-        {"labels", {{"app.kubernetes.io/name", "gpusched"}}}}},
-      {"type", "kubernetes.io/tls"},
-      {"data",
-       {{"tls.crt", absl::Base64Escape(certs.cert_pem)},
-        {"tls.key", absl::Base64Escape(certs.key_pem)},
-        {"ca.crt", absl::Base64Escape(certs.ca_pem)}}}};
-  return secret.dump();
-}
-
-absl::StatusOr<WebhookCerts> WebhookCertsFromSecret(std::string_view json) {
-  Json secret = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!secret.is_object()) {
-    return absl::InvalidArgumentError("Secret: not a JSON object");
-  }
-  const Json& data = secret.value("data", Json::object());
-  auto field = [&](const char* key) -> absl::StatusOr<std::string> {
-    std::string decoded;
-    auto it = data.is_object() ? data.find(key) : data.end();
-    if (it == data.end() || !it->is_string() ||
-        !absl::Base64Unescape(it->get<std::string>(), &decoded) ||
-        decoded.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Secret: data.", key, " is missing or not base64 PEM"));
-    }
-    return decoded;
-  };
-  absl::StatusOr<std::string> ca = field("ca.crt");
-  absl::StatusOr<std::string> cert = field("tls.crt");
-  absl::StatusOr<std::string> key = field("tls.key");
-  if (!ca.ok()) return ca.status();
-  if (!cert.ok()) return cert.status();
-  if (!key.ok()) return key.status();
-  return WebhookCerts{.ca_pem = *std::move(ca),
-                      .cert_pem = *std::move(cert),
-                      .key_pem = *std::move(key)};
-}
-
-absl::StatusOr<std::optional<std::string>> CaBundlePatch(
-    std::string_view config_json, std::string_view ca_pem) {
-  Json config = Json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object() || !config.contains("webhooks") ||
-      !config["webhooks"].is_array()) {
-    return absl::InvalidArgumentError(
-        "MutatingWebhookConfiguration: no webhooks list");
-  }
-  const std::string want = absl::Base64Escape(Sv(ca_pem));
-  bool differs = false;
-  for (Json& webhook : config["webhooks"]) {
-    if (!webhook.is_object()) continue;
-    Json& client_config = webhook["clientConfig"];
-    if (!client_config.is_object()) client_config = Json::object();
-    if (client_config.contains("caBundle") &&
-        client_config["caBundle"] == want) {
-      continue;
-    }
-    client_config["caBundle"] = want;
-    differs = true;
-  }
-  if (!differs) return std::nullopt;
-  Json version = config.value("/metadata/resourceVersion"_json_pointer, Json());
-  if (!version.is_string()) {
-    return absl::InvalidArgumentError(
-        "MutatingWebhookConfiguration: no metadata.resourceVersion");
-  }
-  Json patch = {{"metadata", {{"resourceVersion", version}}},
-                {"webhooks", config["webhooks"]}};
-  return patch.dump();
-}
-
 absl::StatusOr<WebhookCerts> GetOrCreateWebhookSecret(
     KubeClient& client, const WebhookCertOptions& options,
     std::stop_token stop) {
@@ -335,7 +255,7 @@ absl::StatusOr<WebhookCerts> GetOrCreateWebhookSecret(
   absl::StatusOr<std::string> created = client.Post(
       absl::StrCat("/api/v1/namespaces/", options.secret_namespace,
                    "/secrets"),
-      WebhookSecretJson(options, *made), call);
+      EncodeWebhookSecret(options.secret_namespace, options.secret_name, *made), call);
   if (created.ok()) {
     spdlog::info("webhook: created Secret {} names={}", name,
                  absl::StrJoin(options.names, ","));
@@ -370,7 +290,7 @@ absl::StatusOr<bool> EnsureCaBundle(KubeClient& client,
     absl::StatusOr<std::string> config = client.Get(path, call);
     if (!config.ok()) return Annotate(config.status(), what);
     absl::StatusOr<std::optional<std::string>> patch =
-        CaBundlePatch(*config, ca_pem);
+        EncodeCaBundlePatch(*config, ca_pem);
     if (!patch.ok()) return Annotate(patch.status(), what);
     if (!patch->has_value()) return false;
     absl::StatusOr<std::string> patched = client.Patch(path, **patch, call);

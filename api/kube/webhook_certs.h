@@ -27,17 +27,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/codec/webhook_json.h"  // WebhookCerts
 #include "api/kube/kube_client.h"
 
 namespace gpusched::kube {
 
-// PEM text of a CA certificate, and of a serving certificate it signed with
-// that certificate's private key.
-struct WebhookCerts {
-  std::string ca_pem;
-  std::string cert_pem;
-  std::string key_pem;
-};
+// PEM text of the CA and the serving certificate (api/codec/webhook_json.h).
+using ::gpusched::WebhookCerts;
 
 struct WebhookCertOptions {
   std::string secret_namespace = "gpusched-system";
@@ -60,21 +56,6 @@ absl::StatusOr<WebhookCerts> MakeWebhookCerts(
 // certificate does not cover, or its expiry within 30 days. Empty: nothing.
 std::vector<std::string> ServingProblems(const WebhookCerts& certs,
                                          const std::vector<std::string>& names);
-
-// The Secret (type kubernetes.io/tls: tls.crt, tls.key, plus ca.crt) as JSON.
-std::string WebhookSecretJson(const WebhookCertOptions& options,
-                              const WebhookCerts& certs);
-
-// The certificates of a Secret as the API server returns it; an error names
-// the missing or undecodable key.
-absl::StatusOr<WebhookCerts> WebhookCertsFromSecret(std::string_view json);
-
-// The merge patch that sets every webhook's clientConfig.caBundle to
-// `ca_pem`, or nullopt when all of them hold it already. It carries the
-// configuration's resourceVersion, so a concurrent change gets a 409 rather
-// than being overwritten (the webhooks list is replaced as a whole).
-absl::StatusOr<std::optional<std::string>> CaBundlePatch(
-    std::string_view config_json, std::string_view ca_pem);
 
 // Step 1 above.
 absl::StatusOr<WebhookCerts> GetOrCreateWebhookSecret(

@@ -117,33 +117,26 @@ DecodeOptions ExtenderApi::DecodeOptionsFor(const std::string& body,
       .body_padded = body.capacity() - body.size() >= kJsonReadPadding};
 }
 
+// decode -> upsert the request's nodes -> the service's verdicts -> encode.
 http::Response ExtenderApi::Filter(const http::Request& request) {
   return Observed("filter", [&] {
     if (const char* why = NotServing()) return Json(EncodeFilterError(why));
-    absl::StatusOr<std::string> body = DecodeFilterEncode(
-        request.body, DecodeOptionsFor(request.body, false),
-        [&](const ExtenderArgs& args, FilterVisitor visit) {
-          if (args.has_nodes && !args.nodes.empty()) {
-            for (const std::string& warning :
-                 service_.UpsertNodes(args.nodes)) {
-              spdlog::warn("model: {}", warning);
-            }
-          }
-          size_t passed = 0;
-          service_.FilterEach(
-              args.pod, args.node_names,
-              [&](FitVerdict::Code code, std::string_view reason) {
-                passed += code == FitVerdict::Code::kFits ? 1 : 0;
-                visit(code, reason);
-              });
-          spdlog::debug("filter pod={} candidates={} passed={}", args.pod.Key(),
-                        args.node_names.size(), passed);
-        });
-    if (!body.ok()) {
-      spdlog::warn("filter: bad request: {}", Message(body.status()));
-      return http::JsonError(400, Message(body.status()));
+    absl::StatusOr<FilterRequest> decoded = DecodeFilterRequest(
+        request.body, DecodeOptionsFor(request.body, false));
+    if (!decoded.ok()) {
+      spdlog::warn("filter: bad request: {}", Message(decoded.status()));
+      return http::JsonError(400, Message(decoded.status()));
     }
-    return Json(*std::move(body));
+    const ExtenderArgs& args = decoded->args;
+    UpsertRequestNodes(args);
+    FilterResultWriter result(*decoded);
+    service_.FilterEach(args.pod, args.node_names,
+                        [&](FitVerdict::Code code, std::string_view reason) {
+                          result.Add(code, reason);
+                        });
+    spdlog::debug("filter pod={} candidates={} passed={}", args.pod.Key(),
+                  args.node_names.size(), result.passed());
+    return Json(result.Finish());
   });
 }
 
@@ -156,12 +149,19 @@ http::Response ExtenderApi::Prioritize(const http::Request& request) {
       spdlog::warn("prioritize: bad request: {}", Message(args.status()));
       return http::JsonError(400, Message(args.status()));
     }
-    if (args->has_nodes && !args->nodes.empty()) {
-      service_.UpsertNodes(args->nodes);
-    }
+    UpsertRequestNodes(*args);
     return Json(
         EncodeHostPriorities(service_.Prioritize(args->pod, args->node_names)));
   });
+}
+
+// A request with full Node objects (nodeCacheCapable: false) brings nodes
+// the model may not hold yet, or holds at an older version.
+void ExtenderApi::UpsertRequestNodes(const ExtenderArgs& args) {
+  if (!args.has_nodes || args.nodes.empty()) return;
+  for (const std::string& warning : service_.UpsertNodes(args.nodes)) {
+    spdlog::warn("model: {}", warning);
+  }
 }
 
 http::Response ExtenderApi::Preempt(const http::Request& request) {

@@ -56,6 +56,7 @@ class ExtenderApi {
   // Wire decoding that skips Nodes items the model already holds.
   DecodeOptions DecodeOptionsFor(const std::string& body,
                                  bool echo_nodes) const;
+  void UpsertRequestNodes(const ExtenderArgs& args);
   // Runs `handle`, timing it and counting it under `verb`.
   template <typename F>
   http::Response Observed(std::string_view verb, F&& handle);

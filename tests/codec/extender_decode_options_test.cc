@@ -1,5 +1,6 @@
 // nodeCacheCapable=false fast paths: items the model already knows are not
-// decoded, and DecodeFilterEncode answers exactly what DecodeExtenderArgs +
+// decoded, and the filter steps (DecodeFilterRequest, FilterResultWriter)
+// answer exactly what DecodeExtenderArgs +
 // EncodeFilterResult answer, while serializing only the passing items.
 #include <string>
 #include <vector>
@@ -68,7 +69,26 @@ TEST(ExtenderDecodeOptionsTest, EmptyResourceVersionIsAlwaysDecoded) {
   EXPECT_EQ(args->nodes.size(), 1u);
 }
 
-TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
+// The filter verb's three steps: decode, the verdicts as the service would
+// report them, encode.
+struct Verdict {
+  FitVerdict::Code code;
+  std::string reason;
+};
+absl::StatusOr<std::string> Filter(std::string_view body,
+                                   const std::vector<Verdict>& verdicts,
+                                   std::vector<std::string>* names = nullptr) {
+  absl::StatusOr<FilterRequest> request =
+      DecodeFilterRequest(body, DecodeOptions{});
+  if (!request.ok()) return request.status();
+  EXPECT_TRUE(request->args.node_json.empty());
+  if (names != nullptr) *names = request->args.node_names;
+  FilterResultWriter result(*request);
+  for (const Verdict& verdict : verdicts) result.Add(verdict.code, verdict.reason);
+  return result.Finish();
+}
+
+TEST(ExtenderDecodeOptionsTest, FilterStepsMatchDecodeThenEncode) {
   FilterOutcome outcome;
   outcome.passed = {"a", "c"};
   outcome.failed = {{"b", "needs 4 \"GPUs\"\n"}};
@@ -76,16 +96,13 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
   ASSERT_TRUE(args.ok());
   const std::string expected = EncodeFilterResult(*args, outcome);
   std::vector<std::string> seen;
-  absl::StatusOr<std::string> got = DecodeFilterEncode(
-      Body(), DecodeOptions{},
-      [&](const ExtenderArgs& decoded, FilterVisitor visit) {
-        seen = decoded.node_names;
-        EXPECT_TRUE(decoded.node_json.empty());
-        // a passes, b fails as in `outcome`, c passes.
-        visit(FitVerdict::Code::kFits, {});
-        visit(FitVerdict::Code::kUnavailable, outcome.failed[0].second);
-        visit(FitVerdict::Code::kFits, {});
-      });
+  // a passes, b fails as in `outcome`, c passes.
+  absl::StatusOr<std::string> got =
+      Filter(Body(),
+             {{FitVerdict::Code::kFits, ""},
+              {FitVerdict::Code::kUnavailable, outcome.failed[0].second},
+              {FitVerdict::Code::kFits, ""}},
+             &seen);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, expected);
   EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c"}));
@@ -95,13 +112,11 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeMatchesDecodeThenEncode) {
 
 // A fitting node filter leaves out (filter_keep_best) is in neither list,
 // and its Nodes item is not echoed: kube-scheduler drops it.
-TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeLeavesOutNotChosenNodes) {
-  absl::StatusOr<std::string> got = DecodeFilterEncode(
-      Body(), DecodeOptions{}, [&](const ExtenderArgs&, FilterVisitor visit) {
-        visit(FitVerdict::Code::kNotChosen, {});
-        visit(FitVerdict::Code::kUnavailable, "busy");
-        visit(FitVerdict::Code::kFits, {});
-      });
+TEST(ExtenderDecodeOptionsTest, FilterLeavesOutNotChosenNodes) {
+  absl::StatusOr<std::string> got =
+      Filter(Body(), {{FitVerdict::Code::kNotChosen, ""},
+                      {FitVerdict::Code::kUnavailable, "busy"},
+                      {FitVerdict::Code::kFits, ""}});
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->find(R"("name":"a")"), std::string::npos) << *got;
   EXPECT_NE(got->find(R"("name":"c")"), std::string::npos) << *got;
@@ -112,7 +127,7 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeLeavesOutNotChosenNodes) {
 // Both lists (kube-scheduler sends one): the names are the candidates, and
 // Nodes items are matched to the passing names in item order, as
 // EncodeFilterResult matches them.
-TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeWithNamesAndItems) {
+TEST(ExtenderDecodeOptionsTest, FilterWithNamesAndItems) {
   std::string body = Body();
   body.replace(body.find(R"("NodeNames":null)"), 16,
                R"("NodeNames":["c","b","a"])");
@@ -121,22 +136,18 @@ TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeWithNamesAndItems) {
   outcome.failed = {{"b", "busy"}};
   absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(body);
   ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<std::string> got = DecodeFilterEncode(
-      body, DecodeOptions{}, [](const ExtenderArgs&, FilterVisitor visit) {
-        visit(FitVerdict::Code::kFits, {});             // c
-        visit(FitVerdict::Code::kUnavailable, "busy");  // b
-        visit(FitVerdict::Code::kFits, {});             // a
-      });
+  absl::StatusOr<std::string> got =
+      Filter(body, {{FitVerdict::Code::kFits, ""},           // c
+                    {FitVerdict::Code::kUnavailable, "busy"},  // b
+                    {FitVerdict::Code::kFits, ""}});           // a
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, EncodeFilterResult(*args, outcome));
   EXPECT_NE(got->find(R"("NodeNames":["c","a"])"), std::string::npos);
   EXPECT_NE(got->find(R"("name":"c")"), std::string::npos);
 }
 
-TEST(ExtenderDecodeOptionsTest, DecodeFilterEncodeReportsBadRequests) {
-  absl::StatusOr<std::string> got =
-      DecodeFilterEncode(R"({"NodeNames":["a"]})", DecodeOptions{},
-                         [](const ExtenderArgs&, FilterVisitor) {});
+TEST(ExtenderDecodeOptionsTest, FilterReportsBadRequests) {
+  absl::StatusOr<std::string> got = Filter(R"({"NodeNames":["a"]})", {});
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
 }

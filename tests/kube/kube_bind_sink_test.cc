@@ -150,19 +150,6 @@ TEST(KubeBindSinkDeadline, NoServerListeningMeansNotBound) {
   EXPECT_FALSE(BindMayHaveLanded(bound));  // never sent
 }
 
-TEST(BindingJsonTest, IsAV1BindingWithTheUidPreconditionAndTheGpuIds) {
-  Pod pod = DomainPod(GpuPod("ns/p", 1));
-  EXPECT_EQ(BindingJson(pod, "n1", GpuAssignment{.gpu_ids = {0, 1}}),
-            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p",)"
-            R"("namespace":"ns","uid":"uid-ns-p","annotations":)"
-            R"({"gpusched.io/gpu-ids":"0,1"}},"target":{"apiVersion":"v1",)"
-            R"("kind":"Node","name":"n1"}})");
-  EXPECT_EQ(BindingJson(pod, "n1", GpuAssignment{}),
-            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p",)"
-            R"("namespace":"ns","uid":"uid-ns-p"},"target":{"apiVersion":"v1",)"
-            R"("kind":"Node","name":"n1"}})");
-}
-
 // The whole live path: filter and bind through the service, whose sink
 // writes to the API server, while the sync follows the cluster.
 TEST(LiveBindTest, ServiceBindReachesTheApiServerAndIsNotCountedTwice) {

@@ -1,0 +1,60 @@
+#ifndef GPUSCHED_API_CODEC_JSON_FIELDS_H_
+#define GPUSCHED_API_CODEC_JSON_FIELDS_H_
+
+// Internal: member reads for the codec's small Kubernetes decoders (Lease,
+// CustomResourceDefinition, watch events, Lists, AdmissionReview) over the
+// simdjson value adapter, each naming the path it rejects as the Pod and
+// Node decoders do ("Lease.spec.renewTime: expected string, got number").
+// Include only from .cc files.
+
+#include <optional>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/codec/k8s_decode_impl.h"
+#include "api/codec/k8s_json_adapter.h"
+#include "simdjson.h"
+
+namespace gpusched::codec_internal {
+
+// Parses `text` with `parser`; malformed JSON is InvalidArgument naming the
+// byte (MalformedJsonError).
+absl::StatusOr<simdjson::dom::element> ParseJson(simdjson::dom::parser& parser,
+                                                 std::string_view text);
+
+// ParseJson, and the document must be an object: `root` names it in the
+// error ("Pod: expected object, got array").
+absl::StatusOr<simdjson::dom::element> ParseJsonObject(
+    simdjson::dom::parser& parser, std::string_view text,
+    std::string_view root);
+
+// `v` must be an object (null is not one).
+absl::Status ExpectObject(const JsonValue& v, const PathSegment& at);
+
+// The member `key` of `object`, or nullopt when it is missing or null.
+std::optional<JsonValue> Member(const JsonValue& object, std::string_view key);
+
+// Optional members: missing or null leaves `*out` as it is; any other type
+// is an error naming `at`.`key`.
+absl::Status OptionalString(const JsonValue& object, const PathSegment& at,
+                            std::string_view key, std::string_view* out);
+absl::Status OptionalInt64(const JsonValue& object, const PathSegment& at,
+                           std::string_view key, int64_t* out);
+
+// Required members: missing, null or another type is "<path>: missing" or
+// "<path>: expected string, got number".
+absl::Status RequiredString(const JsonValue& object, const PathSegment& at,
+                            std::string_view key, std::string_view* out);
+absl::Status RequiredBool(const JsonValue& object, const PathSegment& at,
+                          std::string_view key, bool* out);
+
+// The items of a List body (`list` at `at`, which must be an object): none
+// when `items` is missing or null, an error naming `at`.items when it is not
+// an array.
+absl::StatusOr<std::optional<simdjson::dom::array>> ListItems(
+    simdjson::dom::element list, const PathSegment& at);
+
+}  // namespace gpusched::codec_internal
+
+#endif  // GPUSCHED_API_CODEC_JSON_FIELDS_H_

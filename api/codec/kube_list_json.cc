@@ -1,0 +1,171 @@
+#include "api/codec/kube_list_json.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "api/codec/json_fields.h"
+#include "api/codec/k8s_json.h"
+#include "api/codec/podgroup_decode.h"
+#include "scheduler/base/strings.h"
+
+namespace gpusched {
+namespace {
+
+using codec_internal::JsonValue;
+using codec_internal::PathSegment;
+
+// Decodes every item of the List `body` with `decode(item)`.
+template <typename T, typename F>
+absl::StatusOr<DecodedList<T>> DecodeItems(std::string_view body,
+                                           std::string_view kind,
+                                           F&& decode) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<simdjson::dom::element> root =
+      codec_internal::ParseJson(parser, body);
+  if (!root.ok()) return root.status();
+  absl::StatusOr<std::optional<simdjson::dom::array>> items =
+      codec_internal::ListItems(*root, PathSegment::Root(kind));
+  if (!items.ok()) return items.status();
+  DecodedList<T> list;
+  if (!items->has_value()) return list;
+  list.items.reserve((*items)->size());
+  for (simdjson::dom::element item : **items) {
+    absl::StatusOr<T> decoded = decode(item);
+    if (decoded.ok()) {
+      list.items.push_back(*std::move(decoded));
+    } else {
+      list.skipped.push_back(
+          {std::string(ObjectNameForLogs(item)), decoded.status()});
+    }
+  }
+  return list;
+}
+
+// The causes' messages of a Status, "; "-joined.
+std::string CauseMessages(simdjson::dom::element status) {
+  simdjson::dom::array causes;
+  std::string told;
+  if (status["details"]["causes"].get_array().get(causes)) return told;
+  for (simdjson::dom::element cause : causes) {
+    std::string_view text;
+    if (cause["message"].get_string().get(text) || text.empty()) continue;
+    absl::StrAppend(&told, told.empty() ? "" : "; ", Sv(text));
+  }
+  return told;
+}
+
+}  // namespace
+
+std::string_view ObjectNameForLogs(simdjson::dom::element object) {
+  std::string_view name;
+  if (object.at_pointer("/metadata/name").get_string().get(name)) return "?";
+  return name;
+}
+
+absl::StatusOr<ListMeta> DecodeListMeta(std::string_view body) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<simdjson::dom::element> root =
+      codec_internal::ParseJsonObject(parser, body, "List");
+  if (!root.ok()) return root.status();
+  const JsonValue list(*root);
+  const PathSegment at = PathSegment::Root("List");
+  ListMeta meta;
+  std::optional<JsonValue> metadata = codec_internal::Member(list, "metadata");
+  if (!metadata.has_value()) return meta;
+  const PathSegment meta_at = at.Field("metadata");
+  std::string_view version, next;
+  absl::Status status = codec_internal::OptionalString(
+      *metadata, meta_at, "resourceVersion", &version);
+  if (status.ok()) {
+    status = codec_internal::OptionalString(*metadata, meta_at, "continue",
+                                            &next);
+  }
+  if (!status.ok()) return status;
+  meta.resource_version = std::string(version);
+  meta.continue_token = std::string(next);
+  return meta;
+}
+
+absl::StatusOr<WatchEventJson> WatchEventDecoder::Decode(
+    std::string_view line) {
+  absl::StatusOr<simdjson::dom::element> root =
+      codec_internal::ParseJsonObject(parser_, line, "WatchEvent");
+  if (!root.ok()) return root.status();
+  const JsonValue event(*root);
+  const PathSegment at = PathSegment::Root("WatchEvent");
+  WatchEventJson out;
+  absl::Status status =
+      codec_internal::RequiredString(event, at, "type", &out.type);
+  if (status.ok() && (*root)["object"].get(out.object)) {
+    status = codec_internal::FieldError(0, at.Field("object"), "missing");
+  }
+  if (!status.ok()) return status;
+  if (out.type == "ERROR") {
+    // A Status: its fields are read leniently, as the API server's error
+    // is what matters, not the shape of its report.
+    if (out.object["code"].get_int64().get(out.error_code)) {
+      out.error_code = 500;
+    }
+    if (out.object["message"].get_string().get(out.error_message)) {
+      out.error_message = {};
+    }
+    return out;
+  }
+  if (out.object.at_pointer("/metadata/resourceVersion")
+          .get_string()
+          .get(out.resource_version)) {
+    out.resource_version = {};
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> DecodeStatusMessage(std::string_view body) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<simdjson::dom::element> root =
+      codec_internal::ParseJsonObject(parser, body, "Status");
+  if (!root.ok()) return root.status();
+  std::string_view from_status;
+  absl::Status status = codec_internal::RequiredString(
+      JsonValue(*root), PathSegment::Root("Status"), "message", &from_status);
+  if (!status.ok()) return status;
+  std::string message(from_status);
+  if (std::string causes = CauseMessages(*root); !causes.empty()) {
+    absl::StrAppend(&message, " (", causes, ")");
+  }
+  return message;
+}
+
+absl::StatusOr<DecodedList<Node>> DecodeNodeList(std::string_view body) {
+  return DecodeItems<Node>(body, "NodeList", [](simdjson::dom::element item) {
+    return DecodeNode(item, "Node");
+  });
+}
+
+absl::StatusOr<DecodedList<Pod>> DecodePodList(std::string_view body) {
+  return DecodeItems<Pod>(body, "PodList", [](simdjson::dom::element item) {
+    return DecodePod(item, "Pod");
+  });
+}
+
+// Without apiVersion the item is written back with it, once, on this rare
+// path (a decode that failed for another reason stays failed).
+absl::StatusOr<PodGroup> DecodePodGroupItem(simdjson::dom::element item,
+                                            std::string_view api_version) {
+  absl::StatusOr<PodGroup> group = DecodePodGroup(item, "PodGroup");
+  if (group.ok() || !item["apiVersion"].error()) return group;
+  std::string json = simdjson::minify(item);
+  json.insert(1, absl::StrCat("\"apiVersion\":\"", Sv(api_version), "\"",
+                              json.size() > 2 ? "," : ""));
+  return PodGroupFromJson(json);
+}
+
+absl::StatusOr<DecodedList<PodGroup>> DecodePodGroupList(
+    std::string_view body, std::string_view api_version) {
+  return DecodeItems<PodGroup>(
+      body, "PodGroupList", [&](simdjson::dom::element item) {
+        return DecodePodGroupItem(item, api_version);
+      });
+}
+
+}  // namespace gpusched
