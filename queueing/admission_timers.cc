@@ -31,22 +31,25 @@ std::vector<std::string> AdmissionRun::NodesReservedFor(
 }
 
 void AdmissionRun::RunTimers(int64_t now) {
-  for (const TimerOutcome& fired : timers_.BackOffIncompleteGangs(live_, now)) {
+  const SchedulerConfig& config = policy_.config;
+  for (const TimerOutcome& fired :
+       timers_.BackOffIncompleteGangs(config, live_, now)) {
     Emit(now, EngineEvent::Type::kTimedOut, *fired.workload, "", fired.reason);
   }
-  for (const TimerOutcome& fired : timers_.UnboundPastTimeout(live_, now)) {
+  for (const TimerOutcome& fired :
+       timers_.UnboundPastTimeout(config, live_, now)) {
     Workload& w = *fired.workload;
     Release(w);
     SetState(w, Workload::State::kPending);
-    timers_.BackOffAfterRollback(w, fired, now);
+    timers_.BackOffAfterRollback(config, w, fired, now);
     Emit(now, EngineEvent::Type::kTimedOut, w, "", w.reason);
   }
   for (const TimerOutcome& fired :
-       timers_.TakeBelowMinPastGrace(workloads_, now)) {
+       timers_.TakeBelowMinPastGrace(config, workloads_, now)) {
     Evict(*fired.workload, now, EngineEvent::Type::kEvicted, "", fired.reason);
   }
   timers_.UpdateReservation(
-      workloads_, live_, now,
+      config, workloads_, live_, now,
       [&](const Workload& w) { return Ready(w, now); },
       [&](const Workload& w) { return NodesReservedFor(w); });
 }

@@ -117,8 +117,8 @@ void QueueingEngine::Schedule(int64_t now) {
 }
 
 std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
-  std::optional<int64_t> next =
-      timers_.NextWakeup(store_.workloads(), store_.live(), now);
+  std::optional<int64_t> next = timers_.NextWakeup(
+      policy_.config, store_.workloads(), store_.live(), now);
   // A victim whose eviction was refused may be tried again.
   if (std::optional<int64_t> refusal = cycle_.NextRefusalExpiry(now);
       refusal && (!next || *refusal < *next)) {

@@ -154,7 +154,7 @@ class QueueingEngine {
   // Indexes the policy's queues and cohort trees; reads policy_ and
   // quota_, rebuilt whenever they are replaced.
   QuotaFlavors flavors_{&policy_, &quota_};
-  GangTimers timers_{&policy_.config};
+  GangTimers timers_;
   WorkloadStore store_;
   AdmissionCycle cycle_;
 };
