@@ -91,7 +91,7 @@ GangPlacement AdmissionRun::PlaceOrRecall(
 // is the usual case.
 AdmissionRun::FitResult AdmissionRun::Fit(Workload& w) {
   const std::vector<const Pod*> members = w.MembersToAdmit();
-  FlavorChoices choices = flavors_.Choose(w, members);
+  FlavorChoices choices = flavors_.Choose(policy_, quota_, w, members);
   FitResult result{std::nullopt, std::move(choices.why)};
   if (!choices.fits) return result;
   const std::vector<std::vector<FlavorOption>>& options = choices.groups;

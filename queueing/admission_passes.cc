@@ -258,7 +258,7 @@ PassResult AdmissionRun::AdmitQueued(int64_t now) {
   if (classes_.signature_count() >= kMaxSignatures) {
     store_.ForgetSignatures();
     placement_.ForgetFailures();
-    flavors_.Rebuild();
+    flavors_.Rebuild(policy_, quota_);
     store_.RebuildIndexes(flavors_);
   }
   if (policy_.config.fair_sharing) return AdmitFairSharing(now);

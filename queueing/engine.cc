@@ -33,7 +33,7 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
   if (auto parsed = ScoringWeights::Parse(text); parsed.ok())
     weights_ = *parsed;
   // Signatures read the queues: index them first.
-  flavors_.Rebuild();
+  flavors_.Rebuild(policy_, quota_);
   store_.RebuildIndexes(flavors_);
 }
 
@@ -94,7 +94,7 @@ absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
   if (!quota.ok()) return quota.status();
   policy_ = std::move(policy);
   quota_ = *std::move(quota);
-  flavors_.Rebuild();  // its queues pointed into the old policy
+  flavors_.Rebuild(policy_, quota_);  // it pointed into the old policy
   store_.ResolveAgain(ForStore());
   // Signatures name queues and quotas of the old policy.
   store_.ForgetSignatures();

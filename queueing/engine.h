@@ -151,9 +151,9 @@ class QueueingEngine {
   ClusterModel* model_;
   EngineOptions options_;
   ScoringWeights weights_;
-  // Indexes the policy's queues and cohort trees; reads policy_ and
-  // quota_, rebuilt whenever they are replaced.
-  QuotaFlavors flavors_{&policy_, &quota_};
+  // Indexes policy_'s queues and cohort trees: rebuilt whenever policy_
+  // and quota_ are replaced.
+  QuotaFlavors flavors_;
   GangTimers timers_;
   WorkloadStore store_;
   AdmissionCycle cycle_;

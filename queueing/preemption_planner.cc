@@ -406,7 +406,7 @@ std::vector<Workload*> PreemptionPlanner::Run::FairCandidates(
       p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
     return out;
   }
-  for (const std::string* queue : flavors_->BorrowingQueuesOf(*root)) {
+  for (const std::string* queue : flavors_->BorrowingQueuesOf(*quota_, *root)) {
     if (*queue == ask.cq->name ||
         quota_->WithinNominal(*queue, ask.short_of)) {
       continue;

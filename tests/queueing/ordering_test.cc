@@ -15,8 +15,8 @@ class OrderingTest : public ::testing::Test {
     auto quota = QuotaTree::Build(policy_);
     ASSERT_TRUE(quota.ok());
     quota_.emplace(*std::move(quota));
-    flavors_.emplace(&policy_, &*quota_);
-    flavors_->Rebuild();
+    flavors_.emplace();
+    flavors_->Rebuild(policy_, *quota_);
     classes_.emplace();
   }
   Workload& Add(const std::string& name, int gpus, int32_t priority,

@@ -20,8 +20,8 @@ class PreemptionPlannerTest : public ::testing::Test {
     auto quota = QuotaTree::Build(policy_);
     ASSERT_TRUE(quota.ok());
     quota_.emplace(*std::move(quota));
-    flavors_.emplace(&policy_, &*quota_);
-    flavors_->Rebuild();
+    flavors_.emplace();
+    flavors_->Rebuild(policy_, *quota_);
     planner_.emplace();
   }
   Workload& Running(const std::string& cq, const std::string& name, int gpus,
