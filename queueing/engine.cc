@@ -1,38 +1,15 @@
-// QueueingEngine: objects in, workloads out. The pass is in
-// engine_classes.cc, admission in engine_admission.cc, preemption in
-// engine_preemption.cc, timers in engine_timers.cc; each carries out what
-// its stage (pending_classes, quota_flavors, placement_stage,
-// preemption_planner, gang_timers) decided.
+// QueueingEngine, the facade: object-in calls go to the WorkloadStore,
+// Schedule to the AdmissionCycle, each with what it needs lent for the
+// call. What stays here is what spans both: the policy and what is built
+// from it, and the gang timers.
 #include "queueing/engine.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/engine_internal.h"
+#include "queueing/invariants.h"
 
 namespace gpusched {
-namespace {
-
-// The ClusterQueue LocalQueue `ns`/`name` points to; "" when there is no
-// such LocalQueue.
-std::string ClusterQueueOf(const Policy& policy, const std::string& ns,
-                           const std::string& name) {
-  std::string cluster_queue;
-  for (const LocalQueue& lq : policy.local_queues) {
-    if (lq.namespace_name == ns && lq.name == name) {
-      cluster_queue = lq.cluster_queue;
-    }
-  }
-  return cluster_queue;
-}
-
-std::string AnnotationOf(const Pod& pod, const char* key) {
-  auto it = pod.meta.annotations.find(key);
-  return it == pod.meta.annotations.end() ? std::string() : it->second;
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<QueueingEngine>> QueueingEngine::Create(
     Policy policy, ClusterModel* model, EngineOptions options) {
@@ -55,348 +32,61 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
   }
   if (auto parsed = ScoringWeights::Parse(text); parsed.ok())
     weights_ = *parsed;
-  RebuildIndexes();
-}
-
-void QueueingEngine::SetState(Workload& w, Workload::State state) {
-  if (state == Workload::State::kPending) w.succeeded.clear();
-  w.state = state;
-  w.signature_id = -1;  // MembersToAdmit depends on the state
-  if (state == Workload::State::kFinished) {
-    live_.erase(w.key);
-  } else {
-    live_[w.key] = &w;
-  }
-  if (state == Workload::State::kAdmitted) {
-    admitted_[w.key] = &w;
-  } else {
-    admitted_.erase(w.key);
-  }
-  IndexAdmitted(w);
-  IndexOutside(w);
-  classes_.Reindex(w);
-}
-
-void QueueingEngine::IndexOutside(Workload& w) {
-  if (w.state != Workload::State::kFinished && !IsQueued(w) &&
-      w.local_queue.empty()) {
-    outside_[w.key] = &w;
-  } else {
-    outside_.erase(w.key);
-  }
-}
-
-void QueueingEngine::IndexAdmitted(Workload& w) {
-  const std::string& queue = w.admitted() ? w.cluster_queue : std::string();
-  if (w.indexed_admitted_queue == queue) return;
-  if (!w.indexed_admitted_queue.empty()) {
-    auto it = admitted_by_queue_.find(w.indexed_admitted_queue);
-    if (it != admitted_by_queue_.end()) {
-      it->second.erase(w.key);
-      if (it->second.empty()) admitted_by_queue_.erase(it);
-    }
-  }
-  if (!queue.empty()) admitted_by_queue_[queue][w.key] = &w;
-  w.indexed_admitted_queue = queue;
-}
-
-void QueueingEngine::RebuildIndexes() {
   // Signatures read the queues: index them first.
-  flavors_.Rebuild();
-  live_.clear();
-  admitted_.clear();
-  admitted_by_queue_.clear();
-  outside_.clear();
-  for (auto& [key, w] : workloads_) {
-    w.indexed_admitted_queue.clear();
-    SetState(w, w.state);
-  }
-}
-
-void QueueingEngine::ResetSignatures() {
-  classes_.Reset(workloads_);
-  placement_.ForgetFailures();
-}
-
-int32_t QueueingEngine::PriorityOf(const Pod& pod,
-                                   const PodGroup* group) const {
-  auto find_class = [&](const std::string& name) -> std::optional<int32_t> {
-    for (const WorkloadPriorityClass& pc : policy_.priority_classes) {
-      if (pc.name == name) return pc.value;
-    }
-    return std::nullopt;
-  };
-  if (auto it = pod.meta.labels.find(kPriorityClassLabel);
-      it != pod.meta.labels.end()) {
-    if (auto value = find_class(it->second)) return *value;
-  }
-  if (group != nullptr && !group->priority_class_name.empty()) {
-    if (auto value = find_class(group->priority_class_name)) return *value;
-  }
-  return pod.priority.value_or(0);
-}
-
-Workload& QueueingEngine::WorkloadFor(const Pod& pod, int64_t now) {
-  WorkloadRef ref = WorkloadOf(pod);
-  auto [it, inserted] = workloads_.try_emplace(ref.key);
-  Workload& w = it->second;
-  if (inserted) {
-    w.key = ref.key;
-    live_[w.key] = &w;
-    w.namespace_name = ref.key.substr(0, ref.key.find('/'));
-    w.is_gang = ref.kind != WorkloadRef::Kind::kSinglePod;
-    w.declared_by_podgroup = ref.kind == WorkloadRef::Kind::kVolcanoGroup ||
-                             ref.kind == WorkloadRef::Kind::kCoschedulingGroup;
-    w.created_ms = pod.meta.creation_unix_seconds > 0
-                       ? pod.meta.creation_unix_seconds * 1000
-                       : now;
-    w.pending_since_ms = now;
-  }
-  if (ref.kind == WorkloadRef::Kind::kKueueGroup && ref.declared_count > 0) {
-    w.min_member = ref.declared_count;
-  }
-  return w;
+  flavors_.Rebuild(policy_, quota_);
+  store_.RebuildIndexes(flavors_);
 }
 
 void QueueingEngine::AddPod(const Pod& pod, int64_t now) {
-  Workload& w = WorkloadFor(pod, now);
-  if (w.state == Workload::State::kFinished) {
-    SetState(w, Workload::State::kPending);  // a new run of the same name
-    w.pending_since_ms = now;
-  }
-  w.pods[pod.Key()] = pod;
-  workload_of_pod_[pod.Key()] = w.key;
-  Resolve(w);
+  store_.AddPod(ForStore(), pod, now);
 }
 
 void QueueingEngine::AddPodGroup(const PodGroup& group, int64_t now) {
-  groups_[group.Key()] = group;
-  if (auto it = workloads_.find(group.Key()); it != workloads_.end()) {
-    Workload& w = it->second;
-    Resolve(w);
-    // A gang adopted after a restart before its PodGroup arrived learns its
-    // minMember only now; short of it, it gets a running gang's grace.
-    if (w.admitted() && w.is_gang &&
-        static_cast<int>(w.placements.size()) < w.min_member) {
-      timers_.NoteBelowMin(w.key, now);
-    }
-  }
+  store_.AddPodGroup(ForStore(), group, now);
 }
 
-// Fills what the workload's pods and PodGroup say: queue, priority,
-// minMember, timeouts, topology.
-void QueueingEngine::Resolve(Workload& w) {
-  w.signature_id = -1;
-  if (w.pods.empty()) return;
-  const Pod& first = w.pods.begin()->second;
-  const PodGroup* group = nullptr;
-  if (auto it = groups_.find(w.key); it != groups_.end() && w.is_gang) {
-    group = &it->second;
-    w.min_member = std::max(1, group->min_member);
-    w.min_resources = group->min_resources;
-    if (group->schedule_timeout_seconds) {
-      w.schedule_timeout_ms = *group->schedule_timeout_seconds * 1000;
-    }
-  }
-  w.podgroup_missing = w.declared_by_podgroup && group == nullptr;
-  w.priority = PriorityOf(first, group);
-  auto label = first.meta.labels.find(kQueueNameLabel);
-  w.local_queue = label != first.meta.labels.end() ? label->second
-                  : group != nullptr               ? group->queue
-                                                   : "";
-  w.cluster_queue = ClusterQueueOf(policy_, w.namespace_name, w.local_queue);
-  if (!w.local_queue.empty() && w.cluster_queue.empty()) {
-    w.Explain({ReasonCode::kNoMatchingFlavor,
-               absl::StrCat("LocalQueue ", w.namespace_name, "/",
-                            w.local_queue, " does not exist")});
-  }
-  w.topology_required = AnnotationOf(first, kTopologyRequiredAnnotation);
-  w.topology_preferred = AnnotationOf(first, kTopologyPreferredAnnotation);
-  IndexAdmitted(w);
-  IndexOutside(w);
-  classes_.Reindex(w);
-}
-
-void QueueingEngine::DropPlacedMember(Workload& w, const std::string& pod) {
-  auto placed = w.placements.find(pod);
-  if (placed == w.placements.end()) return;
-  model_->RemovePod(PodUid(w.pods[pod]));
-  w.placements.erase(placed);
-  w.bound.erase(pod);
+Adoption QueueingEngine::Adopt(const Pod& pod, const std::string& node,
+                               bool bound, int64_t now) {
+  return store_.Adopt(ForStore(), pod, node, bound, now);
 }
 
 FinishOutcome QueueingEngine::Finish(const std::string& key, int64_t now) {
-  std::vector<std::string> pods;
-  std::string workload_key;
-  if (auto it = workloads_.find(key); it != workloads_.end()) {
-    workload_key = key;
-    for (const auto& [pod, unused] : it->second.pods) pods.push_back(pod);
-  } else if (auto p = workload_of_pod_.find(key); p != workload_of_pod_.end()) {
-    workload_key = p->second;
-    pods.push_back(key);
-  } else {
-    return FinishOutcome::kUnknownKey;
-  }
-  Workload& w = workloads_[workload_key];
-  for (const std::string& pod : pods) {
-    if (w.placements.contains(pod)) w.succeeded.insert(pod);
-    DropPlacedMember(w, pod);
-    w.pods.erase(pod);
-    w.signature_id = -1;
-    classes_.Reindex(w);
-    workload_of_pod_.erase(pod);
-  }
-  if (!w.pods.empty()) return FinishOutcome::kMemberFinished;
-  if (w.admitted()) quota_.RemoveUsage(w.cluster_queue, w.charged);
-  w.charged.clear();
-  SetState(w, Workload::State::kFinished);
-  w.Explain({ReasonCode::kNone, "all pods succeeded"});
-  Emit(now, EngineEvent::Type::kFinished, w, "", w.reason);
-  return FinishOutcome::kWorkloadFinished;
+  return store_.Finish(ForStore(), key, now);
+}
+
+void QueueingEngine::AdoptSucceeded(const Pod& pod) {
+  store_.AdoptSucceeded(pod);
 }
 
 DeleteOutcome QueueingEngine::Delete(const std::string& key, int64_t now) {
-  if (auto it = workloads_.find(key); it != workloads_.end()) {
-    Workload& w = it->second;
-    Release(w);
-    for (const auto& [pod, unused] : w.pods) workload_of_pod_.erase(pod);
-    w.pods.clear();
-    w.signature_id = -1;
-    classes_.Reindex(w);
-    SetState(w, Workload::State::kFinished);
-    w.Explain({ReasonCode::kNone, "deleted"});
-    return DeleteOutcome::kWorkloadDeleted;
-  }
-  auto p = workload_of_pod_.find(key);
-  if (p == workload_of_pod_.end()) return DeleteOutcome::kUnknownKey;
-  Workload& w = workloads_[p->second];
-  DropPlacedMember(w, key);
-  w.pods.erase(key);
-  w.signature_id = -1;
-  classes_.Reindex(w);
-  workload_of_pod_.erase(p);
-  if (w.admitted() && w.is_gang &&
-      static_cast<int>(w.placements.size()) < w.min_member) {
-    timers_.NoteBelowMin(w.key, now);
-  }
-  // A workload left without pods is over, unless a PodGroup still declares
-  // it and it has not run: then it waits for its pods and says so. One
-  // made by pods alone is forgotten (ForgetFinished), as Kueue's pod-group
-  // Workload goes with its pods, rather than kept for ever as "0 of N".
-  if (!w.pods.empty() || (!w.admitted() && groups_.contains(w.key))) {
-    return DeleteOutcome::kMemberDeleted;
-  }
-  Release(w);
-  SetState(w, Workload::State::kFinished);
-  w.Explain({ReasonCode::kNone, "deleted"});
-  return DeleteOutcome::kWorkloadDeleted;
+  return store_.Delete(ForStore(), key, now);
 }
 
 void QueueingEngine::NodeDown(const std::string& node, int64_t now) {
-  const NodeState* state = model_->FindNode(node);
-  // Admitted workloads lose the members that ran there.
-  for (auto& [key, admitted] : admitted_) {
-    Workload& w = *admitted;
-    std::vector<std::string> lost;
-    for (const auto& [pod, placement] : w.placements) {
-      if (placement.node == node) lost.push_back(pod);
-    }
-    for (const std::string& pod : lost) DropPlacedMember(w, pod);
-    if (lost.empty()) continue;
-    if (!w.is_gang || static_cast<int>(w.placements.size()) < w.min_member) {
-      timers_.NoteBelowMin(w.key, now);
-    }
-  }
-  if (state == nullptr) return;
-  down_nodes_[node] = state->node();
-  model_->RemoveNode(node);
-}
-
-void QueueingEngine::PostponeEvictions(int64_t ms) {
-  for (auto& [key, w] : admitted_) {
-    if (w->admitted_at_ms >= 0) w->admitted_at_ms += ms;
-  }
-  timers_.Postpone(ms);
+  store_.NodeDown(ForStore(), node, now);
 }
 
 void QueueingEngine::NodeUp(const std::string& node, int64_t now) {
-  auto it = down_nodes_.find(node);
-  if (it == down_nodes_.end()) return;
-  model_->UpsertNode(it->second);
-  down_nodes_.erase(it);
+  store_.NodeUp(*model_, node);
 }
-
-std::vector<EngineEvent> QueueingEngine::TakeEvents() {
-  // The placement stage counts events from here on.
-  placement_.set_facts_since({0, placement_.facts_since().reservations});
-  return std::exchange(events_, {});
-}
-
-size_t QueueingEngine::ForgetFinished() {
-  size_t forgotten = 0;
-  for (auto it = workloads_.begin(); it != workloads_.end();) {
-    const Workload& w = it->second;
-    // Finished workloads are in no index (SetState, Reindex), so erasing
-    // one leaves no dangling pointer.
-    if (w.state == Workload::State::kFinished && w.pods.empty()) {
-      timers_.Forget(w.key);
-      planner_.Forget(w.key);
-      it = workloads_.erase(it);
-      ++forgotten;
-    } else {
-      ++it;
-    }
-  }
-  return forgotten;
-}
-
-void QueueingEngine::Emit(int64_t now, EngineEvent::Type type,
-                          const Workload& w, std::string by,
-                          std::string reason) {
-  events_.push_back(
-      EngineEvent{now, type, w.key, std::move(by), std::move(reason)});
-}
-
-std::string_view EngineEventName(EngineEvent::Type type) {
-  switch (type) {
-    case EngineEvent::Type::kAdmitted:
-      return "Admitted";
-    case EngineEvent::Type::kAdopted:
-      return "Adopted";
-    case EngineEvent::Type::kPreempted:
-      return "Preempted";
-    case EngineEvent::Type::kFinished:
-      return "Finished";
-    case EngineEvent::Type::kTimedOut:
-      return "TimedOut";
-    case EngineEvent::Type::kEvicted:
-      return "Evicted";
-  }
-  return "";
-}
-
-}  // namespace gpusched
-
-namespace gpusched {
 
 void QueueingEngine::MarkBound(const std::string& pod_key) {
-  auto it = workload_of_pod_.find(pod_key);
-  if (it == workload_of_pod_.end()) return;
-  Workload& w = workloads_[it->second];
-  if (w.placements.contains(pod_key)) w.bound.insert(pod_key);
+  store_.MarkBound(pod_key);
 }
 
-const PodGroup* QueueingEngine::FindPodGroup(const std::string& key) const {
-  auto it = groups_.find(key);
-  return it == groups_.end() ? nullptr : &it->second;
+void QueueingEngine::PostponeEvictions(int64_t ms) {
+  store_.PostponeAdmissions(ms);
+  timers_.Postpone(ms);
+}
+
+void QueueingEngine::EvictionBlocked(const std::string& workload,
+                                     const std::string& message, int64_t now) {
+  cycle_.EvictionBlocked(ForCycle(), workload, message, now);
 }
 
 const Workload* QueueingEngine::FindWorkloadOfPod(
     const std::string& pod_key) const {
-  auto it = workload_of_pod_.find(pod_key);
-  if (it == workload_of_pod_.end()) return nullptr;
-  auto w = workloads_.find(it->second);
-  return w == workloads_.end() ? nullptr : &w->second;
+  return store_.FindWorkloadOfPod(pod_key);
 }
 
 absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
@@ -404,17 +94,79 @@ absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
   if (!quota.ok()) return quota.status();
   policy_ = std::move(policy);
   quota_ = *std::move(quota);
-  flavors_.Rebuild();  // its queues pointed into the old policy
-  for (auto& [key, w] : workloads_) {
-    Resolve(w);
-    if (w.admitted() && quota_.HasClusterQueue(w.cluster_queue)) {
-      quota_.AddUsage(w.cluster_queue, w.charged);
-    }
-  }
+  flavors_.Rebuild(policy_, quota_);  // it pointed into the old policy
+  store_.ResolveAgain(ForStore());
   // Signatures name queues and quotas of the old policy.
-  ResetSignatures();
-  RebuildIndexes();
+  store_.ForgetSignatures();
+  cycle_.ForgetFailures();
+  store_.RebuildIndexes(flavors_);
   return absl::OkStatus();
+}
+
+void QueueingEngine::Schedule(int64_t now) {
+#ifdef GPUSCHED_INVARIANTS_ON
+  // Debug and sanitizer builds: the pass must leave the invariants true,
+  // and take no queue further over its limit than it was (invariants.h).
+  const QuotaExcess over_before = QuotaOverLimits(quota_);
+#endif
+  cycle_.Schedule(ForCycle(), now);
+#ifdef GPUSCHED_INVARIANTS_ON
+  DieOnViolation(CheckInvariants(
+      *this, *model_, {.now = now, .allowed_excess = &over_before}));
+#endif
+}
+
+std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
+  std::optional<int64_t> next = timers_.NextWakeup(
+      policy_.config, store_.workloads(), store_.live(), now);
+  // A victim whose eviction was refused may be tried again.
+  if (std::optional<int64_t> refusal = cycle_.NextRefusalExpiry(now);
+      refusal && (!next || *refusal < *next)) {
+    next = refusal;
+  }
+  return next;
+}
+
+std::vector<EngineEvent> QueueingEngine::TakeEvents() {
+  cycle_.EventsTaken();
+  return store_.TakeEvents();
+}
+
+size_t QueueingEngine::ForgetFinished() {
+  const std::vector<std::string> forgotten = store_.ForgetFinished();
+  for (const std::string& key : forgotten) {
+    timers_.Forget(key);
+    cycle_.Forget(key);
+  }
+  return forgotten.size();
+}
+
+std::vector<const Workload*> QueueingEngine::PendingOrder(
+    const std::string& cq) const {
+  return store_.PendingOrder(cq);
+}
+
+std::map<const Workload*, std::pair<size_t, size_t>>
+QueueingEngine::PendingPositions() const {
+  return store_.PendingPositions();
+}
+
+std::string QueueingEngine::PendingReason(const Workload& workload) const {
+  return store_.PendingReason(workload);
+}
+
+std::string QueueingEngine::PendingReason(const Workload& workload,
+                                          size_t position,
+                                          size_t total) const {
+  return store_.PendingReason(workload, position, total);
+}
+
+ReasonCode QueueingEngine::PendingCode(const Workload& workload) const {
+  return store_.PendingCode(workload);
+}
+
+const PodGroup* QueueingEngine::FindPodGroup(const std::string& key) const {
+  return store_.FindPodGroup(key);
 }
 
 }  // namespace gpusched

@@ -11,74 +11,21 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "queueing/admission_outcome.h"
-#include "queueing/gang_placer.h"
+#include "queueing/admission_cycle.h"
+#include "queueing/engine_types.h"
 #include "queueing/gang_timers.h"
-#include "queueing/gang_trial.h"
-#include "queueing/pending_classes.h"
-#include "queueing/placement_stage.h"
 #include "queueing/policy.h"
-#include "queueing/preemption_planner.h"
 #include "queueing/quota_flavors.h"
 #include "queueing/quota_tree.h"
+#include "queueing/reason_code.h"
 #include "queueing/workload.h"
+#include "queueing/workload_store.h"
 #include "scheduler/cluster_model.h"
 #include "scheduler/scoring.h"
 
 namespace gpusched {
-
-struct EngineEvent {
-  enum class Type { kAdmitted, kAdopted, kPreempted, kFinished, kTimedOut,
-                    kEvicted };
-  int64_t at_ms = 0;
-  Type type = Type::kAdmitted;
-  std::string workload;
-  std::string by;
-  std::string reason;
-};
-
-// "Admitted", "Adopted", ...: the simulator's report spells them so.
-std::string_view EngineEventName(EngineEvent::Type type);
-
-struct EngineOptions {
-  bool requeue_preempted = true;
-  // The simulator binds admitted members at once; the extender waits for
-  // kube-scheduler's bind, and rolls back gangs not bound in time.
-  bool bind_on_admission = false;
-  // How long a workload whose eviction a disruption budget refused is left
-  // alone by preemption (EvictionBlocked).
-  RefusalBackoff eviction_refusal_backoff;
-};
-
-// What Adopt made of a pod found already running or admitted.
-struct Adoption {
-  enum class Outcome {
-    kAdopted,          // placed on its node, its queue charged
-    kAlreadyPlaced,    // the engine holds it there already: nothing changed
-    kPlacedElsewhere,  // the engine holds it on another node: left as it is
-    kNodeUnknown,      // its node is not in the model: not adopted
-    kDoesNotFit,       // not bound, and its node cannot hold it now
-  };
-  Outcome outcome = Outcome::kAdopted;
-  std::string reason;  // why not adopted
-};
-
-// What Finish made of the key it was given.
-enum class FinishOutcome {
-  kUnknownKey,        // neither a workload nor a pod the engine holds
-  kMemberFinished,    // the pod left; its workload still has pods
-  kWorkloadFinished,  // no pods are left: the workload is over
-};
-
-// What Delete made of the key it was given.
-enum class DeleteOutcome {
-  kUnknownKey,       // neither a workload nor a pod the engine holds
-  kMemberDeleted,    // the pod left; its workload lives on (other pods, or
-                     // a PodGroup that still declares it waits for new ones)
-  kWorkloadDeleted,  // the workload is over: deleted by its key, or its
-                     // last pod went
-};
 
 // The queueing core: groups pods into workloads, admits them one
 // transaction at a time (quota up the cohort tree, then a placement for
@@ -86,11 +33,12 @@ enum class DeleteOutcome {
 // the gang timers. A single writer: the caller serialises every call and
 // passes the time, so the same calls give the same decisions.
 //
-// It owns the workloads and orchestrates the stages, each with its own
-// state: ordering and classes (PendingClasses), quota and flavor
-// (QuotaFlavors), gang placement (GangPlacementStage, with trials that
-// undo themselves), preemption (PreemptionPlanner) and gang timers
-// (GangTimers).
+// A facade: the workloads and their indexes live in a WorkloadStore (every
+// object-in call goes there), the scheduling pass in an AdmissionCycle
+// (pending classes, strategy passes, try-admit, try-preempt, commit). The
+// engine owns the policy and what is derived from it (quota tree, flavor
+// index, scoring weights) and the gang timers, and lends them to the
+// store and the cycle per call; neither keeps a pointer into the engine.
 class QueueingEngine {
  public:
   static absl::StatusOr<std::unique_ptr<QueueingEngine>> Create(
@@ -152,9 +100,9 @@ class QueueingEngine {
   std::optional<int64_t> NextWakeup(int64_t now) const;
 
   const std::map<std::string, Workload>& workloads() const {
-    return workloads_;
+    return store_.workloads();
   }
-  const std::vector<EngineEvent>& events() const { return events_; }
+  const std::vector<EngineEvent>& events() const { return store_.events(); }
   // Hands over the events so far and forgets them, so a long-running
   // server's event list stays bounded (the simulator keeps them all for
   // its report). Call between passes, never inside Schedule.
@@ -189,146 +137,26 @@ class QueueingEngine {
   QueueingEngine(Policy policy, QuotaTree quota, ClusterModel* model,
                  EngineOptions options);
 
-  // engine.cc: objects in, workloads out.
-  Workload& WorkloadFor(const Pod& pod, int64_t now);
-  void Resolve(Workload& workload);
-  int32_t PriorityOf(const Pod& pod, const PodGroup* group) const;
-  // A member left an admitted workload (deleted, or its node went away).
-  void DropPlacedMember(Workload& workload, const std::string& pod);
-  void Emit(int64_t now, EngineEvent::Type type, const Workload& workload,
-            std::string by, std::string reason);
-  // Every state change goes through here so the indexes below stay true.
-  void SetState(Workload& workload, Workload::State state);
-  void RebuildIndexes();
-  // Keep admitted_by_queue_ and outside_ true after the state or queue
-  // changed.
-  void IndexAdmitted(Workload& workload);
-  void IndexOutside(Workload& workload);
-  // Forgets every signature and what was remembered by them.
-  void ResetSignatures();
-
-  // engine_classes.cc: the pass over classes and queues.
-  bool Ready(const Workload& workload, int64_t now) const;
-  std::map<std::string, std::vector<Workload*>> PendingByQueue();
-  std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
-  std::vector<Workload*> Candidates(int64_t now);
-  PassResult AdmitQueued(int64_t now);
-  PassResult AdmitBestEffortClasses(int64_t now);
-  struct ClassHead {
-    int signature = 0;
-    int borrow_height = 0;  // QuotaTree::BorrowHeight: lower goes first
-    Workload* workload = nullptr;
-  };
-  std::vector<ClassHead> BestEffortHeadsOf(
-      const std::function<bool(const Workload&)>& ready);
-  PassResult AdmitStrictFifo(int64_t now);
-  PassResult AdmitFairSharing(int64_t now);
-  struct PassChanges {
-    std::set<std::string> trees;
-    bool capacity_freed = false;
-  };
-  PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
-  struct HeadAttempt {
-    bool admitted = false;
-    bool searched_nodes = false;        // a placement search ran
-    std::optional<PassChanges> changes;  // when it emitted events
-  };
-  HeadAttempt TryClassHead(Workload& workload, int64_t now);
-  std::string ReasonOf(const Workload& workload) const;
-
-  // engine_held_quota.cc: what a StrictFIFO head that cannot reclaim
-  // holds (Kueue's reserveCapacityForUnreclaimablePreempt).
-  FrAmounts QuotaToHold(const Workload& workload, const ClusterQueue& cq) const;
-  void NoteHeadOutcome(Workload& head, const AdmissionOutcome& outcome);
-  void HoldHeadQuota();
-  void ReleaseHeadQuota();
-  void ReleaseHeldBy(const Workload& head);
-
-  // engine_admission.cc: one admission transaction.
-  AdmissionOutcome TryAdmit(Workload& workload, int64_t now);
-  bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
-  PassResult AdmitOutsideQueues(int64_t now);
-  PassResult AdmitExtraMembers(int64_t now);
-  void ReplanLostPlacements(int64_t now);
-  void ExplainIncompleteGangs(int64_t now);
-  // A placement for every member on the first flavors whose quota fits,
-  // held in the model while the trial lives; else why not.
-  struct FitResult {
-    std::optional<PlacementTrial> trial;
-    WaitReason why;
-  };
-  FitResult Fit(Workload& workload);
-  GangPlacementRequest RequestFor(const Workload& workload,
-                                  std::vector<const Pod*> members);
-  GangPlacement PlaceOrRecall(Workload& workload,
-                              const GangPlacementRequest& request,
-                              const std::vector<std::string>& flavors);
-  void Commit(Workload& workload, PlacementTrial trial, int64_t now);
-  // Forgets what depended on free capacity (remembered placement failures,
-  // the capacity bound) when events since the last call freed some.
-  void NoteFreedCapacity();
-
-  // engine_preemption.cc: carries out the planner's plan.
-  AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
-  PreemptionPlan PlanPreemption(Workload& workload, int64_t now);
-  AdmissionOutcome EvictThenAdmit(Workload& workload,
-                                  const PreemptionPlan& plan, int64_t now);
-  bool CouldFitWithFreed(const Workload& workload,
-                         const std::vector<Workload*>& candidates);
-  void Release(Workload& workload);
-  void Evict(Workload& workload, int64_t now, EngineEvent::Type type,
-             const std::string& by, const std::string& reason);
-
-  // engine_timers.cc: carries out what the timers decided.
-  void RunTimers(int64_t now);
-  std::vector<std::string> NodesReservedFor(const Workload& workload) const;
-
-  // engine_adoption.cc: Adopt's steps: the pod's devices on `node` in the
-  // model, held once; the quota the pod takes on that node's flavor; the
-  // bookkeeping.
-  std::optional<GpuAssignment> HoldOnNode(const Pod& pod,
-                                          const std::string& node, bool bound,
-                                          std::string* reason);
-  FrAmounts ChargeOnNode(const Workload& workload, const Pod& pod,
-                         const NodeState& node) const;
-  void RecordAdoption(Workload& workload, const std::string& pod_key,
-                      Placement placement, bool bound, int64_t now);
+  // What the store and the cycle are lent for one call.
+  StoreInputs ForStore() {
+    return {policy_, flavors_, quota_, *model_, timers_, options_};
+  }
+  CycleInputs ForCycle() {
+    return {policy_,  quota_,   flavors_, *model_,
+            weights_, options_, timers_,  store_};
+  }
 
   Policy policy_;
   QuotaTree quota_;
   ClusterModel* model_;
   EngineOptions options_;
   ScoringWeights weights_;
-  std::map<std::string, Workload> workloads_;
-  // Indexes into workloads_, by key so walks stay deterministic: pending
-  // and admitted workloads (finished ones only wait for the report), and
-  // the admitted ones (preemption candidates).
-  std::map<std::string, Workload*> live_;
-  std::map<std::string, Workload*> admitted_;
-  // Admitted workloads per ClusterQueue, by key: preemption looks only at
-  // its own queue and the queues of its cohort tree.
-  PreemptionPlanner::AdmittedByQueue admitted_by_queue_;
-  // Live workloads outside queues (no queue-name label), by key.
-  std::map<std::string, Workload*> outside_;
-  std::map<std::string, PodGroup> groups_;
-  std::map<std::string, std::string> workload_of_pod_;  // ns/pod -> workload
-  std::map<std::string, Node> down_nodes_;
-  std::vector<EngineEvent> events_;
-  // Quota held by the head of a StrictFIFO ClusterQueue, by queue; charged
-  // to the quota tree only during an admission pass.
-  struct HeldQuota {
-    std::string head;
-    FrAmounts amounts;
-  };
-  std::map<std::string, HeldQuota> held_by_head_;
-
-  // The stages, each with its own state (see their headers).
-  QuotaFlavors flavors_{&policy_, &quota_};
-  PendingClasses classes_{&flavors_};
-  GangPlacementStage placement_{model_, &weights_};
-  PreemptionPlanner planner_{&policy_, &quota_, &flavors_, model_,
-                             &admitted_by_queue_};
-  GangTimers timers_{&policy_.config};
+  // Indexes policy_'s queues and cohort trees: rebuilt whenever policy_
+  // and quota_ are replaced.
+  QuotaFlavors flavors_;
+  GangTimers timers_;
+  WorkloadStore store_;
+  AdmissionCycle cycle_;
 };
 
 }  // namespace gpusched

@@ -13,6 +13,12 @@ bool ShortOfPods(const Workload& w) {
   return w.is_gang && static_cast<int>(w.pods.size()) < w.min_member;
 }
 
+// The gang's own timeout (its PodGroup's scheduleTimeoutSeconds), else
+// the scheduler's.
+int64_t TimeoutOf(const SchedulerConfig& config, const Workload& w) {
+  return w.schedule_timeout_ms.value_or(config.gang_admission_timeout_ms);
+}
+
 }  // namespace
 
 int64_t GangBackoff(const SchedulerConfig& config, int attempts) {
@@ -23,7 +29,7 @@ int64_t GangBackoff(const SchedulerConfig& config, int attempts) {
 }
 
 std::vector<TimerOutcome> GangTimers::BackOffIncompleteGangs(
-    const LiveMap& live, int64_t now) const {
+    const SchedulerConfig& config, const LiveMap& live, int64_t now) const {
   std::vector<TimerOutcome> fired;
   for (const auto& [key, each] : live) {
     Workload& w = *each;
@@ -31,10 +37,10 @@ std::vector<TimerOutcome> GangTimers::BackOffIncompleteGangs(
         w.backoff_until_ms > now) {
       continue;
     }
-    const int64_t timeout = TimeoutOf(w);
+    const int64_t timeout = TimeoutOf(config, w);
     if (now - w.pending_since_ms < timeout) continue;
     ++w.failed_attempts;
-    w.backoff_until_ms = now + GangBackoff(*config_, w.failed_attempts);
+    w.backoff_until_ms = now + GangBackoff(config, w.failed_attempts);
     w.pending_since_ms = w.backoff_until_ms;
     w.Explain({ReasonCode::kBackingOff,
                absl::StrCat("only ", w.pods.size(), " of minMember ",
@@ -45,15 +51,15 @@ std::vector<TimerOutcome> GangTimers::BackOffIncompleteGangs(
   return fired;
 }
 
-std::vector<TimerOutcome> GangTimers::UnboundPastTimeout(const LiveMap& live,
-                                                         int64_t now) const {
+std::vector<TimerOutcome> GangTimers::UnboundPastTimeout(
+    const SchedulerConfig& config, const LiveMap& live, int64_t now) const {
   std::vector<TimerOutcome> fired;
   for (const auto& [key, each] : live) {
     Workload& w = *each;
     if (!w.admitted() || w.bound.size() >= w.placements.size()) continue;
-    const int64_t timeout = TimeoutOf(w);
+    const int64_t timeout = TimeoutOf(config, w);
     if (now - w.admitted_at_ms < timeout) continue;
-    const int64_t retry = GangBackoff(*config_, w.failed_attempts + 1);
+    const int64_t retry = GangBackoff(config, w.failed_attempts + 1);
     fired.push_back(
         {TimerOutcome::Kind::kBindTimedOut, &w,
          absl::StrCat("only ", w.bound.size(), " of ", w.placements.size(),
@@ -63,21 +69,23 @@ std::vector<TimerOutcome> GangTimers::UnboundPastTimeout(const LiveMap& live,
   return fired;
 }
 
-void GangTimers::BackOffAfterRollback(Workload& w, const TimerOutcome& outcome,
+void GangTimers::BackOffAfterRollback(const SchedulerConfig& config,
+                                      Workload& w, const TimerOutcome& outcome,
                                       int64_t now) const {
   ++w.failed_attempts;
   w.admitted_at_ms = -1;
-  w.backoff_until_ms = now + GangBackoff(*config_, w.failed_attempts);
+  w.backoff_until_ms = now + GangBackoff(config, w.failed_attempts);
   w.pending_since_ms = w.backoff_until_ms;
   w.Explain({ReasonCode::kAdmissionTimedOut, outcome.reason});
 }
 
 std::vector<TimerOutcome> GangTimers::TakeBelowMinPastGrace(
-    std::map<std::string, Workload>& workloads, int64_t now) {
+    const SchedulerConfig& config, std::map<std::string, Workload>& workloads,
+    int64_t now) {
   std::vector<TimerOutcome> fired;
   for (auto it = below_min_since_.begin(); it != below_min_since_.end();) {
     Workload& w = workloads[it->first];
-    const int64_t grace = w.is_gang ? config_->stale_gang_grace_ms : 0;
+    const int64_t grace = w.is_gang ? config.stale_gang_grace_ms : 0;
     // Members that succeeded did their part (as in PartlyPlacedGang).
     const bool short_of_members =
         w.admitted() && static_cast<int>(w.placements.size() +
@@ -109,6 +117,7 @@ void GangTimers::NoteAdmitted(const Workload& w) {
 }
 
 void GangTimers::UpdateReservation(
+    const SchedulerConfig& config,
     const std::map<std::string, Workload>& workloads, const LiveMap& live,
     int64_t now, const std::function<bool(const Workload&)>& ready,
     const std::function<std::vector<std::string>(const Workload&)>&
@@ -128,7 +137,7 @@ void GangTimers::UpdateReservation(
         !ready(w)) {
       continue;
     }
-    if (now - w.pending_since_ms < config_->starvation_timeout_ms) continue;
+    if (now - w.pending_since_ms < config.starvation_timeout_ms) continue;
     if (starving == nullptr || w.pending_since_ms < starving->pending_since_ms)
       starving = &w;
   }
@@ -140,6 +149,7 @@ void GangTimers::UpdateReservation(
 }
 
 std::optional<int64_t> GangTimers::NextWakeup(
+    const SchedulerConfig& config,
     const std::map<std::string, Workload>& workloads, const LiveMap& live,
     int64_t now) const {
   std::optional<int64_t> next;
@@ -153,26 +163,26 @@ std::optional<int64_t> GangTimers::NextWakeup(
     queued_pending |= !w.cluster_queue.empty();
     consider(w.backoff_until_ms);
     if (ShortOfPods(w)) {
-      consider(w.pending_since_ms + TimeoutOf(w));
+      consider(w.pending_since_ms + TimeoutOf(config, w));
     } else if (!w.cluster_queue.empty() && reserved_for_.empty()) {
-      consider(w.pending_since_ms + config_->starvation_timeout_ms);
+      consider(w.pending_since_ms + config.starvation_timeout_ms);
     }
   }
   for (const auto& [key, each] : live) {
     const Workload& w = *each;
     if (w.admitted() && w.bound.size() < w.placements.size()) {
-      consider(w.admitted_at_ms + TimeoutOf(w));
+      consider(w.admitted_at_ms + TimeoutOf(config, w));
     }
     // A victim leaving its minimum runtime may unblock a pending preemptor.
-    if (queued_pending && config_->preemption_minimum_runtime_ms > 0 &&
+    if (queued_pending && config.preemption_minimum_runtime_ms > 0 &&
         w.admitted() && !w.cluster_queue.empty()) {
-      consider(w.admitted_at_ms + config_->preemption_minimum_runtime_ms);
+      consider(w.admitted_at_ms + config.preemption_minimum_runtime_ms);
     }
   }
   for (const auto& [key, since] : below_min_since_) {
     auto it = workloads.find(key);
     consider(since + (it != workloads.end() && it->second.is_gang
-                          ? config_->stale_gang_grace_ms
+                          ? config.stale_gang_grace_ms
                           : 0));
   }
   return next;

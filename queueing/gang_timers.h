@@ -35,21 +35,26 @@ class GangTimers {
  public:
   using LiveMap = std::map<std::string, Workload*>;
 
-  explicit GangTimers(const SchedulerConfig* config) : config_(config) {}
+  // Every call that reads the scheduler's settings (timeouts, backoff,
+  // grace, starvation) is given them: a new policy applies at once, with
+  // no pointer into its owner to keep true.
+  GangTimers() = default;
 
   // Pending gangs whose pods did not all come in time: each gets its
   // backoff (failed_attempts, backoff_until_ms, reason) here.
-  std::vector<TimerOutcome> BackOffIncompleteGangs(const LiveMap& live,
-                                                   int64_t now) const;
+  std::vector<TimerOutcome> BackOffIncompleteGangs(
+      const SchedulerConfig& config, const LiveMap& live, int64_t now) const;
   // Admitted workloads with members not bound in time. The engine rolls
   // each back, then calls BackOffAfterRollback.
-  std::vector<TimerOutcome> UnboundPastTimeout(const LiveMap& live,
+  std::vector<TimerOutcome> UnboundPastTimeout(const SchedulerConfig& config,
+                                               const LiveMap& live,
                                                int64_t now) const;
-  void BackOffAfterRollback(Workload& w, const TimerOutcome& outcome,
-                            int64_t now) const;
+  void BackOffAfterRollback(const SchedulerConfig& config, Workload& w,
+                            const TimerOutcome& outcome, int64_t now) const;
   // Running gangs below minMember past the grace; forgets them (and those
   // no longer short).
   std::vector<TimerOutcome> TakeBelowMinPastGrace(
+      const SchedulerConfig& config,
       std::map<std::string, Workload>& workloads, int64_t now);
 
   // A running workload lost members: the grace counts from now, unless it
@@ -64,16 +69,18 @@ class GangTimers {
   }
   // When the grace of a workload below minMember ends (it is evicted
   // then), if it is in one.
-  std::optional<int64_t> GraceEnds(const Workload& w) const {
+  std::optional<int64_t> GraceEnds(const SchedulerConfig& config,
+                                   const Workload& w) const {
     auto it = below_min_since_.find(w.key);
     if (it == below_min_since_.end()) return std::nullopt;
-    return it->second + (w.is_gang ? config_->stale_gang_grace_ms : 0);
+    return it->second + (w.is_gang ? config.stale_gang_grace_ms : 0);
   }
 
   // The starvation reservation: lifted when its workload no longer waits,
   // given to the longest-waiting ready queued workload past the timeout.
   // `nodes_for` picks the nodes for a workload.
   void UpdateReservation(
+      const SchedulerConfig& config,
       const std::map<std::string, Workload>& workloads, const LiveMap& live,
       int64_t now, const std::function<bool(const Workload&)>& ready,
       const std::function<std::vector<std::string>(const Workload&)>&
@@ -89,16 +96,13 @@ class GangTimers {
 
   // The next time a timer is due.
   std::optional<int64_t> NextWakeup(
+      const SchedulerConfig& config,
       const std::map<std::string, Workload>& workloads, const LiveMap& live,
       int64_t now) const;
 
  private:
-  int64_t TimeoutOf(const Workload& w) const {
-    return w.schedule_timeout_ms.value_or(config_->gang_admission_timeout_ms);
-  }
   void LiftReservation();
 
-  const SchedulerConfig* config_;
   std::map<std::string, int64_t> below_min_since_;
   std::set<std::string> reserved_nodes_;
   uint64_t reservation_changes_ = 0;

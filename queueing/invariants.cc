@@ -168,14 +168,14 @@ std::vector<std::string> QueueUsageViolations(
 
 std::vector<std::string> GangViolations(
     const std::map<std::string, Workload>& workloads, const GangTimers& timers,
-    std::optional<int64_t> now) {
+    const SchedulerConfig& config, std::optional<int64_t> now) {
   std::vector<std::string> violations;
   for (const auto& [key, w] : workloads) {
     if (!w.admitted()) continue;
     const int placed =
         static_cast<int>(w.placements.size() + w.succeeded.size());
     if (placed >= w.min_member) continue;
-    const std::optional<int64_t> grace_ends = timers.GraceEnds(w);
+    const std::optional<int64_t> grace_ends = timers.GraceEnds(config, w);
     if (grace_ends.has_value() && (!now.has_value() || *now < *grace_ends)) {
       continue;
     }
@@ -253,7 +253,7 @@ absl::Status CheckInvariants(const QueueingEngine& engine,
   std::vector<std::string> violations = DeviceViolations(model);
   Append(violations, QueueUsageViolations(engine.quota(), engine.workloads()));
   Append(violations, GangViolations(engine.workloads(), engine.timers(),
-                                    context.now));
+                                    engine.policy().config, context.now));
   Append(violations, PlacementViolations(engine.workloads(), model,
                                          context.engine_owns_model));
   Append(violations,

@@ -67,7 +67,7 @@ std::vector<std::string> QueueUsageViolations(
 // and is within its grace (GangTimers).
 std::vector<std::string> GangViolations(
     const std::map<std::string, Workload>& workloads, const GangTimers& timers,
-    std::optional<int64_t> now);
+    const SchedulerConfig& config, std::optional<int64_t> now);
 
 // Every placed member is in the model on the node of its placement (a bound
 // one may be gone unless `engine_owns_model`), and no pod is placed by two

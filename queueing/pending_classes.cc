@@ -21,12 +21,12 @@ void PendingClasses::Reset(std::map<std::string, Workload>& workloads) {
   }
 }
 
-int PendingClasses::SignatureId(Workload& w) {
+int PendingClasses::SignatureId(Workload& w, const QuotaFlavors& flavors) {
   if (w.signature_id >= 0) return w.signature_id;
   auto [it, inserted] =
       ids_.try_emplace(AdmissionSignature(w), static_cast<int>(ids_.size()));
   if (inserted) {
-    demand_.push_back(quota_->FirstFlavorDemand(w));
+    demand_.push_back(flavors.FirstFlavorDemand(w));
     queue_.push_back(w.cluster_queue);
     placement_.push_back(PlacementSignature(w));
   }
@@ -34,7 +34,7 @@ int PendingClasses::SignatureId(Workload& w) {
   return w.signature_id;
 }
 
-void PendingClasses::Reindex(Workload& w) {
+void PendingClasses::Reindex(Workload& w, const QuotaFlavors& flavors) {
   if (w.indexed_signature >= 0) {
     auto cls = pending_.find(w.indexed_signature);
     if (cls != pending_.end()) {
@@ -48,7 +48,7 @@ void PendingClasses::Reindex(Workload& w) {
     return;
   }
   w.signature_id = -1;  // whatever changed may change the signature
-  const int signature = SignatureId(w);
+  const int signature = SignatureId(w, flavors);
   w.indexed_signature = signature;
   w.indexed_priority = w.priority;
   w.indexed_created_ms = w.created_ms;

@@ -29,16 +29,17 @@ class PendingClasses {
   // (-priority, creation, key): queue order as a map key.
   using OrderKey = std::tuple<int32_t, int64_t, std::string>;
 
-  // Signatures read the first-flavor demand from `quota`.
-  explicit PendingClasses(const QuotaFlavors* quota) : quota_(quota) {}
+  // Signatures read the first-flavor demand from the QuotaFlavors each
+  // call names.
+  PendingClasses() = default;
 
   // Forgets every signature (a new policy, or too many shapes).
   void Reset(std::map<std::string, Workload>& workloads);
   // The workload's interned admission signature, computed once per change
   // of its pods, queue or state.
-  int SignatureId(Workload& w);
+  int SignatureId(Workload& w, const QuotaFlavors& flavors);
   // Keeps the index true after the workload changed.
-  void Reindex(Workload& w);
+  void Reindex(Workload& w, const QuotaFlavors& flavors);
   // A newer failure of an equal workload, which speaks for this one.
   const WaitReason* SharedFailure(const Workload& w) const;
 
@@ -61,7 +62,6 @@ class PendingClasses {
   void RecordFailure(int signature, Workload& w, WaitReason why);
 
  private:
-  const QuotaFlavors* quota_;
   std::map<std::string, int> ids_;
   std::map<int, std::map<OrderKey, Workload*>> pending_;
   std::vector<std::string> queue_;      // by signature id

@@ -49,20 +49,21 @@ GpuFreed GpuFreedBy(const std::vector<const Workload*>& freeing) {
 
 }  // namespace
 
-const std::vector<const NodeState*>* GangPlacementStage::SortedNodes() {
-  if (sorted_nodes_generation_ != model_->node_set_generation()) {
-    sorted_nodes_ = model_->SortedNodes();
-    sorted_nodes_generation_ = model_->node_set_generation();
+const std::vector<const NodeState*>* GangPlacementStage::SortedNodes(
+    const ClusterModel& model) {
+  if (sorted_nodes_generation_ != model.node_set_generation()) {
+    sorted_nodes_ = model.SortedNodes();
+    sorted_nodes_generation_ = model.node_set_generation();
   }
   return &sorted_nodes_;
 }
 
 const std::vector<const NodeState*>* GangPlacementStage::NodesWithLabels(
-    const StringMap& labels) {
-  const std::vector<const NodeState*>& sorted = *SortedNodes();
-  if (nodes_with_labels_generation_ != model_->node_set_generation()) {
+    const ClusterModel& model, const StringMap& labels) {
+  const std::vector<const NodeState*>& sorted = *SortedNodes(model);
+  if (nodes_with_labels_generation_ != model.node_set_generation()) {
     nodes_with_labels_.clear();
-    nodes_with_labels_generation_ = model_->node_set_generation();
+    nodes_with_labels_generation_ = model.node_set_generation();
   }
   std::string key;
   for (const auto& [name, value] : labels) {
@@ -79,20 +80,20 @@ const std::vector<const NodeState*>* GangPlacementStage::NodesWithLabels(
   return &it->second;
 }
 
-NodeScoreMemo* GangPlacementStage::ScoreMemo() {
+NodeScoreMemo* GangPlacementStage::ScoreMemo(const ScoringWeights& weights) {
   // Scores read the weights' task-shape model; a new model, new scores.
-  if (weights_->workload().version() != score_memo_model_version_) {
+  if (weights.workload().version() != score_memo_model_version_) {
     score_memo_.Clear();
-    score_memo_model_version_ = weights_->workload().version();
+    score_memo_model_version_ = weights.workload().version();
   }
   return &score_memo_;
 }
 
 GangPlacement GangPlacementStage::PlaceOrRecall(
-    const std::string& owner, std::string memo_key,
+    ClusterModel& model, const std::string& owner, std::string memo_key,
     const GangPlacementRequest& request) {
   ++searches_;
-  if (in_trial_) return PlaceGang(*model_, request);
+  if (in_trial_) return PlaceGang(model, request);
   if (auto it = failures_.find(memo_key); it != failures_.end()) {
     const auto& [first, why] = it->second;
     // Others of the same shape get the first's text: it names its members.
@@ -103,7 +104,7 @@ GangPlacement GangPlacementStage::PlaceOrRecall(
                                                 why.text),
         .code = why.code};
   }
-  GangPlacement placement = PlaceGang(*model_, request);
+  GangPlacement placement = PlaceGang(model, request);
   if (!placement.placed()) {
     failures_.emplace(
         std::move(memo_key),
@@ -118,12 +119,12 @@ void GangPlacementStage::ForgetCapacityFacts() {
 }
 
 bool GangPlacementStage::CouldHold(
-    const std::vector<const Pod*>& members,
+    const ClusterModel& model, const std::vector<const Pod*>& members,
     const std::vector<const Workload*>& freeing) {
   ++searches_;
   if (!bound_.valid) {
     bound_ = CapacityBound{.valid = true};
-    for (const NodeState* node : *SortedNodes()) {
+    for (const NodeState* node : *SortedNodes(model)) {
       const int64_t free = node->gpus().free_milli();
       bound_.time_shared |= node->gpus().time_shared();
       bound_.max_free = std::max(bound_.max_free, free);
@@ -137,7 +138,7 @@ bool GangPlacementStage::CouldHold(
   if (bound_.total_free + freed.total < ask.total) return false;
   if (bound_.max_free >= ask.largest) return true;
   for (const auto& [name, milli] : freed.on_node) {
-    const NodeState* node = model_->FindNode(name);
+    const NodeState* node = model.FindNode(name);
     if (node != nullptr && node->gpus().free_milli() + milli >= ask.largest) {
       return true;
     }

@@ -21,31 +21,36 @@ namespace gpusched {
 
 class GangPlacementStage {
  public:
-  GangPlacementStage(ClusterModel* model, const ScoringWeights* weights)
-      : model_(model), weights_(weights) {}
+  // Every call names the model it searches (and the weights it scores
+  // with): the caches below are kept per node generation of that model.
+  GangPlacementStage() = default;
 
   // The model's nodes by name, kept while no node comes or goes.
-  const std::vector<const NodeState*>* SortedNodes();
+  const std::vector<const NodeState*>* SortedNodes(const ClusterModel& model);
   // SortedNodes() filtered by a flavor's node labels, per label set.
-  const std::vector<const NodeState*>* NodesWithLabels(const StringMap& labels);
+  const std::vector<const NodeState*>* NodesWithLabels(
+      const ClusterModel& model, const StringMap& labels);
   // Member verdicts and scores per node generation, for every search.
-  NodeScoreMemo* ScoreMemo();
+  NodeScoreMemo* ScoreMemo(const ScoringWeights& weights);
 
   // PlaceGang, unless a placement with the same `memo_key` failed since
   // capacity was last freed (then its verdict, worded for `owner`). Inside
   // a preemption trial the cluster is changed: search, remember nothing.
-  GangPlacement PlaceOrRecall(const std::string& owner, std::string memo_key,
+  GangPlacement PlaceOrRecall(ClusterModel& model, const std::string& owner,
+                              std::string memo_key,
                               const GangPlacementRequest& request);
   // PlaceGang, neither counted nor remembered (pods outside queues).
-  GangPlacement Place(const GangPlacementRequest& request) {
-    return PlaceGang(*model_, request);
+  GangPlacement Place(ClusterModel& model,
+                      const GangPlacementRequest& request) {
+    return PlaceGang(model, request);
   }
 
   // A necessary condition for placing `members` once `freeing` are gone,
   // from counts alone: the GPU capacity they free plus an upper bound on
   // what is free elsewhere can hold the largest member and the whole
   // demand. Counts as a search (its verdict depends on free capacity).
-  bool CouldHold(const std::vector<const Pod*>& members,
+  bool CouldHold(const ClusterModel& model,
+                 const std::vector<const Pod*>& members,
                  const std::vector<const Workload*>& freeing);
 
   // Searches so far: an attempt that never searched failed on quota alone.
@@ -78,8 +83,6 @@ class GangPlacementStage {
   bool in_preemption_trial() const { return in_trial_; }
 
  private:
-  ClusterModel* model_;
-  const ScoringWeights* weights_;
   std::vector<const NodeState*> sorted_nodes_;
   uint64_t sorted_nodes_generation_ = UINT64_MAX;
   std::map<std::string, std::vector<const NodeState*>> nodes_with_labels_;

@@ -88,11 +88,91 @@ Workload* FirstAllowed(FairPreemptionStrategy strategy,
 
 }  // namespace
 
+// One call of Plan or Candidates: the inputs it was lent, the refusals
+// the planner keeps, and the steps of the search.
+class PreemptionPlanner::Run {
+ public:
+  Run(const PlanInputs& in, const std::map<std::string, Refusal>& refused)
+      : policy_(&in.policy),
+        quota_(&in.quota),
+        flavors_(&in.flavors),
+        model_(&in.model),
+        admitted_(&in.admitted),
+        refused_(refused) {}
+
+  PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials);
+  CandidateSet Candidates(const Workload& w, const ClusterQueue& cq,
+                          int64_t now);
+
+ private:
+  // What a search found: how many candidates, and the victims with the
+  // reason of each (nullopt: it does not fit even without them).
+  struct Search {
+    size_t candidates = 0;
+    std::optional<std::vector<PreemptionPlan::Victim>> victims;
+  };
+  // Victims taken off so far, with why.
+  struct Taken {
+    VictimTrial trial;
+    std::vector<std::string> reasons;
+  };
+  PreemptionAsk AskFor(const Workload& w, const ClusterQueue& cq, int64_t now,
+                       std::string* blocked) const;
+  // A flavor preemption may judge the workload on, and what the workload
+  // is short of there.
+  struct FlavorOption {
+    const FlavorQuotas* flavor = nullptr;
+    std::vector<FlavorResource> short_of;
+  };
+  std::vector<FlavorOption> OptionsInGroup(
+      const Workload& w, const ClusterQueue& cq, const ResourceGroup& group,
+      const std::map<std::string, int64_t>& asked) const;
+  void AddFlavors(
+      const std::map<std::string, int64_t>& asked,
+      const std::vector<std::pair<const ResourceGroup*, FlavorOption>>& picks,
+      PreemptionAsk& ask) const;
+  // One ask per flavor choice preemption weighs (see AsksFor).
+  std::vector<PreemptionAsk> AsksFor(const Workload& w, const ClusterQueue& cq,
+                                     int64_t now, std::string* blocked) const;
+  Search BestSearch(Workload& w, const std::vector<PreemptionAsk>& asks,
+                    const Trials& trials);
+  bool PreemptionPossible(const PreemptionAsk& ask) const;
+  Search ClassicalSearch(Workload& w, const PreemptionAsk& ask,
+                         const Trials& trials);
+  Search FairSearch(Workload& w, const PreemptionAsk& ask,
+                    const Trials& trials);
+  std::vector<Workload*> FairCandidates(const PreemptionAsk& ask) const;
+  // Kueue's two strategies in turn (runFirstFsStrategy,
+  // runSecondFsStrategy); true once the workload fits.
+  bool FirstFairStrategy(const PreemptionAsk& ask,
+                         const std::vector<Workload*>& candidates,
+                         const std::function<bool()>& fits, Taken& taken,
+                         std::vector<Workload*>& retry);
+  bool SecondFairStrategy(const PreemptionAsk& ask,
+                          const std::vector<Workload*>& retry,
+                          const std::function<bool()>& fits, Taken& taken);
+  // Whether the workload could fit with every candidate gone.
+  bool CouldFitWithAll(Workload& w, const std::vector<Workload*>& all,
+                       const Trials& trials);
+  // Gives back, last taken but one first, every victim it fits without;
+  // the rest are the victims. Leaves the model and quota as they were.
+  std::vector<PreemptionPlan::Victim> FillBack(
+      const Workload& w, Taken& taken, const std::function<bool()>& fits);
+
+  const Policy* policy_;
+  QuotaTree* quota_;
+  QuotaFlavors* flavors_;
+  ClusterModel* model_;
+  const AdmittedByQueue* admitted_;
+  const std::map<std::string, Refusal>& refused_;
+};
+
 // The flavors of one resource group preemption may judge the workload on,
 // in order: those the members may run on whose quota is short but within
 // reach; failing that, the first they may run on. With what each is short
 // of.
-std::vector<PreemptionPlanner::FlavorOption> PreemptionPlanner::OptionsInGroup(
+std::vector<PreemptionPlanner::Run::FlavorOption>
+PreemptionPlanner::Run::OptionsInGroup(
     const Workload& w, const ClusterQueue& cq, const ResourceGroup& group,
     const std::map<std::string, int64_t>& asked) const {
   std::vector<FlavorOption> options;
@@ -120,7 +200,7 @@ std::vector<PreemptionPlanner::FlavorOption> PreemptionPlanner::OptionsInGroup(
 // Adds one flavor per resource group to `ask`: its demand there and what
 // it is short of (what preemption must free); all it asks for when it is
 // short of nothing (then the placement needs room).
-void PreemptionPlanner::AddFlavors(
+void PreemptionPlanner::Run::AddFlavors(
     const std::map<std::string, int64_t>& asked,
     const std::vector<std::pair<const ResourceGroup*, FlavorOption>>& picks,
     PreemptionAsk& ask) const {
@@ -141,7 +221,7 @@ void PreemptionPlanner::AddFlavors(
 // Kueue's flavor assignment weighs preemption on every flavor that could
 // take the workload: one ask per option of the first resource group that
 // has several, the other groups on their first.
-std::vector<PreemptionAsk> PreemptionPlanner::AsksFor(
+std::vector<PreemptionAsk> PreemptionPlanner::Run::AsksFor(
     const Workload& w, const ClusterQueue& cq, int64_t now,
     std::string* blocked) const {
   std::map<std::string, int64_t> asked;  // resource -> amount
@@ -171,9 +251,10 @@ std::vector<PreemptionAsk> PreemptionPlanner::AsksFor(
   return asks;
 }
 
-PreemptionAsk PreemptionPlanner::AskFor(const Workload& w,
-                                        const ClusterQueue& cq, int64_t now,
-                                        std::string* blocked) const {
+PreemptionAsk PreemptionPlanner::Run::AskFor(const Workload& w,
+                                             const ClusterQueue& cq,
+                                             int64_t now,
+                                             std::string* blocked) const {
   PreemptionAsk ask{
       .quota = quota_, .cq = &cq, .preemptor = &w, .admitted = admitted_};
   const int64_t minimum = policy_->config.preemption_minimum_runtime_ms;
@@ -193,9 +274,9 @@ PreemptionAsk PreemptionPlanner::AskFor(const Workload& w,
   return ask;
 }
 
-CandidateSet PreemptionPlanner::Candidates(const Workload& w,
-                                           const ClusterQueue& cq,
-                                           int64_t now) {
+CandidateSet PreemptionPlanner::Run::Candidates(const Workload& w,
+                                                const ClusterQueue& cq,
+                                                int64_t now) {
   CandidateSet set;
   for (const PreemptionAsk& ask : AsksFor(w, cq, now, &set.blocked)) {
     for (const VictimCandidate& c : CollectClassical(ask).ordered) {
@@ -243,16 +324,16 @@ void PreemptionPlanner::Forget(const std::string& key) {
 
 // Quota and free capacity only grow as victims leave, so if it does not
 // fit without all of them, no subset will: one search for all.
-bool PreemptionPlanner::CouldFitWithAll(Workload& w,
-                                        const std::vector<Workload*>& all,
-                                        const Trials& trials) {
+bool PreemptionPlanner::Run::CouldFitWithAll(Workload& w,
+                                             const std::vector<Workload*>& all,
+                                             const Trials& trials) {
   if (!trials.could_fit(w, all)) return false;
   VictimTrial trial(model_, quota_);
   for (Workload* v : all) trial.TakeOff(*v);
   return trials.fits(w);
 }
 
-std::vector<PreemptionPlan::Victim> PreemptionPlanner::FillBack(
+std::vector<PreemptionPlan::Victim> PreemptionPlanner::Run::FillBack(
     const Workload& w, Taken& taken, const std::function<bool()>& fits) {
   VictimTrial& trial = taken.trial;
   for (size_t i = trial.size() - 1; i-- > 0;) {
@@ -275,7 +356,7 @@ std::vector<PreemptionPlan::Victim> PreemptionPlanner::FillBack(
 // Kueue's classicalPreemptions: one pass over the candidates per attempt,
 // taking off those that still count until the workload fits (borrowing
 // only in attempts that allow it).
-PreemptionPlanner::Search PreemptionPlanner::ClassicalSearch(
+PreemptionPlanner::Run::Search PreemptionPlanner::Run::ClassicalSearch(
     Workload& w, const PreemptionAsk& ask, const Trials& trials) {
   const ClassicalCandidates found = CollectClassical(ask);
   Search search{.candidates = found.ordered.size()};
@@ -304,7 +385,7 @@ PreemptionPlanner::Search PreemptionPlanner::ClassicalSearch(
 // Kueue's findCandidates: the own queue's by withinClusterQueue, and, by
 // reclaimWithinCohort, those of every queue of the tree that borrows what
 // the workload is short of.
-std::vector<Workload*> PreemptionPlanner::FairCandidates(
+std::vector<Workload*> PreemptionPlanner::Run::FairCandidates(
     const PreemptionAsk& ask) const {
   std::vector<Workload*> out;
   const PreemptionPolicy& p = ask.cq->preemption;
@@ -325,7 +406,7 @@ std::vector<Workload*> PreemptionPlanner::FairCandidates(
       p.reclaim_within_cohort == ReclaimWithinCohort::kNever) {
     return out;
   }
-  for (const std::string* queue : flavors_->BorrowingQueuesOf(*root)) {
+  for (const std::string* queue : flavors_->BorrowingQueuesOf(*quota_, *root)) {
     if (*queue == ask.cq->name ||
         quota_->WithinNominal(*queue, ask.short_of)) {
       continue;
@@ -340,7 +421,7 @@ std::vector<Workload*> PreemptionPlanner::FairCandidates(
   return out;
 }
 
-bool PreemptionPlanner::FirstFairStrategy(
+bool PreemptionPlanner::Run::FirstFairStrategy(
     const PreemptionAsk& ask, const std::vector<Workload*>& candidates,
     const std::function<bool()>& fits, Taken& taken,
     std::vector<Workload*>& retry) {
@@ -377,10 +458,9 @@ bool PreemptionPlanner::FirstFairStrategy(
   return false;
 }
 
-bool PreemptionPlanner::SecondFairStrategy(const PreemptionAsk& ask,
-                                           const std::vector<Workload*>& retry,
-                                           const std::function<bool()>& fits,
-                                           Taken& taken) {
+bool PreemptionPlanner::Run::SecondFairStrategy(
+    const PreemptionAsk& ask, const std::vector<Workload*>& retry,
+    const std::function<bool()>& fits, Taken& taken) {
   FairTargetOrdering ordering(quota_, ask.cq->name, retry);
   while (std::optional<std::string> target = ordering.Next()) {
     const FairTargetOrdering::Shares shares = ordering.SharesFor(*target);
@@ -398,7 +478,7 @@ bool PreemptionPlanner::SecondFairStrategy(const PreemptionAsk& ask,
 
 // Kueue's fairPreemptions: shares are judged with the workload's quota
 // charged to its queue; its fit without.
-PreemptionPlanner::Search PreemptionPlanner::FairSearch(
+PreemptionPlanner::Run::Search PreemptionPlanner::Run::FairSearch(
     Workload& w, const PreemptionAsk& ask, const Trials& trials) {
   const std::vector<Workload*> candidates = FairCandidates(ask);
   Search search{.candidates = candidates.size()};
@@ -427,7 +507,8 @@ PreemptionPlanner::Search PreemptionPlanner::FairSearch(
 // where the demand fits the queue's nominal quota or a subtree below the
 // root, or where the queue may preempt while borrowing (borrowWithinCohort,
 // or reclaimWithinCohort under fair sharing).
-bool PreemptionPlanner::PreemptionPossible(const PreemptionAsk& ask) const {
+bool PreemptionPlanner::Run::PreemptionPossible(
+    const PreemptionAsk& ask) const {
   const PreemptionPolicy& p = ask.cq->preemption;
   if (p.borrow_within_cohort != BorrowWithinCohort::kNever ||
       (policy_->config.fair_sharing &&
@@ -452,7 +533,7 @@ bool PreemptionPlanner::PreemptionPossible(const PreemptionAsk& ask) const {
 // One search per flavor option; reclaiming from other queues only is
 // preferred over preempting in the own queue (Kueue's Reclaim mode over
 // Preempt), else the first option that works.
-PreemptionPlanner::Search PreemptionPlanner::BestSearch(
+PreemptionPlanner::Run::Search PreemptionPlanner::Run::BestSearch(
     Workload& w, const std::vector<PreemptionAsk>& asks, const Trials& trials) {
   Search best;
   size_t candidates = 0;
@@ -475,8 +556,8 @@ PreemptionPlanner::Search PreemptionPlanner::BestSearch(
   return best;
 }
 
-PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
-                                       const Trials& trials) {
+PreemptionPlan PreemptionPlanner::Run::Plan(Workload& w, int64_t now,
+                                            const Trials& trials) {
   PreemptionPlan plan;
   const ClusterQueue* cq = flavors_->ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) return plan;
@@ -505,6 +586,18 @@ PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
               return a.workload->key < b.workload->key;
             });
   return plan;
+}
+
+PreemptionPlan PreemptionPlanner::Plan(Workload& w, int64_t now,
+                                       const Trials& trials,
+                                       const PlanInputs& in) const {
+  return Run(in, refused_).Plan(w, now, trials);
+}
+
+CandidateSet PreemptionPlanner::Candidates(const Workload& w,
+                                           const ClusterQueue& cq, int64_t now,
+                                           const PlanInputs& in) const {
+  return Run(in, refused_).Candidates(w, cq, now);
 }
 
 }  // namespace gpusched

@@ -62,11 +62,25 @@ struct RefusalBackoff {
   int64_t max_ms = 300'000;
 };
 
+// Admitted workloads per ClusterQueue, by key (the WorkloadStore's index).
+using AdmittedByQueue = std::map<std::string, std::map<std::string, Workload*>>;
+
+// What a plan reads and tries victims on, lent for one call: the plan
+// leaves the quota and the model as it found them.
+struct PlanInputs {
+  const Policy& policy;
+  QuotaTree& quota;
+  QuotaFlavors& flavors;
+  ClusterModel& model;
+  const AdmittedByQueue& admitted;
+};
+
+// Chooses victims. What it keeps between calls is what it was told about
+// evictions (refused ones, whom a victim was evicted for); everything else
+// comes with each call (PlanInputs).
 class PreemptionPlanner {
  public:
-  // Admitted workloads per ClusterQueue, by key (the engine's index).
-  using AdmittedByQueue =
-      std::map<std::string, std::map<std::string, Workload*>>;
+  using AdmittedByQueue = ::gpusched::AdmittedByQueue;
   // How the planner asks whether the preemptor fits; neither may leave the
   // model or the quota changed.
   struct Trials {
@@ -77,26 +91,17 @@ class PreemptionPlanner {
     std::function<bool(Workload&)> fits;
   };
 
-  PreemptionPlanner(const Policy* policy, QuotaTree* quota,
-                    QuotaFlavors* flavors, ClusterModel* model,
-                    const AdmittedByQueue* admitted)
-      : policy_(policy),
-        quota_(quota),
-        flavors_(flavors),
-        model_(model),
-        admitted_(admitted) {}
-
   // Kueue's search: candidates by its rules and in its order
   // (classical_preemption.h, or fair_preemption.h with fair sharing);
   // take them off one by one until the workload fits (quota and
   // placement); then give back, last taken but one first, every victim it
   // fits without.
-  PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials);
-
+  PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials,
+                      const PlanInputs& in) const;
   // Candidates by Kueue's rules (classical), in the order they are tried;
   // workloads whose eviction was refused lately are left out.
   CandidateSet Candidates(const Workload& w, const ClusterQueue& cq,
-                          int64_t now);
+                          int64_t now, const PlanInputs& in) const;
 
   // `preemptor` had `victim` evicted.
   void NoteVictim(const std::string& victim, const std::string& preemptor) {
@@ -114,65 +119,9 @@ class PreemptionPlanner {
   void Forget(const std::string& key);
 
  private:
-  // What a search found: how many candidates, and the victims with the
-  // reason of each (nullopt: it does not fit even without them).
-  struct Search {
-    size_t candidates = 0;
-    std::optional<std::vector<PreemptionPlan::Victim>> victims;
-  };
-  // Victims taken off so far, with why.
-  struct Taken {
-    VictimTrial trial;
-    std::vector<std::string> reasons;
-  };
-  PreemptionAsk AskFor(const Workload& w, const ClusterQueue& cq, int64_t now,
-                       std::string* blocked) const;
-  // A flavor preemption may judge the workload on, and what the workload
-  // is short of there.
-  struct FlavorOption {
-    const FlavorQuotas* flavor = nullptr;
-    std::vector<FlavorResource> short_of;
-  };
-  std::vector<FlavorOption> OptionsInGroup(
-      const Workload& w, const ClusterQueue& cq, const ResourceGroup& group,
-      const std::map<std::string, int64_t>& asked) const;
-  void AddFlavors(
-      const std::map<std::string, int64_t>& asked,
-      const std::vector<std::pair<const ResourceGroup*, FlavorOption>>& picks,
-      PreemptionAsk& ask) const;
-  // One ask per flavor choice preemption weighs (see AsksFor).
-  std::vector<PreemptionAsk> AsksFor(const Workload& w, const ClusterQueue& cq,
-                                     int64_t now, std::string* blocked) const;
-  Search BestSearch(Workload& w, const std::vector<PreemptionAsk>& asks,
-                    const Trials& trials);
-  bool PreemptionPossible(const PreemptionAsk& ask) const;
-  Search ClassicalSearch(Workload& w, const PreemptionAsk& ask,
-                         const Trials& trials);
-  Search FairSearch(Workload& w, const PreemptionAsk& ask,
-                    const Trials& trials);
-  std::vector<Workload*> FairCandidates(const PreemptionAsk& ask) const;
-  // Kueue's two strategies in turn (runFirstFsStrategy,
-  // runSecondFsStrategy); true once the workload fits.
-  bool FirstFairStrategy(const PreemptionAsk& ask,
-                         const std::vector<Workload*>& candidates,
-                         const std::function<bool()>& fits, Taken& taken,
-                         std::vector<Workload*>& retry);
-  bool SecondFairStrategy(const PreemptionAsk& ask,
-                          const std::vector<Workload*>& retry,
-                          const std::function<bool()>& fits, Taken& taken);
-  // Whether the workload could fit with every candidate gone.
-  bool CouldFitWithAll(Workload& w, const std::vector<Workload*>& all,
-                       const Trials& trials);
-  // Gives back, last taken but one first, every victim it fits without;
-  // the rest are the victims. Leaves the model and quota as they were.
-  std::vector<PreemptionPlan::Victim> FillBack(
-      const Workload& w, Taken& taken, const std::function<bool()>& fits);
+  // One call's search, over its inputs (preemption_planner.cc).
+  class Run;
 
-  const Policy* policy_;
-  QuotaTree* quota_;
-  QuotaFlavors* flavors_;
-  ClusterModel* model_;
-  const AdmittedByQueue* admitted_;
   struct Refusal {
     int64_t until = 0;
     int count = 0;  // refusals so far: the back-off doubles with each

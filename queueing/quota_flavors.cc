@@ -111,16 +111,16 @@ const ResourceFlavor* FindFlavor(const Policy& policy,
   return nullptr;
 }
 
-void QuotaFlavors::Rebuild() {
+void QuotaFlavors::Rebuild(const Policy& policy, const QuotaTree& quota) {
   cluster_queue_by_name_.clear();
-  for (const ClusterQueue& cq : policy_->cluster_queues) {
+  for (const ClusterQueue& cq : policy.cluster_queues) {
     cluster_queue_by_name_.emplace(cq.name, &cq);
   }
   root_of_queue_.clear();
   queues_of_root_.clear();
   borrowing_by_root_.clear();
-  for (const std::string& cq : quota_->ClusterQueueNames()) {
-    std::vector<std::string> path = quota_->PathToRoot(cq);
+  for (const std::string& cq : quota.ClusterQueueNames()) {
+    std::vector<std::string> path = quota.PathToRoot(cq);
     // A ClusterQueue without a cohort shares with nobody.
     if (path.size() > 1) {
       root_of_queue_[cq] = path.back();
@@ -146,14 +146,14 @@ const std::string* QuotaFlavors::RootOf(const std::string& cq) const {
 }
 
 const std::vector<const std::string*>& QuotaFlavors::BorrowingQueuesOf(
-    const std::string& root) {
+    const QuotaTree& quota, const std::string& root) {
   BorrowingQueues& cached = borrowing_by_root_[root];
-  if (cached.usage_version != quota_->usage_version() || !cached.valid) {
+  if (cached.usage_version != quota.usage_version() || !cached.valid) {
     cached.queues.clear();
     for (const std::string& queue : queues_of_root_[root]) {
-      if (quota_->IsBorrowing(queue)) cached.queues.push_back(&queue);
+      if (quota.IsBorrowing(queue)) cached.queues.push_back(&queue);
     }
-    cached.usage_version = quota_->usage_version();
+    cached.usage_version = quota.usage_version();
     cached.valid = true;
   }
   return cached.queues;
@@ -173,13 +173,14 @@ FrAmounts QuotaFlavors::FirstFlavorDemand(const Workload& w) const {
   return demand;
 }
 
-WaitReason QuotaFlavors::QuotaFits(const Workload& w, const ClusterQueue& cq,
+WaitReason QuotaFlavors::QuotaFits(const QuotaTree& quota, const Workload& w,
+                                   const ClusterQueue& cq,
                                    const ResourceGroup& group,
                                    const std::string& flavor,
                                    const FrAmounts& demand) const {
   for (const auto& [fr, need] : QuotaToCheck(w, group, flavor, demand)) {
-    if (need > quota_->Available(cq.name, fr)) {
-      return QuotaShortfall(*quota_, cq.name, fr, need);
+    if (need > quota.Available(cq.name, fr)) {
+      return QuotaShortfall(quota, cq.name, fr, need);
     }
   }
   return {};
@@ -187,23 +188,26 @@ WaitReason QuotaFlavors::QuotaFits(const Workload& w, const ClusterQueue& cq,
 
 // Why `flavor` cannot take the demand: its taints, or its quota; empty
 // when it can.
-WaitReason QuotaFlavors::FlavorRefusal(const Workload& w,
+WaitReason QuotaFlavors::FlavorRefusal(const Policy& policy,
+                                       const QuotaTree& quota,
+                                       const Workload& w,
                                        const ClusterQueue& cq,
                                        const ResourceGroup& group,
                                        const std::string& flavor,
                                        const std::vector<const Pod*>& members,
                                        const FrAmounts& demand) const {
-  const ResourceFlavor* found = FindFlavor(*policy_, flavor);
+  const ResourceFlavor* found = FindFlavor(policy, flavor);
   if (found != nullptr && !Tolerated(*found, members)) {
     return {ReasonCode::kNoMatchingFlavor,
             absl::StrCat("flavor ", flavor,
                          ": the pods do not tolerate its node taints")};
   }
-  return QuotaFits(w, cq, group, flavor, demand);
+  return QuotaFits(quota, w, cq, group, flavor, demand);
 }
 
 FlavorChoices QuotaFlavors::Choose(
-    const Workload& w, const std::vector<const Pod*>& members) const {
+    const Policy& policy, const QuotaTree& quota, const Workload& w,
+    const std::vector<const Pod*>& members) const {
   FlavorChoices choices;
   const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) {
@@ -225,7 +229,8 @@ FlavorChoices QuotaFlavors::Choose(
     for (const FlavorQuotas& f : g.flavors) {
       FrAmounts demand = GroupDemand(g, f.flavor, total);
       requested = !demand.empty();
-      WaitReason refused = FlavorRefusal(w, *cq, g, f.flavor, members, demand);
+      WaitReason refused =
+          FlavorRefusal(policy, quota, w, *cq, g, f.flavor, members, demand);
       if (refused.empty()) {
         fitting.push_back({&f, std::move(demand)});
       } else if (choices.why.empty()) {

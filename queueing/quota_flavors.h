@@ -35,12 +35,13 @@ struct FlavorChoices {
 
 class QuotaFlavors {
  public:
-  // Reads the engine's policy and quota tree, which outlive it.
-  QuotaFlavors(const Policy* policy, const QuotaTree* quota)
-      : policy_(policy), quota_(quota) {}
+  // An index over a policy and its quota tree, built by Rebuild; the
+  // calls that read quota (or flavors) are given the tree (and policy).
+  QuotaFlavors() = default;
 
-  // Indexes the policy's queues and cohort trees again (a new policy).
-  void Rebuild();
+  // Indexes the policy's queues and cohort trees again (a new policy). The
+  // index points into `policy`: rebuild it whenever the policy is replaced.
+  void Rebuild(const Policy& policy, const QuotaTree& quota);
 
   const ClusterQueue* ClusterQueueNamed(const std::string& name) const;
   // The root of the queue's cohort tree; the queue itself without cohort.
@@ -49,7 +50,7 @@ class QuotaFlavors {
   const std::string* RootOf(const std::string& cluster_queue) const;
   // The ClusterQueues of the tree that borrow now.
   const std::vector<const std::string*>& BorrowingQueuesOf(
-      const std::string& root);
+      const QuotaTree& quota, const std::string& root);
 
   // The quota a workload would take on the first flavor of each resource
   // group: what borrowing and shares are judged on before a flavor is
@@ -57,22 +58,23 @@ class QuotaFlavors {
   FrAmounts FirstFlavorDemand(const Workload& w) const;
   // The flavors of the workload's queue that it tolerates and whose quota
   // holds `members`.
-  FlavorChoices Choose(const Workload& w,
+  FlavorChoices Choose(const Policy& policy, const QuotaTree& quota,
+                       const Workload& w,
                        const std::vector<const Pod*>& members) const;
   // The quota check of one flavor: the shortfall, or an empty reason.
-  WaitReason QuotaFits(const Workload& w, const ClusterQueue& cq,
-                       const ResourceGroup& group, const std::string& flavor,
+  WaitReason QuotaFits(const QuotaTree& quota, const Workload& w,
+                       const ClusterQueue& cq, const ResourceGroup& group,
+                       const std::string& flavor,
                        const FrAmounts& demand) const;
 
  private:
-  WaitReason FlavorRefusal(const Workload& w, const ClusterQueue& cq,
+  WaitReason FlavorRefusal(const Policy& policy, const QuotaTree& quota,
+                           const Workload& w, const ClusterQueue& cq,
                            const ResourceGroup& group,
                            const std::string& flavor,
                            const std::vector<const Pod*>& members,
                            const FrAmounts& demand) const;
 
-  const Policy* policy_;
-  const QuotaTree* quota_;
   absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queue_by_name_;
   std::map<std::string, std::string> root_of_queue_;  // ClusterQueue -> root
   // The ClusterQueues of each cohort tree, by root.

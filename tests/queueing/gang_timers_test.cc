@@ -42,11 +42,12 @@ TEST(GangTimersTest, BackoffDoublesUpToTheMaximum) {
 
 TEST(GangTimersTest, IncompleteGangBacksOffOnlyAfterItsTimeout) {
   const SchedulerConfig config = Config();
-  GangTimers timers(&config);
+  GangTimers timers;
   Workload w = Gang(2, 4);
   GangTimers::LiveMap live{{w.key, &w}};
-  EXPECT_TRUE(timers.BackOffIncompleteGangs(live, 59'999).empty());
-  std::vector<TimerOutcome> fired = timers.BackOffIncompleteGangs(live, 60'000);
+  EXPECT_TRUE(timers.BackOffIncompleteGangs(config, live, 59'999).empty());
+  std::vector<TimerOutcome> fired =
+      timers.BackOffIncompleteGangs(config, live, 60'000);
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0].kind, TimerOutcome::Kind::kBackedOff);
   EXPECT_EQ(fired[0].workload, &w);
@@ -56,27 +57,28 @@ TEST(GangTimersTest, IncompleteGangBacksOffOnlyAfterItsTimeout) {
   EXPECT_EQ(fired[0].reason,
             "only 2 of minMember 4 pods after 60s; retry in 10s");
   // Backing off, it does not time out again before it tries again.
-  EXPECT_TRUE(timers.BackOffIncompleteGangs(live, 69'999).empty());
-  EXPECT_EQ(timers.NextWakeup({}, live, 60'000), 70'000);
+  EXPECT_TRUE(timers.BackOffIncompleteGangs(config, live, 69'999).empty());
+  EXPECT_EQ(timers.NextWakeup(config, {}, live, 60'000), 70'000);
 }
 
 TEST(GangTimersTest, UnboundAdmissionRollsBackWithTheNextBackoff) {
   const SchedulerConfig config = Config();
-  GangTimers timers(&config);
+  GangTimers timers;
   Workload w = Gang(2, 2);
   w.state = Workload::State::kAdmitted;
   w.admitted_at_ms = 1'000;
   for (const auto& [key, pod] : w.pods) w.placements[key] = {"dgx-0", {}};
   w.bound.insert(w.pods.begin()->first);
   GangTimers::LiveMap live{{w.key, &w}};
-  EXPECT_EQ(timers.NextWakeup({}, live, 1'000), 61'000);
-  EXPECT_TRUE(timers.UnboundPastTimeout(live, 60'999).empty());
-  std::vector<TimerOutcome> fired = timers.UnboundPastTimeout(live, 61'000);
+  EXPECT_EQ(timers.NextWakeup(config, {}, live, 1'000), 61'000);
+  EXPECT_TRUE(timers.UnboundPastTimeout(config, live, 60'999).empty());
+  std::vector<TimerOutcome> fired =
+      timers.UnboundPastTimeout(config, live, 61'000);
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0].reason,
             "only 1 of 2 members bound within 60s; quota and GPUs released, "
             "retry in 10s");
-  timers.BackOffAfterRollback(w, fired[0], 61'000);
+  timers.BackOffAfterRollback(config, w, fired[0], 61'000);
   EXPECT_EQ(w.code, ReasonCode::kAdmissionTimedOut);
   EXPECT_EQ(w.backoff_until_ms, 71'000);
   EXPECT_EQ(w.admitted_at_ms, -1);
@@ -84,39 +86,39 @@ TEST(GangTimersTest, UnboundAdmissionRollsBackWithTheNextBackoff) {
 
 TEST(GangTimersTest, GangBelowMinMemberIsEvictedAfterTheGraceOnly) {
   const SchedulerConfig config = Config();
-  GangTimers timers(&config);
+  GangTimers timers;
   std::map<std::string, Workload> workloads;
   Workload& w = workloads[Gang(2, 2).key] = Gang(2, 2);
   w.state = Workload::State::kAdmitted;
   w.placements[w.pods.begin()->first] = {"dgx-0", {}};  // one of two left
   timers.NoteBelowMin(w.key, 5'000);
   timers.NoteBelowMin(w.key, 9'000);  // the grace counts from the first
-  EXPECT_EQ(timers.NextWakeup(workloads, {}, 5'000), 35'000);
-  EXPECT_TRUE(timers.TakeBelowMinPastGrace(workloads, 34'999).empty());
+  EXPECT_EQ(timers.NextWakeup(config, workloads, {}, 5'000), 35'000);
+  EXPECT_TRUE(timers.TakeBelowMinPastGrace(config, workloads, 34'999).empty());
   std::vector<TimerOutcome> fired =
-      timers.TakeBelowMinPastGrace(workloads, 35'000);
+      timers.TakeBelowMinPastGrace(config, workloads, 35'000);
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0].kind, TimerOutcome::Kind::kBelowMinMember);
   EXPECT_EQ(fired[0].reason,
             "1 of minMember 2 pods left for 30s; evicting the whole gang");
-  EXPECT_TRUE(timers.TakeBelowMinPastGrace(workloads, 99'000).empty());
+  EXPECT_TRUE(timers.TakeBelowMinPastGrace(config, workloads, 99'000).empty());
 }
 
 TEST(GangTimersTest, GangThatRecoveredIsForgottenWithoutEviction) {
   const SchedulerConfig config = Config();
-  GangTimers timers(&config);
+  GangTimers timers;
   std::map<std::string, Workload> workloads;
   Workload& w = workloads[Gang(2, 2).key] = Gang(2, 2);
   w.state = Workload::State::kAdmitted;
   for (const auto& [key, pod] : w.pods) w.placements[key] = {"dgx-0", {}};
   timers.NoteBelowMin(w.key, 0);
-  EXPECT_TRUE(timers.TakeBelowMinPastGrace(workloads, 99'000).empty());
-  EXPECT_EQ(timers.NextWakeup(workloads, {}, 0), std::nullopt);
+  EXPECT_TRUE(timers.TakeBelowMinPastGrace(config, workloads, 99'000).empty());
+  EXPECT_EQ(timers.NextWakeup(config, workloads, {}, 0), std::nullopt);
 }
 
 TEST(GangTimersTest, ReservationGoesToTheLongestWaitingAndIsLiftedOnAdmission) {
   const SchedulerConfig config = Config();
-  GangTimers timers(&config);
+  GangTimers timers;
   std::map<std::string, Workload> workloads;
   Workload& old = workloads["team-a/old"] =
       SinglePodWorkload("team-a", "old", 8);
@@ -130,9 +132,9 @@ TEST(GangTimersTest, ReservationGoesToTheLongestWaitingAndIsLiftedOnAdmission) {
   auto nodes = [](const Workload&) {
     return std::vector<std::string>{"dgx-1"};
   };
-  timers.UpdateReservation(workloads, live, 599'999, ready, nodes);
+  timers.UpdateReservation(config, workloads, live, 599'999, ready, nodes);
   EXPECT_EQ(timers.reserved_for(), "");
-  timers.UpdateReservation(workloads, live, 700'000, ready, nodes);
+  timers.UpdateReservation(config, workloads, live, 700'000, ready, nodes);
   EXPECT_EQ(timers.reserved_for(), old.key);
   EXPECT_EQ(timers.reserved_nodes(), std::set<std::string>{"dgx-1"});
   const uint64_t changes = timers.reservation_changes();

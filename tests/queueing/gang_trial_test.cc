@@ -132,40 +132,42 @@ TEST(PlacementStageTest, RemembersFailuresUntilCapacityIsFreed) {
   Workload running = SinglePodWorkload("team-b", "running", 4);
   AdmitOn(model, *quota, running, "dgx-0", 0);
   ScoringWeights weights = ScoringWeights::Defaults();
-  GangPlacementStage stage(&model, &weights);
+  GangPlacementStage stage;
   Workload w = SinglePodWorkload("team-a", "eight", 8);
   GangPlacementRequest request{.owner = w.key, .members = w.MembersToAdmit(),
                                .weights = &weights};
-  GangPlacement first = stage.PlaceOrRecall(w.key, "shape", request);
+  GangPlacement first = stage.PlaceOrRecall(model, w.key, "shape", request);
   ASSERT_FALSE(first.placed());
-  GangPlacement again = stage.PlaceOrRecall("team-a/other", "shape", request);
+  GangPlacement again =
+      stage.PlaceOrRecall(model, "team-a/other", "shape", request);
   EXPECT_FALSE(again.placed());
   EXPECT_EQ(again.reason, "as for " + w.key + ": " + first.reason);
   EXPECT_EQ(stage.searches(), 2);
   // The running pod leaves: until told that capacity was freed, the stage
   // recalls the failure; then it searches again.
   model.RemovePod(PodUid(running.pods.begin()->second));
-  EXPECT_FALSE(stage.PlaceOrRecall(w.key, "shape", request).placed());
+  EXPECT_FALSE(stage.PlaceOrRecall(model, w.key, "shape", request).placed());
   stage.ForgetCapacityFacts();
-  EXPECT_TRUE(stage.PlaceOrRecall(w.key, "shape", request).placed());
+  EXPECT_TRUE(stage.PlaceOrRecall(model, w.key, "shape", request).placed());
 }
 
 TEST(PlacementStageTest, PreemptionTrialsAreNeitherRecalledNorRemembered) {
   ClusterModel model;
   model.UpsertNode(Dgx("dgx-0"));
   ScoringWeights weights = ScoringWeights::Defaults();
-  GangPlacementStage stage(&model, &weights);
+  GangPlacementStage stage;
   Workload w = SinglePodWorkload("team-a", "huge", 16);
   GangPlacementRequest request{.owner = w.key, .members = w.MembersToAdmit(),
                                .weights = &weights};
   {
     GangPlacementStage::PreemptionTrialScope scope(&stage);
     EXPECT_TRUE(stage.in_preemption_trial());
-    EXPECT_FALSE(stage.PlaceOrRecall(w.key, "shape", request).placed());
+    EXPECT_FALSE(stage.PlaceOrRecall(model, w.key, "shape", request).placed());
   }
   EXPECT_FALSE(stage.in_preemption_trial());
   // Nothing remembered: the reason is the search's own, not "as for".
-  GangPlacement after = stage.PlaceOrRecall("team-a/other", "shape", request);
+  GangPlacement after =
+      stage.PlaceOrRecall(model, "team-a/other", "shape", request);
   EXPECT_EQ(after.reason.find("as for"), std::string::npos) << after.reason;
 }
 
@@ -176,13 +178,12 @@ TEST(PlacementStageTest, CapacityBoundRefusesWhatCannotFitEvenWithVictimsGone) {
   ASSERT_TRUE(quota.ok());
   Workload v = SinglePodWorkload("team-b", "v", 4);
   AdmitOn(model, *quota, v, "dgx-0", 0);
-  ScoringWeights weights = ScoringWeights::Defaults();
-  GangPlacementStage stage(&model, &weights);
+  GangPlacementStage stage;
   Workload eight = SinglePodWorkload("team-a", "eight", 8);
   Workload nine = SinglePodWorkload("team-a", "nine", 9);
-  EXPECT_FALSE(stage.CouldHold(eight.MembersToAdmit(), {}));
-  EXPECT_TRUE(stage.CouldHold(eight.MembersToAdmit(), {&v}));
-  EXPECT_FALSE(stage.CouldHold(nine.MembersToAdmit(), {&v}));
+  EXPECT_FALSE(stage.CouldHold(model, eight.MembersToAdmit(), {}));
+  EXPECT_TRUE(stage.CouldHold(model, eight.MembersToAdmit(), {&v}));
+  EXPECT_FALSE(stage.CouldHold(model, nine.MembersToAdmit(), {&v}));
 }
 
 }  // namespace

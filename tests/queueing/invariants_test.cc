@@ -111,26 +111,26 @@ TEST(QueueUsageInvariantTest, PendingWorkloadsChargeNothing) {
 
 TEST(GangInvariantTest, GangShortOfMinMemberFailsOutsideItsGrace) {
   SchedulerConfig config;  // grace 60 s
-  GangTimers timers(&config);
+  GangTimers timers;
   std::map<std::string, Workload> workloads = {
       {"a/g", Admitted("a/g", "team-a", 3, 2)}};
-  EXPECT_THAT(GangViolations(workloads, timers, 0),
+  EXPECT_THAT(GangViolations(workloads, timers, config, 0),
               ElementsAre(HasSubstr("admitted with 2 placements (0 succeeded) "
                                     "of minMember 3, and no grace counts")));
 
   timers.NoteBelowMin("a/g", 1000);
-  EXPECT_THAT(GangViolations(workloads, timers, 60'999), IsEmpty());
-  EXPECT_THAT(GangViolations(workloads, timers, 61'000),
+  EXPECT_THAT(GangViolations(workloads, timers, config, 60'999), IsEmpty());
+  EXPECT_THAT(GangViolations(workloads, timers, config, 61'000),
               ElementsAre(HasSubstr("its grace ended at 61000 ms")));
 }
 
 TEST(GangInvariantTest, MembersThatSucceededCount) {
   SchedulerConfig config;
-  GangTimers timers(&config);
+  GangTimers timers;
   std::map<std::string, Workload> workloads = {
       {"a/g", Admitted("a/g", "team-a", 3, 2)}};
   workloads["a/g"].succeeded = {"a/g-1"};
-  EXPECT_THAT(GangViolations(workloads, timers, 0), IsEmpty());
+  EXPECT_THAT(GangViolations(workloads, timers, config, 0), IsEmpty());
 }
 
 TEST(QuotaLimitInvariantTest, CohortCapacityAndBorrowingLimitHold) {

@@ -15,16 +15,16 @@ class OrderingTest : public ::testing::Test {
     auto quota = QuotaTree::Build(policy_);
     ASSERT_TRUE(quota.ok());
     quota_.emplace(*std::move(quota));
-    flavors_.emplace(&policy_, &*quota_);
-    flavors_->Rebuild();
-    classes_.emplace(&*flavors_);
+    flavors_.emplace();
+    flavors_->Rebuild(policy_, *quota_);
+    classes_.emplace();
   }
   Workload& Add(const std::string& name, int gpus, int32_t priority,
                 int64_t created) {
     Workload& w = workloads_[name] =
         SinglePodWorkload("team-a", name, gpus, priority);
     w.created_ms = created;
-    classes_->Reindex(w);
+    classes_->Reindex(w, *flavors_);
     return w;
   }
 
@@ -75,7 +75,7 @@ TEST_F(OrderingTest, AdmittedWorkloadLeavesItsClass) {
   Workload& w = Add("job", 4, 0, 0);
   const int cls = w.indexed_signature;
   w.state = Workload::State::kAdmitted;
-  classes_->Reindex(w);
+  classes_->Reindex(w, *flavors_);
   EXPECT_EQ(w.indexed_signature, -1);
   EXPECT_EQ(classes_->ReadyFrom(cls, nullptr, all_ready_), nullptr);
   EXPECT_TRUE(classes_->Signatures().empty());

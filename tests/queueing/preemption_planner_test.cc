@@ -20,9 +20,9 @@ class PreemptionPlannerTest : public ::testing::Test {
     auto quota = QuotaTree::Build(policy_);
     ASSERT_TRUE(quota.ok());
     quota_.emplace(*std::move(quota));
-    flavors_.emplace(&policy_, &*quota_);
-    flavors_->Rebuild();
-    planner_.emplace(&policy_, &*quota_, &*flavors_, &model_, &admitted_);
+    flavors_.emplace();
+    flavors_->Rebuild(policy_, *quota_);
+    planner_.emplace();
   }
   Workload& Running(const std::string& cq, const std::string& name, int gpus,
                     int32_t priority, int first_gpu) {
@@ -31,6 +31,9 @@ class PreemptionPlannerTest : public ::testing::Test {
     AdmitOn(model_, *quota_, w, "dgx-0", first_gpu);
     admitted_[cq][w.key] = &w;
     return w;
+  }
+  PlanInputs Inputs() {
+    return {policy_, *quota_, *flavors_, model_, admitted_};
   }
   // Fits when the quota and one node hold it (what a search would say).
   PreemptionPlanner::Trials Trials() {
@@ -65,7 +68,7 @@ TEST_F(PreemptionPlannerTest, FewestLowestPriorityVictims) {
   Running("team-a", "mid", 2, 2, 6);
   Workload w = SinglePodWorkload("team-a", "urgent", 4, 5);
   const std::string before = Snapshot(model_);
-  PreemptionPlan plan = planner_->Plan(w, 0, Trials());
+  PreemptionPlan plan = planner_->Plan(w, 0, Trials(), Inputs());
   ASSERT_EQ(plan.verdict, PreemptionPlan::Verdict::kEvict);
   // Greedy takes lowest (2 GPUs, not enough), then low (4): 6 free. Giving
   // back, last taken first: without low it does not fit, without lowest
@@ -81,7 +84,7 @@ TEST_F(PreemptionPlannerTest, NeverPolicyAndHigherPriorityGiveNoVictims) {
   Start(TwoTeams());
   Running("team-a", "low", 8, 0, 0);
   Workload w = SinglePodWorkload("team-a", "urgent", 4, 5);
-  EXPECT_EQ(planner_->Plan(w, 0, Trials()).verdict,
+  EXPECT_EQ(planner_->Plan(w, 0, Trials(), Inputs()).verdict,
             PreemptionPlan::Verdict::kNotAllowed);
   EXPECT_EQ(fit_calls_, 0);
 }
@@ -90,7 +93,7 @@ TEST_F(PreemptionPlannerTest, OnlyLowerPriorityAreCandidates) {
   Start(TwoTeams(kLowerPriority));
   Running("team-a", "high", 8, 9, 0);
   Workload w = SinglePodWorkload("team-a", "urgent", 4, 5);
-  EXPECT_EQ(planner_->Plan(w, 0, Trials()).verdict,
+  EXPECT_EQ(planner_->Plan(w, 0, Trials(), Inputs()).verdict,
             PreemptionPlan::Verdict::kNoCandidates);
 }
 
@@ -102,8 +105,10 @@ TEST_F(PreemptionPlannerTest, MinimumRuntimeProtectsYoungWorkloads) {
   low.admitted_at_ms = 10'000;
   Workload w = SinglePodWorkload("team-a", "urgent", 4, 5);
   const ClusterQueue& cq = policy_.cluster_queues[0];
-  EXPECT_TRUE(planner_->Candidates(w, cq, 69'999).workloads.empty());
-  EXPECT_EQ(planner_->Candidates(w, cq, 70'000).workloads.size(), 1u);
+  EXPECT_TRUE(
+      planner_->Candidates(w, cq, 69'999, Inputs()).workloads.empty());
+  EXPECT_EQ(planner_->Candidates(w, cq, 70'000, Inputs()).workloads.size(),
+            1u);
 }
 
 TEST_F(PreemptionPlannerTest, PlanThatCannotFitLeavesEverythingAsItWas) {
@@ -113,7 +118,7 @@ TEST_F(PreemptionPlannerTest, PlanThatCannotFitLeavesEverythingAsItWas) {
   Workload w = SinglePodWorkload("team-a", "huge", 9, 5);  // never fits
   const std::string before = Snapshot(model_);
   const int64_t used = quota_->Usage("team-a", {"h100", "nvidia.com/gpu"});
-  EXPECT_EQ(planner_->Plan(w, 0, Trials()).verdict,
+  EXPECT_EQ(planner_->Plan(w, 0, Trials(), Inputs()).verdict,
             PreemptionPlan::Verdict::kCannotFit);
   EXPECT_GT(fit_calls_, 0);  // it did try, with victims taken off
   EXPECT_EQ(Snapshot(model_), before);
@@ -129,7 +134,7 @@ TEST_F(PreemptionPlannerTest, CountBoundSkipsTheTrials) {
   trials.could_fit = [](const Workload&, const std::vector<Workload*>&) {
     return false;
   };
-  EXPECT_EQ(planner_->Plan(w, 0, trials).verdict,
+  EXPECT_EQ(planner_->Plan(w, 0, trials, Inputs()).verdict,
             PreemptionPlan::Verdict::kCannotFit);
   EXPECT_EQ(fit_calls_, 0);
 }

@@ -14,11 +14,11 @@ class QuotaFlavorsTest : public ::testing::Test {
     auto quota = QuotaTree::Build(policy_);
     ASSERT_TRUE(quota.ok()) << quota.status();
     quota_.emplace(*std::move(quota));
-    flavors_.emplace(&policy_, &*quota_);
-    flavors_->Rebuild();
+    flavors_.emplace();
+    flavors_->Rebuild(policy_, *quota_);
   }
   FlavorChoices Choose(const Workload& w) {
-    return flavors_->Choose(w, w.MembersToAdmit());
+    return flavors_->Choose(policy_, *quota_, w, w.MembersToAdmit());
   }
 
   Policy policy_;
@@ -93,10 +93,10 @@ TEST_F(QuotaFlavorsTest, CohortTreesAndBorrowingQueues) {
   ASSERT_NE(flavors_->RootOf("team-a"), nullptr);
   EXPECT_EQ(flavors_->TreeOf("team-a"), flavors_->TreeOf("team-b"));
   const std::string root = *flavors_->RootOf("team-a");
-  EXPECT_TRUE(flavors_->BorrowingQueuesOf(root).empty());
+  EXPECT_TRUE(flavors_->BorrowingQueuesOf(*quota_, root).empty());
   quota_->AddUsage("team-b", {{{"h100", "nvidia.com/gpu"}, 10}});
-  ASSERT_EQ(flavors_->BorrowingQueuesOf(root).size(), 1u);
-  EXPECT_EQ(*flavors_->BorrowingQueuesOf(root)[0], "team-b");
+  ASSERT_EQ(flavors_->BorrowingQueuesOf(*quota_, root).size(), 1u);
+  EXPECT_EQ(*flavors_->BorrowingQueuesOf(*quota_, root)[0], "team-b");
   EXPECT_EQ(flavors_->FirstFlavorDemand(SinglePodWorkload("team-a", "j", 3))
                 .at({"h100", "nvidia.com/gpu"}),
             3);

@@ -11,101 +11,30 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/engine_internal.h"
+#include "queueing/workload_store.h"
 #include "scheduler/gpu_fit.h"
 #include "scheduler/node_predicates.h"
 #include "scheduler/pod_view.h"
 
 namespace gpusched {
-
-Adoption QueueingEngine::Adopt(const Pod& pod, const std::string& node,
-                               bool bound, int64_t now) {
-  const std::string key = pod.Key();
-  if (auto of = workload_of_pod_.find(key); of != workload_of_pod_.end()) {
-    Workload& known = workloads_[of->second];
-    if (auto placed = known.placements.find(key);
-        placed != known.placements.end()) {
-      if (placed->second.node != node) {
-        return {Adoption::Outcome::kPlacedElsewhere,
-                absl::StrCat("held on node ", placed->second.node)};
-      }
-      if (bound) known.bound.insert(key);
-      return {Adoption::Outcome::kAlreadyPlaced, ""};
-    }
-  }
-  if (model_->FindNode(node) == nullptr) {
-    return {Adoption::Outcome::kNodeUnknown,
-            absl::StrCat("node ", node, " is not known to gpusched")};
-  }
-  std::string reason;
-  std::optional<GpuAssignment> gpus = HoldOnNode(pod, node, bound, &reason);
-  if (!gpus) return {Adoption::Outcome::kDoesNotFit, std::move(reason)};
-  AddPod(pod, now);
-  RecordAdoption(workloads_[workload_of_pod_[key]], key,
-                 Placement{node, *std::move(gpus)}, bound, now);
-  return {};
-}
-
-void QueueingEngine::AdoptSucceeded(const Pod& pod) {
-  auto it = workloads_.find(WorkloadOf(pod).key);
-  if (it == workloads_.end() || !it->second.admitted() ||
-      !it->second.is_gang || it->second.pods.contains(pod.Key())) {
-    return;
-  }
-  it->second.succeeded.insert(pod.Key());
-}
-
-// A bound pod's devices are the ones the cluster sync recorded from its
-// gpusched.io/gpu-ids before the loop heard of the pod: they are read, not
-// placed a second time (Place refuses a UID twice anyway). A pod the model
-// holds on another node moves: the node it runs on, or was admitted to,
-// wins, as in ExtenderService::ObserveBound.
-std::optional<GpuAssignment> QueueingEngine::HoldOnNode(
-    const Pod& pod, const std::string& node, bool bound, std::string* reason) {
-  const std::string uid = PodUid(pod);
-  if (const PlacedPod* placed = model_->FindPodByUid(uid);
-      placed != nullptr && placed->node != node) {
-    model_->RemovePod(uid);
-  }
-  Pod on = pod;
-  on.node_name = node;
-  absl::Status held = absl::OkStatus();
-  if (model_->FindPodByUid(uid) != nullptr) {
-    if (bound) model_->MarkBound(uid);
-  } else if (bound) {
-    held = model_->AddRunningPod(on);
-  } else {
-    GpuPlan plan =
-        PlanGpus(PodView::Of(on).gpu, model_->FindNode(node)->gpus());
-    if (!plan.verdict.fits()) {
-      *reason = absl::StrCat("node ", node, ": ", plan.verdict.reason());
-      return std::nullopt;
-    }
-    held = model_->Place(on, node, std::move(plan.assignment), false);
-  }
-  if (!held.ok()) {
-    *reason = std::string(held.message());
-    return std::nullopt;
-  }
-  const PodAllocation* allocation = model_->FindNode(node)->FindPod(pod.Key());
-  return allocation == nullptr ? GpuAssignment{} : allocation->gpus;
-}
+namespace {
 
 // Per resource group, the node's flavor is the first of the queue's whose
 // node labels the node carries. A node that matches none (the policy
 // changed since the admission) is charged to the group's first flavor:
 // the pod takes its queue's quota wherever it runs.
-FrAmounts QueueingEngine::ChargeOnNode(const Workload& w, const Pod& pod,
-                                       const NodeState& node) const {
+FrAmounts ChargeOnNode(const Policy& policy, const QuotaFlavors& flavors,
+                       const Workload& w, const Pod& pod,
+                       const NodeState& node) {
   FrAmounts charge;
-  const ClusterQueue* cq = flavors_.ClusterQueueNamed(w.cluster_queue);
+  const ClusterQueue* cq = flavors.ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) return charge;  // outside queues: nothing to charge
   const ResourceList requests = EffectiveRequests(pod);
   for (const ResourceGroup& g : cq->resource_groups) {
     if (g.flavors.empty()) continue;
     const FlavorQuotas* chosen = &g.flavors.front();
     for (const FlavorQuotas& f : g.flavors) {
-      const ResourceFlavor* flavor = FindFlavor(policy_, f.flavor);
+      const ResourceFlavor* flavor = FindFlavor(policy, f.flavor);
       if (flavor == nullptr ||
           HasLabels(node.node().meta.labels, flavor->node_labels)) {
         chosen = &f;
@@ -119,21 +48,101 @@ FrAmounts QueueingEngine::ChargeOnNode(const Workload& w, const Pod& pod,
   return charge;
 }
 
+}  // namespace
+
+Adoption WorkloadStore::Adopt(const StoreInputs& in, const Pod& pod,
+                              const std::string& node, bool bound,
+                              int64_t now) {
+  const std::string key = pod.Key();
+  if (auto of = workload_of_pod_.find(key); of != workload_of_pod_.end()) {
+    Workload& known = workloads_[of->second];
+    if (auto placed = known.placements.find(key);
+        placed != known.placements.end()) {
+      if (placed->second.node != node) {
+        return {Adoption::Outcome::kPlacedElsewhere,
+                absl::StrCat("held on node ", placed->second.node)};
+      }
+      if (bound) known.bound.insert(key);
+      return {Adoption::Outcome::kAlreadyPlaced, ""};
+    }
+  }
+  if (in.model.FindNode(node) == nullptr) {
+    return {Adoption::Outcome::kNodeUnknown,
+            absl::StrCat("node ", node, " is not known to gpusched")};
+  }
+  std::string reason;
+  std::optional<GpuAssignment> gpus =
+      HoldOnNode(in.model, pod, node, bound, &reason);
+  if (!gpus) return {Adoption::Outcome::kDoesNotFit, std::move(reason)};
+  AddPod(in, pod, now);
+  RecordAdoption(in, workloads_[workload_of_pod_[key]], key,
+                 Placement{node, *std::move(gpus)}, bound, now);
+  return {};
+}
+
+void WorkloadStore::AdoptSucceeded(const Pod& pod) {
+  auto it = workloads_.find(WorkloadOf(pod).key);
+  if (it == workloads_.end() || !it->second.admitted() ||
+      !it->second.is_gang || it->second.pods.contains(pod.Key())) {
+    return;
+  }
+  it->second.succeeded.insert(pod.Key());
+}
+
+// A bound pod's devices are the ones the cluster sync recorded from its
+// gpusched.io/gpu-ids before the loop heard of the pod: they are read, not
+// placed a second time (Place refuses a UID twice anyway). A pod the model
+// holds on another node moves: the node it runs on, or was admitted to,
+// wins, as in ExtenderService::ObserveBound.
+std::optional<GpuAssignment> WorkloadStore::HoldOnNode(
+    ClusterModel& model, const Pod& pod, const std::string& node, bool bound,
+    std::string* reason) {
+  const std::string uid = PodUid(pod);
+  if (const PlacedPod* placed = model.FindPodByUid(uid);
+      placed != nullptr && placed->node != node) {
+    model.RemovePod(uid);
+  }
+  Pod on = pod;
+  on.node_name = node;
+  absl::Status held = absl::OkStatus();
+  if (model.FindPodByUid(uid) != nullptr) {
+    if (bound) model.MarkBound(uid);
+  } else if (bound) {
+    held = model.AddRunningPod(on);
+  } else {
+    GpuPlan plan =
+        PlanGpus(PodView::Of(on).gpu, model.FindNode(node)->gpus());
+    if (!plan.verdict.fits()) {
+      *reason = absl::StrCat("node ", node, ": ", plan.verdict.reason());
+      return std::nullopt;
+    }
+    held = model.Place(on, node, std::move(plan.assignment), false);
+  }
+  if (!held.ok()) {
+    *reason = std::string(held.message());
+    return std::nullopt;
+  }
+  const PodAllocation* allocation = model.FindNode(node)->FindPod(pod.Key());
+  return allocation == nullptr ? GpuAssignment{} : allocation->gpus;
+}
+
 // The charge goes in even past the queue's quota (Fit then finds nothing
 // available there). A workload's charge is held exactly while it is
 // admitted, as Finish and Release expect.
-void QueueingEngine::RecordAdoption(Workload& w, const std::string& pod_key,
-                                    Placement placement, bool bound,
-                                    int64_t now) {
-  const FrAmounts charge = ChargeOnNode(w, w.pods.at(pod_key),
-                                        *model_->FindNode(placement.node));
+void WorkloadStore::RecordAdoption(const StoreInputs& in, Workload& w,
+                                   const std::string& pod_key,
+                                   Placement placement, bool bound,
+                                   int64_t now) {
+  const FrAmounts charge =
+      ChargeOnNode(in.policy, in.flavors, w, w.pods.at(pod_key),
+                   *in.model.FindNode(placement.node));
   const std::string node = placement.node;
   w.placements[pod_key] = std::move(placement);
-  if (bound || options_.bind_on_admission) w.bound.insert(pod_key);
-  quota_.AddUsage(w.cluster_queue, charge);
+  if (bound || in.options.bind_on_admission) w.bound.insert(pod_key);
+  in.quota.AddUsage(w.cluster_queue, charge);
   for (const auto& [fr, amount] : charge) w.charged[fr] += amount;
   if (!w.admitted()) {
-    SetState(w, Workload::State::kAdmitted);
+    SetState(in.flavors, w, Workload::State::kAdmitted);
     // The bind timeout and the minimum runtime count from the restart:
     // when the first admission happened is not known.
     w.admitted_at_ms = now;
@@ -146,7 +155,7 @@ void QueueingEngine::RecordAdoption(Workload& w, const std::string& pod_key,
   }
   // Members still missing get the grace of a running gang that lost some.
   if (w.is_gang && static_cast<int>(w.placements.size()) < w.min_member) {
-    timers_.NoteBelowMin(w.key, now);
+    in.timers.NoteBelowMin(w.key, now);
   }
 }
 

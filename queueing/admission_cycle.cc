@@ -5,8 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "queueing/engine_internal.h"
-#include "queueing/invariants.h"
+#include "queueing/admission_run.h"
 
 namespace gpusched {
 namespace {
@@ -34,7 +33,30 @@ FrAmounts ApplyFlavors(const Policy& policy,
 
 }  // namespace
 
-GangPlacementRequest QueueingEngine::RequestFor(
+void AdmissionCycle::Schedule(const CycleInputs& in, int64_t now) {
+  AdmissionRun(*this, in).Schedule(now);
+}
+
+AdmissionRun::AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in)
+    : policy_(in.policy),
+      quota_(in.quota),
+      flavors_(in.flavors),
+      model_(&in.model),
+      weights_(in.weights),
+      options_(in.options),
+      timers_(in.timers),
+      store_(in.store),
+      workloads_(in.store.workloads()),
+      live_(in.store.live()),
+      admitted_(in.store.admitted()),
+      outside_(in.store.outside()),
+      events_(in.store.events()),
+      classes_(in.store.classes()),
+      placement_(cycle.placement_),
+      planner_(cycle.planner_),
+      held_by_head_(cycle.held_by_head_) {}
+
+GangPlacementRequest AdmissionRun::RequestFor(
     const Workload& w, std::vector<const Pod*> members) {
   return GangPlacementRequest{.owner = w.key,
                               .members = std::move(members),
@@ -42,33 +64,34 @@ GangPlacementRequest QueueingEngine::RequestFor(
                               .preferred_level = w.topology_preferred,
                               .levels = policy_.config.topology_levels,
                               .weights = &weights_,
-                              .sorted_nodes = placement_.SortedNodes(),
-                              .memo = placement_.ScoreMemo()};
+                              .sorted_nodes = placement_.SortedNodes(*model_),
+                              .memo = placement_.ScoreMemo(weights_)};
 }
 
 // PlaceGang, unless an equal placement failed against this same state.
-GangPlacement QueueingEngine::PlaceOrRecall(
+GangPlacement AdmissionRun::PlaceOrRecall(
     Workload& w, const GangPlacementRequest& request,
     const std::vector<std::string>& flavors) {
   // Trials search clusters with victims taken off: nothing to remember.
   if (placement_.in_preemption_trial()) {
-    return placement_.PlaceOrRecall(w.key, "", request);
+    return placement_.PlaceOrRecall(*model_, w.key, "", request);
   }
   NoteFreedCapacity();
+  const int signature = classes_.SignatureId(w, flavors_);
   std::string key =
-      absl::StrCat(classes_.placement_of(classes_.SignatureId(w)), "\n",
+      absl::StrCat(classes_.placement_of(signature), "\n",
                    absl::StrJoin(flavors, ","),
                    timers_.reserved_for() == w.key ? "\nreserved" : "");
-  return placement_.PlaceOrRecall(w.key, std::move(key), request);
+  return placement_.PlaceOrRecall(*model_, w.key, std::move(key), request);
 }
 
 // Tries the ClusterQueue's flavors in order: the first flavor (per resource
 // group) whose quota fits and where every member can be placed wins.
 // Flavor combinations go in order (first group varies slowest); one group
 // is the usual case.
-QueueingEngine::FitResult QueueingEngine::Fit(Workload& w) {
+AdmissionRun::FitResult AdmissionRun::Fit(Workload& w) {
   const std::vector<const Pod*> members = w.MembersToAdmit();
-  FlavorChoices choices = flavors_.Choose(w, members);
+  FlavorChoices choices = flavors_.Choose(policy_, quota_, w, members);
   FitResult result{std::nullopt, std::move(choices.why)};
   if (!choices.fits) return result;
   const std::vector<std::vector<FlavorOption>>& options = choices.groups;
@@ -77,7 +100,8 @@ QueueingEngine::FitResult QueueingEngine::Fit(Workload& w) {
     GangPlacementRequest request = RequestFor(w, members);
     std::vector<std::string> names;
     FrAmounts charged = ApplyFlavors(policy_, options, pick, request, names);
-    request.sorted_nodes = placement_.NodesWithLabels(request.node_labels);
+    request.sorted_nodes =
+        placement_.NodesWithLabels(*model_, request.node_labels);
     request.sorted_nodes_match_labels = true;
     // Nodes held for a starving workload are not for others, busy or not.
     if (timers_.reserved_for() != w.key) {
@@ -99,7 +123,7 @@ QueueingEngine::FitResult QueueingEngine::Fit(Workload& w) {
   return result;
 }
 
-void QueueingEngine::Commit(Workload& w, PlacementTrial trial, int64_t now) {
+void AdmissionRun::Commit(Workload& w, PlacementTrial trial, int64_t now) {
   PlacementTrial::Committed attempt = std::move(trial).Commit();
   const bool first = !w.admitted();
   quota_.AddUsage(w.cluster_queue, attempt.charged);
@@ -121,7 +145,7 @@ void QueueingEngine::Commit(Workload& w, PlacementTrial trial, int64_t now) {
   }
 }
 
-AdmissionOutcome QueueingEngine::TryAdmit(Workload& w, int64_t now) {
+AdmissionOutcome AdmissionRun::TryAdmit(Workload& w, int64_t now) {
   FitResult fit = Fit(w);
   if (fit.trial) {
     Commit(w, *std::move(fit.trial), now);
@@ -131,12 +155,12 @@ AdmissionOutcome QueueingEngine::TryAdmit(Workload& w, int64_t now) {
   return TryPreempt(w, now);
 }
 
-bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
+bool AdmissionRun::TryPlaceOutsideQueues(Workload& w, int64_t now) {
   if (!w.admitted() && !Ready(w, now)) return false;
   GangPlacementRequest request = RequestFor(w, w.MembersToAdmit());
   // Pods outside queues may not take what a starving workload is promised.
   request.excluded_nodes = timers_.reserved_nodes();
-  GangPlacement placement = placement_.Place(request);
+  GangPlacement placement = placement_.Place(*model_, request);
   if (!placement.placed()) {
     w.Explain({placement.code, std::move(placement.reason)});
     return false;
@@ -151,7 +175,7 @@ bool QueueingEngine::TryPlaceOutsideQueues(Workload& w, int64_t now) {
 // Admitted members not yet bound whose assumed place vanished from the
 // model (their node was deleted or replaced under them): the whole workload
 // is released and planned again, never left half-placed.
-void QueueingEngine::ReplanLostPlacements(int64_t now) {
+void AdmissionRun::ReplanLostPlacements(int64_t now) {
   std::vector<Workload*> admitted;
   for (auto& [key, w] : admitted_) admitted.push_back(w);
   for (Workload* each : admitted) {
@@ -176,12 +200,7 @@ void QueueingEngine::ReplanLostPlacements(int64_t now) {
   }
 }
 
-void QueueingEngine::Schedule(int64_t now) {
-#ifdef GPUSCHED_INVARIANTS_ON
-  // Debug and sanitizer builds: the pass must leave the invariants true,
-  // and take no queue further over its limit than it was (invariants.h).
-  const QuotaExcess over_before = QuotaOverLimits(quota_);
-#endif
+void AdmissionRun::Schedule(int64_t now) {
   ReplanLostPlacements(now);
   RunTimers(now);
   // Pods, nodes and reservations changed since last time.
@@ -194,15 +213,11 @@ void QueueingEngine::Schedule(int64_t now) {
     if (!pass.progressed()) break;
   }
   ExplainIncompleteGangs(now);
-#ifdef GPUSCHED_INVARIANTS_ON
-  DieOnViolation(CheckInvariants(
-      *this, *model_, {.now = now, .allowed_excess = &over_before}));
-#endif
 }
 
 // A gang that timed out short of members backs off before its next try;
 // the sentence stays the count it waits for.
-void QueueingEngine::ExplainIncompleteGangs(int64_t now) {
+void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
   for (auto& [key, w] : live_) {
     const ReasonCode incomplete = w->backoff_until_ms > now
                                       ? ReasonCode::kBackingOff
@@ -222,7 +237,7 @@ void QueueingEngine::ExplainIncompleteGangs(int64_t now) {
 }
 
 // Pods outside queues, in arrival order.
-PassResult QueueingEngine::AdmitOutsideQueues(int64_t now) {
+PassResult AdmissionRun::AdmitOutsideQueues(int64_t now) {
   std::vector<Workload*> outside;
   for (auto& [key, w] : outside_) {
     if (Ready(*w, now)) outside.push_back(w);
@@ -239,7 +254,7 @@ PassResult QueueingEngine::AdmitOutsideQueues(int64_t now) {
 }
 
 // Running gangs take extra members one by one as capacity allows.
-PassResult QueueingEngine::AdmitExtraMembers(int64_t now) {
+PassResult AdmissionRun::AdmitExtraMembers(int64_t now) {
   std::vector<Workload*> running;
   for (auto& [key, w] : admitted_) {
     if (w->HasUnplacedMembers()) running.push_back(w);
@@ -260,7 +275,7 @@ PassResult QueueingEngine::AdmitExtraMembers(int64_t now) {
 // Admissions only take capacity, so what failed stands, and the bounds
 // hold, until something frees some (an eviction, a finish, a lifted
 // reservation).
-void QueueingEngine::NoteFreedCapacity() {
+void AdmissionRun::NoteFreedCapacity() {
   const GangPlacementStage::Since since = placement_.facts_since();
   if (events_.size() == since.events) return;
   if (ChangesSince(since.events, since.reservations).capacity_freed) {

@@ -8,7 +8,7 @@
 #include <queue>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/engine_internal.h"
+#include "queueing/admission_run.h"
 #include "queueing/fair_sharing.h"
 
 namespace gpusched {
@@ -80,21 +80,10 @@ void Advance(ClassCursor cursor, Workload* next, bool admitted,
 
 }  // namespace
 
-std::string QueueingEngine::ReasonOf(const Workload& w) const {
-  const WaitReason* shared = classes_.SharedFailure(w);
-  return shared != nullptr ? shared->text : w.reason;
-}
-
-ReasonCode QueueingEngine::PendingCode(const Workload& w) const {
-  if (w.state != Workload::State::kPending) return ReasonCode::kNone;
-  const WaitReason* shared = classes_.SharedFailure(w);
-  return shared != nullptr ? shared->code : w.code;
-}
-
 // What the events since `first_event` changed: the cohort trees whose
 // quota or admitted set moved, and whether capacity was freed (anything
 // but an admission, a workload outside queues, or a reservation lifted).
-QueueingEngine::PassChanges QueueingEngine::ChangesSince(
+AdmissionRun::PassChanges AdmissionRun::ChangesSince(
     size_t first_event, uint64_t reserved_before) const {
   PassChanges changes;
   changes.capacity_freed = timers_.reservation_changes() != reserved_before;
@@ -118,7 +107,7 @@ QueueingEngine::PassChanges QueueingEngine::ChangesSince(
 // workloads (the preemption candidates), or, if it searched nodes, free
 // capacity anywhere. An admission in another tree only takes capacity, so
 // it cannot turn a failure into a fit.
-PassResult QueueingEngine::AdmitBestEffortClasses(int64_t now) {
+PassResult AdmissionRun::AdmitBestEffortClasses(int64_t now) {
   const ReadyFn ready = [&](const Workload& w) { return Ready(w, now); };
   CursorHeap heap;
   for (const ClassHead& head : BestEffortHeadsOf(ready)) {
@@ -154,8 +143,8 @@ PassResult QueueingEngine::AdmitBestEffortClasses(int64_t now) {
 
 // TryAdmit, and what it changed that a parked class's failure may depend
 // on.
-QueueingEngine::HeadAttempt QueueingEngine::TryClassHead(Workload& w,
-                                                         int64_t now) {
+AdmissionRun::HeadAttempt AdmissionRun::TryClassHead(Workload& w,
+                                                     int64_t now) {
   classes_.StampAttempt(w);
   const size_t events_before = events_.size();
   const uint64_t reserved_before = timers_.reservation_changes();
@@ -170,7 +159,7 @@ QueueingEngine::HeadAttempt QueueingEngine::TryClassHead(Workload& w,
 }
 
 // The ready head of every class of a BestEffortFIFO queue.
-std::vector<QueueingEngine::ClassHead> QueueingEngine::BestEffortHeadsOf(
+std::vector<AdmissionRun::ClassHead> AdmissionRun::BestEffortHeadsOf(
     const std::function<bool(const Workload&)>& ready) {
   std::set<std::string> best_effort;
   for (const ClusterQueue& cq : policy_.cluster_queues) {
@@ -191,14 +180,14 @@ std::vector<QueueingEngine::ClassHead> QueueingEngine::BestEffortHeadsOf(
   return heads;
 }
 
-bool QueueingEngine::Ready(const Workload& w, int64_t now) const {
+bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
   if (w.state != Workload::State::kPending || w.pods.empty()) return false;
   if (w.backoff_until_ms > now || w.podgroup_missing) return false;
   return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
 }
 
 // Every queue's pending workloads in queue order, in one walk.
-std::map<std::string, std::vector<Workload*>> QueueingEngine::PendingByQueue() {
+std::map<std::string, std::vector<Workload*>> AdmissionRun::PendingByQueue() {
   std::map<std::string, std::vector<Workload*>> by_queue;
   for (auto& [key, w] : live_) {
     if (IsQueued(*w) && w->state == Workload::State::kPending &&
@@ -214,7 +203,7 @@ std::map<std::string, std::vector<Workload*>> QueueingEngine::PendingByQueue() {
 
 // Per ClusterQueue, its ready workloads in queue order; StrictFIFO offers
 // its head only, and only when the head is ready.
-std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
+std::map<std::string, std::vector<Workload*>> AdmissionRun::ReadyByQueue(
     int64_t now) {
   std::map<std::string, std::vector<Workload*>> ready;
   std::map<std::string, std::vector<Workload*>> pending = PendingByQueue();
@@ -238,13 +227,13 @@ std::map<std::string, std::vector<Workload*>> QueueingEngine::ReadyByQueue(
 // Without fair sharing, across queues: workloads that fit without
 // borrowing first, then those borrowing from the lowest subtree (Kueue's
 // hierarchical cohorts), then priority, then creation.
-std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
+std::vector<Workload*> AdmissionRun::Candidates(int64_t now) {
   // Borrowing depends only on the queue and the demand: once per signature.
   std::map<int, int> height_by_signature;
   std::vector<std::pair<int, Workload*>> keyed;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
     for (Workload* w : workloads) {
-      const int id = classes_.SignatureId(*w);
+      const int id = classes_.SignatureId(*w, flavors_);
       auto [it, inserted] = height_by_signature.try_emplace(id, 0);
       if (inserted) {
         it->second = quota_.BorrowHeight(cq, classes_.demand_of(id));
@@ -263,12 +252,14 @@ std::vector<Workload*> QueueingEngine::Candidates(int64_t now) {
 }
 
 // One admission pass over the queued workloads.
-PassResult QueueingEngine::AdmitQueued(int64_t now) {
+PassResult AdmissionRun::AdmitQueued(int64_t now) {
   // A long-running server sees ever new shapes (group names in Volcano
   // annotations): start over between passes rather than grow unbounded.
   if (classes_.signature_count() >= kMaxSignatures) {
-    ResetSignatures();
-    RebuildIndexes();
+    store_.ForgetSignatures();
+    placement_.ForgetFailures();
+    flavors_.Rebuild(policy_, quota_);
+    store_.RebuildIndexes(flavors_);
   }
   if (policy_.config.fair_sharing) return AdmitFairSharing(now);
   HoldHeadQuota();
@@ -279,7 +270,7 @@ PassResult QueueingEngine::AdmitQueued(int64_t now) {
 }
 
 // StrictFIFO queues, each offering its head (Candidates' order).
-PassResult QueueingEngine::AdmitStrictFifo(int64_t now) {
+PassResult AdmissionRun::AdmitStrictFifo(int64_t now) {
   const bool any_strict = std::any_of(
       policy_.cluster_queues.begin(), policy_.cluster_queues.end(),
       [](const ClusterQueue& cq) {
@@ -303,13 +294,13 @@ PassResult QueueingEngine::AdmitStrictFifo(int64_t now) {
 }
 
 // Fair sharing: a tournament re-run after every admission (shares move).
-PassResult QueueingEngine::AdmitFairSharing(int64_t now) {
+PassResult AdmissionRun::AdmitFairSharing(int64_t now) {
   PassResult pass;
   std::map<std::string, std::deque<Contender>> queues;
   for (auto& [cq, workloads] : ReadyByQueue(now)) {
     for (Workload* w : workloads) {
       queues[cq].push_back(
-          Contender{w, classes_.demand_of(classes_.SignatureId(*w))});
+          Contender{w, classes_.demand_of(classes_.SignatureId(*w, flavors_))});
     }
   }
   FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
@@ -318,54 +309,6 @@ PassResult QueueingEngine::AdmitFairSharing(int64_t now) {
     if (TryAdmit(*w, now).admitted()) ++pass.admitted;
   }
   return pass;
-}
-
-std::vector<const Workload*> QueueingEngine::PendingOrder(
-    const std::string& cq) const {
-  std::vector<const Workload*> pending;
-  for (const auto& [key, w] : live_) {
-    if (w->cluster_queue == cq && w->state == Workload::State::kPending &&
-        !w->pods.empty()) {
-      pending.push_back(w);
-    }
-  }
-  std::sort(pending.begin(), pending.end(), QueueOrder);
-  return pending;
-}
-
-std::string QueueingEngine::PendingReason(const Workload& w) const {
-  if (w.state != Workload::State::kPending || !IsQueued(w)) return ReasonOf(w);
-  std::vector<const Workload*> order = PendingOrder(w.cluster_queue);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] == &w) return PendingReason(w, i + 1, order.size());
-  }
-  return ReasonOf(w);
-}
-
-std::string QueueingEngine::PendingReason(const Workload& w, size_t position,
-                                          size_t total) const {
-  const std::string reason = ReasonOf(w);
-  return absl::StrCat(reason, reason.empty() ? "" : "; ", "position ", position,
-                      " of ", total);
-}
-
-std::map<const Workload*, std::pair<size_t, size_t>>
-QueueingEngine::PendingPositions() const {
-  std::map<const Workload*, std::pair<size_t, size_t>> positions;
-  std::map<std::string, std::vector<const Workload*>> by_queue;
-  for (const auto& [key, w] : live_) {
-    if (IsQueued(*w) && w->state == Workload::State::kPending &&
-        !w->pods.empty()) {
-      by_queue[w->cluster_queue].push_back(w);
-    }
-  }
-  for (auto& [cq, pending] : by_queue) {
-    std::sort(pending.begin(), pending.end(), QueueOrder);
-    for (size_t i = 0; i < pending.size(); ++i) {
-      positions[pending[i]] = {i + 1, pending.size()};
-    }
-  }
-  return positions;
 }
 
 }  // namespace gpusched

@@ -1,13 +1,13 @@
-// The gang timers as the engine carries them out: GangTimers decides who
-// backs off, rolls back or is evicted, and where the starvation
-// reservation goes; the engine releases, re-states and reports.
+// The gang timers as the admission cycle carries them out: GangTimers
+// decides who backs off, rolls back or is evicted, and where the
+// starvation reservation goes; the cycle releases, re-states and reports.
 #include <algorithm>
 
-#include "queueing/engine_internal.h"
+#include "queueing/admission_run.h"
 
 namespace gpusched {
 
-std::vector<std::string> QueueingEngine::NodesReservedFor(
+std::vector<std::string> AdmissionRun::NodesReservedFor(
     const Workload& w) const {
   int64_t demand = 0;
   for (const Pod* pod : w.MembersToAdmit()) {
@@ -30,35 +30,28 @@ std::vector<std::string> QueueingEngine::NodesReservedFor(
   return reserved;
 }
 
-void QueueingEngine::RunTimers(int64_t now) {
-  for (const TimerOutcome& fired : timers_.BackOffIncompleteGangs(live_, now)) {
+void AdmissionRun::RunTimers(int64_t now) {
+  const SchedulerConfig& config = policy_.config;
+  for (const TimerOutcome& fired :
+       timers_.BackOffIncompleteGangs(config, live_, now)) {
     Emit(now, EngineEvent::Type::kTimedOut, *fired.workload, "", fired.reason);
   }
-  for (const TimerOutcome& fired : timers_.UnboundPastTimeout(live_, now)) {
+  for (const TimerOutcome& fired :
+       timers_.UnboundPastTimeout(config, live_, now)) {
     Workload& w = *fired.workload;
     Release(w);
     SetState(w, Workload::State::kPending);
-    timers_.BackOffAfterRollback(w, fired, now);
+    timers_.BackOffAfterRollback(config, w, fired, now);
     Emit(now, EngineEvent::Type::kTimedOut, w, "", w.reason);
   }
   for (const TimerOutcome& fired :
-       timers_.TakeBelowMinPastGrace(workloads_, now)) {
+       timers_.TakeBelowMinPastGrace(config, workloads_, now)) {
     Evict(*fired.workload, now, EngineEvent::Type::kEvicted, "", fired.reason);
   }
   timers_.UpdateReservation(
-      workloads_, live_, now,
+      config, workloads_, live_, now,
       [&](const Workload& w) { return Ready(w, now); },
       [&](const Workload& w) { return NodesReservedFor(w); });
-}
-
-std::optional<int64_t> QueueingEngine::NextWakeup(int64_t now) const {
-  std::optional<int64_t> next = timers_.NextWakeup(workloads_, live_, now);
-  // A victim whose eviction was refused may be tried again.
-  if (std::optional<int64_t> refusal = planner_.NextRefusalExpiry(now);
-      refusal && (!next || *refusal < *next)) {
-    next = refusal;
-  }
-  return next;
 }
 
 }  // namespace gpusched

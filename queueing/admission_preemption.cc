@@ -1,18 +1,13 @@
-// Preemption as the engine carries it out: the planner chooses victims on
-// trials (PreemptionPlanner), the engine evicts them and admits.
+// Preemption as the admission cycle carries it out: the planner chooses
+// victims on trials (PreemptionPlanner), the cycle evicts them (through
+// the store) and admits.
 #include "absl/strings/str_cat.h"
-#include "queueing/engine_internal.h"
+#include "queueing/admission_run.h"
 
 namespace gpusched {
 
-void QueueingEngine::Release(Workload& w) {
-  if (!w.admitted()) return;
-  TakeOff(*model_, quota_, w);
-  w.bound.clear();
-}
-
-void QueueingEngine::Evict(Workload& w, int64_t now, EngineEvent::Type type,
-                           const std::string& by, const std::string& reason) {
+void AdmissionRun::Evict(Workload& w, int64_t now, EngineEvent::Type type,
+                         const std::string& by, const std::string& reason) {
   Release(w);
   timers_.Forget(w.key);
   const bool preempted = type == EngineEvent::Type::kPreempted;
@@ -29,20 +24,20 @@ void QueueingEngine::Evict(Workload& w, int64_t now, EngineEvent::Type type,
   Emit(now, type, w, by, reason);
 }
 
-bool QueueingEngine::CouldFitWithFreed(
+bool AdmissionRun::CouldFitWithFreed(
     const Workload& w, const std::vector<Workload*>& candidates) {
   // A verdict from free capacity, as a search's would be: capacity freed
   // later must wake the workload's class.
   NoteFreedCapacity();
   return placement_.CouldHold(
-      w.MembersToAdmit(),
+      *model_, w.MembersToAdmit(),
       std::vector<const Workload*>(candidates.begin(), candidates.end()));
 }
 
 // The plan is made on trials (nothing is remembered from them); its
 // victims are evicted, and the workload is admitted if it fits now, else
 // it waits for the victims' pods to go.
-AdmissionOutcome QueueingEngine::TryPreempt(Workload& w, int64_t now) {
+AdmissionOutcome AdmissionRun::TryPreempt(Workload& w, int64_t now) {
   PreemptionPlan plan = PlanPreemption(w, now);
   if (plan.verdict == PreemptionPlan::Verdict::kBlockedByBudget) {
     // Not a tight loop: the refused victims are left out until their
@@ -57,7 +52,7 @@ AdmissionOutcome QueueingEngine::TryPreempt(Workload& w, int64_t now) {
 }
 
 // Placement trials inside the plan are neither counted nor remembered.
-PreemptionPlan QueueingEngine::PlanPreemption(Workload& w, int64_t now) {
+PreemptionPlan AdmissionRun::PlanPreemption(Workload& w, int64_t now) {
   const PreemptionPlanner::Trials trials{
       .could_fit =
           [this](const Workload& x, const std::vector<Workload*>& freeing) {
@@ -65,12 +60,14 @@ PreemptionPlan QueueingEngine::PlanPreemption(Workload& w, int64_t now) {
           },
       .fits = [this](Workload& x) { return Fit(x).trial.has_value(); }};
   GangPlacementStage::PreemptionTrialScope scope(&placement_);
-  return planner_.Plan(w, now, trials);
+  const PlanInputs inputs{policy_, quota_, flavors_, *model_,
+                          store_.admitted_by_queue()};
+  return planner_.Plan(w, now, trials, inputs);
 }
 
-AdmissionOutcome QueueingEngine::EvictThenAdmit(Workload& w,
-                                                const PreemptionPlan& plan,
-                                                int64_t now) {
+AdmissionOutcome AdmissionRun::EvictThenAdmit(Workload& w,
+                                              const PreemptionPlan& plan,
+                                              int64_t now) {
   AdmissionOutcome decision;
   for (const PreemptionPlan::Victim& victim : plan.victims) {
     Evict(*victim.workload, now, EngineEvent::Type::kPreempted, w.key,
@@ -93,8 +90,14 @@ AdmissionOutcome QueueingEngine::EvictThenAdmit(Workload& w,
   return decision;
 }
 
-void QueueingEngine::EvictionBlocked(const std::string& victim,
+void AdmissionCycle::EvictionBlocked(const CycleInputs& in,
+                                     const std::string& victim,
                                      const std::string& message, int64_t now) {
+  AdmissionRun(*this, in).EvictionBlocked(victim, message, now);
+}
+
+void AdmissionRun::EvictionBlocked(const std::string& victim,
+                                   const std::string& message, int64_t now) {
   if (!workloads_.contains(victim)) return;
   planner_.NoteRefused(victim, message, now, options_.eviction_refusal_backoff);
   const std::string* by = planner_.PreemptorOf(victim);

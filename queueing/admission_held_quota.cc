@@ -10,7 +10,7 @@
 // in at the next, so only StrictFIFO heads hold quota here.
 #include <algorithm>
 
-#include "queueing/engine_internal.h"
+#include "queueing/admission_run.h"
 
 namespace gpusched {
 
@@ -19,8 +19,8 @@ namespace gpusched {
 // Preempt mode: short of some quota it could get by preemption (within
 // its nominal quota, or by borrowWithinCohort); nothing when some demand
 // is beyond that, or when the quota holds it (then placement failed).
-FrAmounts QueueingEngine::QuotaToHold(const Workload& w,
-                                      const ClusterQueue& cq) const {
+FrAmounts AdmissionRun::QuotaToHold(const Workload& w,
+                                    const ClusterQueue& cq) const {
   const FrAmounts demand = flavors_.FirstFlavorDemand(w);
   const std::string& name = cq.name;
   const bool borrow_within =
@@ -52,8 +52,8 @@ FrAmounts QueueingEngine::QuotaToHold(const Workload& w,
 
 // After a StrictFIFO head's attempt: it holds quota while it waits for
 // victims it does not have.
-void QueueingEngine::NoteHeadOutcome(Workload& head,
-                                     const AdmissionOutcome& outcome) {
+void AdmissionRun::NoteHeadOutcome(Workload& head,
+                                   const AdmissionOutcome& outcome) {
   const ClusterQueue* cq = flavors_.ClusterQueueNamed(head.cluster_queue);
   if (cq == nullptr) return;
   ReleaseHeldBy(head);
@@ -70,7 +70,7 @@ void QueueingEngine::NoteHeadOutcome(Workload& head,
 
 // Before a pass: what the heads of the last pass hold, if they are still
 // pending heads.
-void QueueingEngine::HoldHeadQuota() {
+void AdmissionRun::HoldHeadQuota() {
   for (auto it = held_by_head_.begin(); it != held_by_head_.end();) {
     auto w = workloads_.find(it->second.head);
     if (w == workloads_.end() ||
@@ -84,7 +84,7 @@ void QueueingEngine::HoldHeadQuota() {
   }
 }
 
-void QueueingEngine::ReleaseHeadQuota() {
+void AdmissionRun::ReleaseHeadQuota() {
   for (const auto& [queue, held] : held_by_head_) {
     quota_.RemoveUsage(queue, held.amounts);
   }
@@ -92,7 +92,7 @@ void QueueingEngine::ReleaseHeadQuota() {
 
 // The queue's head is tried again: what the queue holds (for this head or
 // an earlier one) is given back first.
-void QueueingEngine::ReleaseHeldBy(const Workload& head) {
+void AdmissionRun::ReleaseHeldBy(const Workload& head) {
   auto it = held_by_head_.find(head.cluster_queue);
   if (it == held_by_head_.end()) return;
   quota_.RemoveUsage(it->first, it->second.amounts);

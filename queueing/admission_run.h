@@ -1,0 +1,144 @@
+#ifndef GPUSCHED_QUEUEING_ADMISSION_RUN_H_
+#define GPUSCHED_QUEUEING_ADMISSION_RUN_H_
+
+// One call into the admission cycle, shared by the cycle's .cc files only:
+// the inputs it was lent (CycleInputs), the cycle's own state, and the
+// steps, one function each. It lives for one call, so it may hold
+// references to what the engine lent it.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "queueing/admission_cycle.h"
+#include "queueing/admission_outcome.h"
+#include "queueing/gang_placer.h"
+#include "queueing/gang_trial.h"
+#include "queueing/pending_classes.h"
+
+namespace gpusched {
+
+class AdmissionRun {
+ public:
+  AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in);
+
+  // admission_cycle.cc
+  void Schedule(int64_t now);
+  // admission_preemption.cc
+  void EvictionBlocked(const std::string& victim, const std::string& message,
+                       int64_t now);
+
+ private:
+  // The store's state changes, with this call's inputs.
+  void SetState(Workload& w, Workload::State state) {
+    store_.SetState(flavors_, w, state);
+  }
+  void Release(Workload& w) { store_.Release(*model_, quota_, w); }
+  void Emit(int64_t now, EngineEvent::Type type, const Workload& w,
+            std::string by, std::string reason) {
+    store_.Emit(now, type, w, std::move(by), std::move(reason));
+  }
+
+  // admission_passes.cc: the pass over classes and queues.
+  bool Ready(const Workload& workload, int64_t now) const;
+  std::map<std::string, std::vector<Workload*>> PendingByQueue();
+  std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
+  std::vector<Workload*> Candidates(int64_t now);
+  PassResult AdmitQueued(int64_t now);
+  PassResult AdmitBestEffortClasses(int64_t now);
+  struct ClassHead {
+    int signature = 0;
+    int borrow_height = 0;  // QuotaTree::BorrowHeight: lower goes first
+    Workload* workload = nullptr;
+  };
+  std::vector<ClassHead> BestEffortHeadsOf(
+      const std::function<bool(const Workload&)>& ready);
+  PassResult AdmitStrictFifo(int64_t now);
+  PassResult AdmitFairSharing(int64_t now);
+  struct PassChanges {
+    std::set<std::string> trees;
+    bool capacity_freed = false;
+  };
+  PassChanges ChangesSince(size_t first_event, uint64_t reserved_before) const;
+  struct HeadAttempt {
+    bool admitted = false;
+    bool searched_nodes = false;         // a placement search ran
+    std::optional<PassChanges> changes;  // when it emitted events
+  };
+  HeadAttempt TryClassHead(Workload& workload, int64_t now);
+
+  // admission_held_quota.cc: what a StrictFIFO head that cannot reclaim
+  // holds (Kueue's reserveCapacityForUnreclaimablePreempt).
+  FrAmounts QuotaToHold(const Workload& workload, const ClusterQueue& cq) const;
+  void NoteHeadOutcome(Workload& head, const AdmissionOutcome& outcome);
+  void HoldHeadQuota();
+  void ReleaseHeadQuota();
+  void ReleaseHeldBy(const Workload& head);
+
+  // admission_cycle.cc: one admission transaction.
+  AdmissionOutcome TryAdmit(Workload& workload, int64_t now);
+  bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
+  PassResult AdmitOutsideQueues(int64_t now);
+  PassResult AdmitExtraMembers(int64_t now);
+  void ReplanLostPlacements(int64_t now);
+  void ExplainIncompleteGangs(int64_t now);
+  // A placement for every member on the first flavors whose quota fits,
+  // held in the model while the trial lives; else why not.
+  struct FitResult {
+    std::optional<PlacementTrial> trial;
+    WaitReason why;
+  };
+  FitResult Fit(Workload& workload);
+  GangPlacementRequest RequestFor(const Workload& workload,
+                                  std::vector<const Pod*> members);
+  GangPlacement PlaceOrRecall(Workload& workload,
+                              const GangPlacementRequest& request,
+                              const std::vector<std::string>& flavors);
+  void Commit(Workload& workload, PlacementTrial trial, int64_t now);
+  // Forgets what depended on free capacity (remembered placement failures,
+  // the capacity bound) when events since the last call freed some.
+  void NoteFreedCapacity();
+
+  // admission_preemption.cc: carries out the planner's plan.
+  AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
+  PreemptionPlan PlanPreemption(Workload& workload, int64_t now);
+  AdmissionOutcome EvictThenAdmit(Workload& workload,
+                                  const PreemptionPlan& plan, int64_t now);
+  bool CouldFitWithFreed(const Workload& workload,
+                         const std::vector<Workload*>& candidates);
+  void Evict(Workload& workload, int64_t now, EngineEvent::Type type,
+             const std::string& by, const std::string& reason);
+
+  // admission_timers.cc: carries out what the timers decided.
+  void RunTimers(int64_t now);
+  std::vector<std::string> NodesReservedFor(const Workload& workload) const;
+
+  // Lent for this call.
+  const Policy& policy_;
+  QuotaTree& quota_;
+  QuotaFlavors& flavors_;
+  ClusterModel* model_;
+  const ScoringWeights& weights_;
+  const EngineOptions& options_;
+  GangTimers& timers_;
+  WorkloadStore& store_;
+  // The store's workloads and indexes.
+  std::map<std::string, Workload>& workloads_;
+  const WorkloadStore::Index& live_;
+  const WorkloadStore::Index& admitted_;
+  const WorkloadStore::Index& outside_;
+  const std::vector<EngineEvent>& events_;
+  PendingClasses& classes_;
+  // The cycle's own state.
+  GangPlacementStage& placement_;
+  PreemptionPlanner& planner_;
+  std::map<std::string, AdmissionCycle::HeldQuota>& held_by_head_;
+};
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_QUEUEING_ADMISSION_RUN_H_
