@@ -27,32 +27,17 @@
 #include <thread>
 #include <unordered_map>
 
+#include "api/codec/event_json.h"
 #include "api/kube/kube_client.h"
 
 namespace gpusched::kube {
 
-inline constexpr char kReportingController[] = "gpusched.io/scheduler";
-// events.k8s.io/v1 rejects a longer note.
-inline constexpr size_t kEventNoteLimit = 1024;
-
-// The object an Event is about.
-struct EventSubject {
-  std::string api_version = "v1";
-  std::string kind = "Pod";
-  std::string namespace_name;  // empty for cluster-scoped objects
-  std::string name;
-  std::string uid;
-};
-
-enum class EventType { kNormal, kWarning };
-
-struct EventRecord {
-  EventSubject regarding;
-  EventType type = EventType::kNormal;
-  std::string reason;  // the reason code, e.g. WaitingForQuota
-  std::string action;  // what gpusched did, e.g. Admission
-  std::string note;    // the sentence; cut to kEventNoteLimit bytes
-};
+// The Event written (api/codec/event_json.h).
+using ::gpusched::EventRecord;
+using ::gpusched::EventSubject;
+using ::gpusched::EventType;
+using ::gpusched::kEventNoteLimit;
+using ::gpusched::kReportingController;
 
 struct EventRecorderOptions {
   std::string reporting_instance;  // e.g. the pod name of this replica
@@ -114,11 +99,6 @@ class EventRecorder {
   bool stopped_ = false;            // guarded by mu_
   std::jthread worker_;             // last: stops before the rest goes
 };
-
-// The Event body, exposed for tests.
-std::string EventJson(const EventRecord& event,
-                      std::string_view reporting_instance,
-                      std::chrono::system_clock::time_point now);
 
 }  // namespace gpusched::kube
 

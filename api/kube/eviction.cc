@@ -3,7 +3,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "api/codec/json_writer.h"
 #include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
@@ -24,19 +23,6 @@ std::string ServerMessage(const absl::Status& status) {
 
 }  // namespace
 
-std::string EvictionJson(const EvictionTarget& pod) {
-  JsonWriter w;
-  w.Raw(R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{)");
-  w.Key("name").String(pod.name).Raw(",");
-  w.Key("namespace").String(pod.namespace_name).Raw("}");
-  if (!pod.uid.empty()) {
-    w.Raw(R"(,"deleteOptions":{"preconditions":{)");
-    w.Key("uid").String(pod.uid).Raw("}}");
-  }
-  w.Raw("}");
-  return w.Take();
-}
-
 absl::StatusOr<EvictionResult> EvictPod(KubeClient& client,
                                         const EvictionTarget& pod,
                                         const CallOptions& call) {
@@ -44,7 +30,7 @@ absl::StatusOr<EvictionResult> EvictPod(KubeClient& client,
       absl::StrFormat("/api/v1/namespaces/%s/pods/%s/eviction",
                       pod.namespace_name, pod.name);
   absl::StatusOr<std::string> posted =
-      client.Post(path, EvictionJson(pod), call);
+      client.Post(path, EncodeEviction(pod), call);
   const absl::Status& status = posted.status();
   if (posted.ok()) {
     spdlog::info("kube: evicted pod {}/{}", pod.namespace_name, pod.name);

@@ -8,18 +8,13 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "api/codec/eviction_json.h"
 #include "api/kube/kube_client.h"
 
 namespace gpusched::kube {
 
-struct EvictionTarget {
-  std::string namespace_name;
-  std::string name;
-  // Sent as the deletion's UID precondition, so a pod recreated under the
-  // same name (a new incarnation a controller made) is never evicted.
-  // Empty: no precondition.
-  std::string uid;
-};
+// Which pod (api/codec/eviction_json.h).
+using ::gpusched::EvictionTarget;
 
 enum class EvictionOutcome {
   kEvicted,      // 201/200: the pod is being deleted
@@ -40,9 +35,6 @@ struct EvictionResult {
 absl::StatusOr<EvictionResult> EvictPod(KubeClient& client,
                                         const EvictionTarget& pod,
                                         const CallOptions& call = {});
-
-// The Eviction body, exposed for tests.
-std::string EvictionJson(const EvictionTarget& pod);
 
 }  // namespace gpusched::kube
 

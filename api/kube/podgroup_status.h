@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/codec/podgroup_status_json.h"
 #include "api/kube/kube_client.h"
 
 namespace gpusched::kube {
@@ -32,54 +33,12 @@ struct PodGroupTarget {
   std::string name;
 };
 
-enum class VolcanoPhase { kPending, kInqueue, kRunning, kUnknown, kCompleted };
-
-struct VolcanoCondition {
-  enum class Type { kScheduled, kUnschedulable };
-  Type type = Type::kUnschedulable;
-  bool status = true;  // True / False
-  std::string reason;  // one CamelCase word, e.g. NotEnoughResources
-  std::string message;
-  std::chrono::system_clock::time_point last_transition;
-  std::string transition_id;  // empty: not sent
-};
-
-struct VolcanoStatus {
-  VolcanoPhase phase = VolcanoPhase::kPending;
-  // Every condition the group should carry: the list replaces the stored one.
-  std::vector<VolcanoCondition> conditions;
-  int32_t running = 0;
-  int32_t succeeded = 0;
-  int32_t failed = 0;
-};
-
-// The coscheduling phases. Current releases define Pending, Scheduling,
-// Running, Unknown, Finished and Failed; PreScheduling and Scheduled are
-// from older releases still deployed (the CRD's phase is a free string).
-// There is no "Succeeded" phase: a group whose members all succeeded is
-// Finished.
-enum class CoschedulingPhase {
-  kPending,
-  kPreScheduling,
-  kScheduling,
-  kScheduled,
-  kRunning,
-  kUnknown,
-  kFinished,
-  kFailed,
-};
-
-struct CoschedulingStatus {
-  CoschedulingPhase phase = CoschedulingPhase::kPending;
-  // status.scheduled exists only in older releases' CRD; a current API
-  // server prunes it, harmlessly. Unset: not sent.
-  std::optional<int32_t> scheduled;
-  int32_t running = 0;
-  int32_t succeeded = 0;
-  int32_t failed = 0;
-  // When gpusched started placing the group; unset: not sent.
-  std::optional<std::chrono::system_clock::time_point> schedule_start_time;
-};
+// The statuses written (api/codec/podgroup_status_json.h).
+using ::gpusched::CoschedulingPhase;
+using ::gpusched::CoschedulingStatus;
+using ::gpusched::VolcanoCondition;
+using ::gpusched::VolcanoPhase;
+using ::gpusched::VolcanoStatus;
 
 enum class PodGroupWriteOutcome {
   kWritten,
@@ -98,10 +57,6 @@ absl::StatusOr<PodGroupWriteResult> WriteVolcanoStatus(
 absl::StatusOr<PodGroupWriteResult> WriteCoschedulingStatus(
     KubeClient& client, const PodGroupTarget& group,
     const CoschedulingStatus& status, const CallOptions& call = {});
-
-// The merge patches, exposed for tests.
-std::string VolcanoStatusPatch(const VolcanoStatus& status);
-std::string CoschedulingStatusPatch(const CoschedulingStatus& status);
 
 }  // namespace gpusched::kube
 

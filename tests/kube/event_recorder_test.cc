@@ -116,28 +116,5 @@ TEST_F(EventRecorderTest, RefusedEventIsCountedAndTriedAgainNextTime) {
   EXPECT_EQ(recorder->counters().deduplicated, 0u);
 }
 
-TEST(EventJsonTest, NoteIsCutToTheLimitOnACharacterBoundary) {
-  std::string note = "a";
-  for (int i = 0; i < 600; ++i) note += "\xC3\xA9";  // é, two bytes
-  const Json event = Json::parse(
-      EventJson(Waiting("p", "R", note), "r1",
-                std::chrono::system_clock::now()));
-  // 1 + 2 * 511 = 1023 bytes: the 512th é would end at byte 1025.
-  EXPECT_EQ(event["note"].get<std::string>().size(), 1023u);
-}
-
-TEST(EventJsonTest, EventTimeIsRfc3339WithMicroseconds) {
-  const auto when = std::chrono::system_clock::time_point(
-      std::chrono::microseconds(1700000000123456));
-  const Json event = Json::parse(EventJson(Waiting("p", "R", "n"), "r1", when));
-  EXPECT_EQ(event["eventTime"], "2023-11-14T22:13:20.123456Z");
-  EXPECT_EQ(event["regarding"],
-            Json({{"apiVersion", "v1"},
-                  {"kind", "Pod"},
-                  {"namespace", "team-a"},
-                  {"name", "p"},
-                  {"uid", "uid-p"}}));
-}
-
 }  // namespace
 }  // namespace gpusched::kube::testing

@@ -57,15 +57,5 @@ TEST_F(EvictionTest, DisruptionBudgetBlocksWithTheServersMessage) {
   EXPECT_FALSE(server_.Pod("team-a/victim").is_null());
 }
 
-TEST(EvictionJsonTest, IsAPolicyV1EvictionWithTheUidPrecondition) {
-  EXPECT_EQ(EvictionJson({.namespace_name = "ns", .name = "p", .uid = "u1"}),
-            R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":)"
-            R"({"name":"p","namespace":"ns"},"deleteOptions":)"
-            R"({"preconditions":{"uid":"u1"}}})");
-  EXPECT_EQ(EvictionJson({.namespace_name = "ns", .name = "p"}),
-            R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":)"
-            R"({"name":"p","namespace":"ns"}})");
-}
-
 }  // namespace
 }  // namespace gpusched::kube::testing

@@ -99,12 +99,5 @@ TEST_F(PodGroupStatusTest, DeletedGroupOrAbsentCrdIsGoneNotAnError) {
   EXPECT_EQ(written->outcome, PodGroupWriteOutcome::kGroupGone);
 }
 
-TEST(PodGroupPatchTest, OptionalCoschedulingFieldsAreLeftOut) {
-  EXPECT_EQ(CoschedulingStatusPatch({.phase = CoschedulingPhase::kFinished,
-                                     .succeeded = 4}),
-            R"({"status":{"phase":"Finished","running":0,"succeeded":4,)"
-            R"("failed":0}})");
-}
-
 }  // namespace
 }  // namespace gpusched::kube::testing

@@ -1,0 +1,88 @@
+#include "api/codec/podgroup_status_json.h"
+
+#include "absl/time/time.h"
+#include "api/codec/json_writer.h"
+
+namespace gpusched {
+namespace {
+
+std::string_view PhaseName(VolcanoPhase phase) {
+  switch (phase) {
+    case VolcanoPhase::kPending:
+      return "Pending";
+    case VolcanoPhase::kInqueue:
+      return "Inqueue";
+    case VolcanoPhase::kRunning:
+      return "Running";
+    case VolcanoPhase::kUnknown:
+      return "Unknown";
+    case VolcanoPhase::kCompleted:
+      return "Completed";
+  }
+  return "Unknown";
+}
+
+std::string_view PhaseName(CoschedulingPhase phase) {
+  constexpr std::string_view kNames[] = {
+      "Pending", "PreScheduling", "Scheduling", "Scheduled",
+      "Running", "Unknown",       "Finished",   "Failed"};
+  return kNames[static_cast<int>(phase)];
+}
+
+// metav1.Time: RFC 3339 in whole seconds, UTC.
+std::string Rfc3339(std::chrono::system_clock::time_point time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(time),
+                          absl::UTCTimeZone());
+}
+
+void WriteCondition(JsonWriter& w, const VolcanoCondition& c) {
+  w.Raw("{").Key("type").String(
+      c.type == VolcanoCondition::Type::kScheduled ? "Scheduled"
+                                                   : "Unschedulable");
+  w.Raw(",").Key("status").String(c.status ? "True" : "False");
+  w.Raw(",").Key("reason").String(c.reason);
+  w.Raw(",").Key("message").String(c.message);
+  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(c.last_transition));
+  if (!c.transition_id.empty()) {
+    w.Raw(",").Key("transitionID").String(c.transition_id);
+  }
+  w.Raw("}");
+}
+
+void WriteCounts(JsonWriter& w, int32_t running, int32_t succeeded,
+                 int32_t failed) {
+  w.Raw(",").Key("running").Int(running);
+  w.Raw(",").Key("succeeded").Int(succeeded);
+  w.Raw(",").Key("failed").Int(failed);
+}
+
+}  // namespace
+
+std::string EncodeVolcanoStatusPatch(const VolcanoStatus& status) {
+  JsonWriter w;
+  w.Raw(R"({"status":{)").Key("phase").String(PhaseName(status.phase));
+  w.Raw(",").Key("conditions").Raw("[");
+  for (size_t i = 0; i < status.conditions.size(); ++i) {
+    if (i > 0) w.Raw(",");
+    WriteCondition(w, status.conditions[i]);
+  }
+  w.Raw("]");
+  WriteCounts(w, status.running, status.succeeded, status.failed);
+  w.Raw("}}");
+  return w.Take();
+}
+
+std::string EncodeCoschedulingStatusPatch(const CoschedulingStatus& status) {
+  JsonWriter w;
+  w.Raw(R"({"status":{)").Key("phase").String(PhaseName(status.phase));
+  if (status.scheduled) w.Raw(",").Key("scheduled").Int(*status.scheduled);
+  WriteCounts(w, status.running, status.succeeded, status.failed);
+  if (status.schedule_start_time) {
+    w.Raw(",").Key("scheduleStartTime").String(
+        Rfc3339(*status.schedule_start_time));
+  }
+  w.Raw("}}");
+  return w.Take();
+}
+
+}  // namespace gpusched

@@ -1,0 +1,69 @@
+#ifndef GPUSCHED_API_CODEC_PODGROUP_STATUS_JSON_H_
+#define GPUSCHED_API_CODEC_PODGROUP_STATUS_JSON_H_
+
+// The status merge patches of Volcano and coscheduling PodGroups
+// (api/kube/podgroup_status.h writes them).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+enum class VolcanoPhase { kPending, kInqueue, kRunning, kUnknown, kCompleted };
+
+struct VolcanoCondition {
+  enum class Type { kScheduled, kUnschedulable };
+  Type type = Type::kUnschedulable;
+  bool status = true;  // True / False
+  std::string reason;  // one CamelCase word, e.g. NotEnoughResources
+  std::string message;
+  std::chrono::system_clock::time_point last_transition;
+  std::string transition_id;  // empty: not sent
+};
+
+struct VolcanoStatus {
+  VolcanoPhase phase = VolcanoPhase::kPending;
+  // Every condition the group should carry: the list replaces the stored one.
+  std::vector<VolcanoCondition> conditions;
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+};
+
+// The coscheduling phases. Current releases define Pending, Scheduling,
+// Running, Unknown, Finished and Failed; PreScheduling and Scheduled are
+// from older releases still deployed (the CRD's phase is a free string).
+// There is no "Succeeded" phase: a group whose members all succeeded is
+// Finished.
+enum class CoschedulingPhase {
+  kPending,
+  kPreScheduling,
+  kScheduling,
+  kScheduled,
+  kRunning,
+  kUnknown,
+  kFinished,
+  kFailed,
+};
+
+struct CoschedulingStatus {
+  CoschedulingPhase phase = CoschedulingPhase::kPending;
+  // status.scheduled exists only in older releases' CRD; a current API
+  // server prunes it, harmlessly. Unset: not sent.
+  std::optional<int32_t> scheduled;
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  // When gpusched started placing the group; unset: not sent.
+  std::optional<std::chrono::system_clock::time_point> schedule_start_time;
+};
+
+std::string EncodeVolcanoStatusPatch(const VolcanoStatus& status);
+std::string EncodeCoschedulingStatusPatch(const CoschedulingStatus& status);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_CODEC_PODGROUP_STATUS_JSON_H_
