@@ -225,6 +225,24 @@ void QueueingEngine::DropPlacedMember(Workload& w, const std::string& pod) {
   w.bound.erase(pod);
 }
 
+void QueueingEngine::WithdrawPlacements(const std::string& key,
+                                        const std::vector<std::string>& pods) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end() || !it->second.admitted()) return;
+  Workload& w = it->second;
+  for (const std::string& pod : pods) DropPlacedMember(w, pod);
+  if (!w.placements.empty()) return;
+  Release(w);  // its quota
+  timers_.Forget(w.key);
+  w.admitted_at_ms = -1;
+  SetState(w, Workload::State::kPending);
+  w.Explain({ReasonCode::kInsufficientGpus,
+             "the devices it was given were taken meanwhile; planning again"});
+  std::erase_if(events_, [&](const EngineEvent& e) {
+    return e.type == EngineEvent::Type::kAdmitted && e.workload == key;
+  });
+}
+
 FinishOutcome QueueingEngine::Finish(const std::string& key, int64_t now) {
   std::vector<std::string> pods;
   std::string workload_key;

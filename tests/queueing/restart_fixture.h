@@ -94,13 +94,13 @@ class RestartFixture : public ::testing::Test {
     loop_->WaitIdle();
   }
   int64_t Usage(const std::string& cq, const FlavorResource& fr = kH100Gpus) {
-    return service_->Read([&](const ClusterModel&) {
-      return loop_->engine().quota().Usage(cq, fr);
+    return loop_->ReadEngine([&](const QueueingEngine& engine) {
+      return engine.quota().Usage(cq, fr);
     });
   }
   Workload::State StateOf(const std::string& workload) {
-    return service_->Read([&](const ClusterModel&) {
-      return loop_->engine().workloads().at(workload).state;
+    return loop_->ReadEngine([&](const QueueingEngine& engine) {
+      return engine.workloads().at(workload).state;
     });
   }
   std::vector<AdmitMember> Admissions(const std::vector<QueueDecision>& all) {
