@@ -1,4 +1,4 @@
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/admission_loop_internal.h"
+#include "api/controller/admission_loop_internal.h"
 #include "queueing/quota_tree.h"
 
 namespace gpusched {

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/admission_loop.h"
-#include "queueing/admission_loop_internal.h"
+#include "api/controller/admission_loop.h"
+#include "api/controller/admission_loop_internal.h"
 
 namespace gpusched {
 namespace loop_internal {

@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 #include "queueing/invariants.h"
 #include "tests/queueing/builders.h"
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 
 namespace gpusched {
 namespace {

@@ -30,8 +30,8 @@
 // Filter reads the published verdicts (Check) without waiting for a pass,
 // so its latency does not grow with the backlog; a pod the loop has not seen
 // yet is handed to it and answered "waiting for admission".
-#ifndef GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
-#define GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
+#ifndef GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_H_
+#define GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_H_
 
 #include <array>
 #include <atomic>
@@ -53,7 +53,7 @@
 #include "absl/status/statusor.h"
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
-#include "queueing/status_tracker.h"
+#include "api/controller/status_tracker.h"
 #include "queueing/victim_guard.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/extender_service.h"
@@ -331,4 +331,4 @@ class AdmissionLoop : public AdmissionGate {
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
+#endif  // GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_H_
