@@ -111,10 +111,12 @@ SAN_CONFIGURE = cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=Debug \
 # tests run the instrumented gpusched binary).
 ASAN_TARGETS := gpusched gpusched_scheduler_tests gpusched_http_tests \
   gpusched_codec_tests gpusched_server_tests gpusched_integration_tests \
-  gpusched_policies_tests gpusched_queueing_tests gpusched_kube_tests
+  gpusched_policies_tests gpusched_queueing_tests gpusched_kube_tests \
+  gpusched_controller_tests
 # TSan: the binaries whose tests run threads, and of them only those tests.
 TSAN_TARGETS := gpusched gpusched_scheduler_tests gpusched_http_tests \
-  gpusched_integration_tests gpusched_queueing_tests gpusched_kube_tests
+  gpusched_integration_tests gpusched_queueing_tests gpusched_kube_tests \
+  gpusched_controller_tests
 TSAN_TESTS := $(shell grep -v '^\#' tests/sanitizers/tsan-tests.txt | \
   paste -sd'|')
 

@@ -50,6 +50,11 @@ Adoption QueueingEngine::Adopt(const Pod& pod, const std::string& node,
   return store_.Adopt(ForStore(), pod, node, bound, now);
 }
 
+void QueueingEngine::WithdrawPlacements(const std::string& key,
+                                        const std::vector<std::string>& pods) {
+  store_.WithdrawPlacements(ForStore(), key, pods);
+}
+
 FinishOutcome QueueingEngine::Finish(const std::string& key, int64_t now) {
   return store_.Finish(ForStore(), key, now);
 }

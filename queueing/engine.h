@@ -74,6 +74,13 @@ class QueueingEngine {
   void NodeUp(const std::string& node, int64_t now);
   // kube-scheduler bound an admitted member to its assigned node.
   void MarkBound(const std::string& pod_key);
+  // The caller could not publish the placements the last Schedule gave
+  // `pods` (members of `workload`): it planned on a copy of the cluster and
+  // another scheduler took those devices meanwhile. They are taken back as
+  // if never made, with nothing to write (no event, no backoff); a
+  // workload left with no placement is pending again and plans anew.
+  void WithdrawPlacements(const std::string& workload,
+                          const std::vector<std::string>& pods);
   // Nothing was decided for `ms` (a live loop waited for a relist, during
   // which nothing could bind or come back): the deadlines that take work
   // back, the bind timeout and the stale-gang grace, move on by as much.

@@ -225,6 +225,26 @@ void WorkloadStore::Release(ClusterModel& model, QuotaTree& quota,
   w.bound.clear();
 }
 
+void WorkloadStore::WithdrawPlacements(const StoreInputs& in,
+                                       const std::string& key,
+                                       const std::vector<std::string>& pods) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end() || !it->second.admitted()) return;
+  Workload& w = it->second;
+  for (const std::string& pod : pods) DropPlacedMember(in.model, w, pod);
+  if (!w.placements.empty()) return;
+  Release(in.model, in.quota, w);
+  in.timers.Forget(w.key);
+  w.admitted_at_ms = -1;
+  SetState(in.flavors, w, Workload::State::kPending);
+  w.Explain({ReasonCode::kInsufficientGpus,
+             "the devices it was given were taken meanwhile; planning again"});
+  // Never published: nobody is to hear of the admission.
+  std::erase_if(events_, [&](const EngineEvent& e) {
+    return e.type == EngineEvent::Type::kAdmitted && e.workload == key;
+  });
+}
+
 FinishOutcome WorkloadStore::Finish(const StoreInputs& in,
                                     const std::string& key, int64_t now) {
   std::vector<std::string> pods;

@@ -62,6 +62,9 @@ class WorkloadStore {
   void NodeDown(const StoreInputs& in, const std::string& node, int64_t now);
   void NodeUp(ClusterModel& model, const std::string& node);
   void MarkBound(const std::string& pod_key);
+  // engine.h says what: the placements of `pods` taken back unpublished.
+  void WithdrawPlacements(const StoreInputs& in, const std::string& key,
+                          const std::vector<std::string>& pods);
   // Admitted workloads' bind deadlines move on by `ms`.
   void PostponeAdmissions(int64_t ms);
   // A new policy and quota tree: every workload is resolved again, and the

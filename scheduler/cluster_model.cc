@@ -1,6 +1,7 @@
 #include "scheduler/cluster_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <utility>
 
@@ -9,6 +10,17 @@
 #include "scheduler/pod_view.h"
 
 namespace gpusched {
+
+namespace {
+
+// Process-wide, like NodeState's generations, so that no two models ever
+// share a NodeVersion they did not copy from each other.
+uint64_t NextBoundMark() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 std::string PodUid(const Pod& pod) {
   return pod.meta.uid.empty() ? pod.Key() : pod.meta.uid;
@@ -47,6 +59,7 @@ bool ClusterModel::RemoveNode(std::string_view name,
     guessed_.erase(allocation.uid);
     pods_by_uid_.erase(allocation.uid);
   }
+  bound_marks_.erase(name);
   nodes_.erase(it);
   return true;
 }
@@ -66,6 +79,7 @@ absl::Status ClusterModel::Attach(std::string_view node_name,
   pods_by_uid_.emplace(pod.allocation.uid,
                        PlacedPod{pod.allocation.pod_key,
                                  std::string(node_name), pod.bound});
+  NoteChanged(pod.allocation.uid, pod.allocation.pod_key);
   return absl::OkStatus();
 }
 
@@ -115,6 +129,7 @@ absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
   if (absl::Status status = node->AddPod(std::move(allocation)); !status.ok()) {
     return status;
   }
+  NoteChanged(uid, pod.Key());
   pods_by_uid_.emplace(std::move(uid),
                        PlacedPod{pod.Key(), std::string(node_name), bound});
   return absl::OkStatus();
@@ -212,7 +227,10 @@ absl::Status ClusterModel::PlaceAsPlanned(const Pod& pod, const PodView& view,
 bool ClusterModel::MarkBound(std::string_view uid) {
   auto it = pods_by_uid_.find(uid);
   if (it == pods_by_uid_.end()) return false;
+  if (it->second.bound) return true;
   it->second.bound = true;
+  bound_marks_.insert_or_assign(it->second.node, NextBoundMark());
+  NoteChanged(uid, it->second.pod_key);
   return true;
 }
 
@@ -246,6 +264,7 @@ bool ClusterModel::RemovePod(std::string_view uid) {
   if (NodeState* node = MutableNode(it->second.node)) {
     node->RemovePod(it->second.pod_key);
   }
+  NoteChanged(uid, it->second.pod_key);
   pods_by_uid_.erase(it);
   return true;
 }

@@ -1,10 +1,13 @@
 #ifndef GPUSCHED_SCHEDULER_CLUSTER_MODEL_H_
 #define GPUSCHED_SCHEDULER_CLUSTER_MODEL_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -71,8 +74,39 @@ class ClusterModel {
   uint64_t node_set_generation() const { return node_set_generation_; }
   size_t pod_count() const { return pods_by_uid_.size(); }
 
+  // Replicas (cluster_model_replica.cc): the admission loop plans on its
+  // own copy of the extender's model and publishes only what it changed.
+  //
+  // A node's version changes whenever the node, a pod on it or a pod's
+  // bound flag changes, and no value is ever reused, not even by another
+  // model: two models whose node has the same version hold it alike.
+  struct NodeVersion {
+    uint64_t state = 0;  // NodeState::generation()
+    uint64_t marks = 0;  // the last MarkBound of a pod on the node
+    friend bool operator==(const NodeVersion&, const NodeVersion&) = default;
+  };
+  NodeVersion VersionOf(const NodeState& node) const;
+  // Makes this model equal to `source` by copying only the nodes whose
+  // version differs and adding or dropping the nodes only one of them has,
+  // as kube-scheduler's cache updates its snapshot by generation. Returns
+  // how many nodes it copied or dropped. Records no pod change.
+  size_t SyncFrom(const ClusterModel& source);
+  // While on, every pod placed, removed or marked bound is recorded (not
+  // the pods that go with a removed node), for TakeChangedPods.
+  void RecordPodChanges(bool on) { record_changes_ = on; }
+  // The pods changed since the last call, UID -> pod key; a pod placed and
+  // removed again is listed though it is back as it was.
+  std::map<std::string, std::string> TakeChangedPods() {
+    return std::exchange(changed_pods_, {});
+  }
+
  private:
   NodeState* MutableNode(std::string_view name);
+  void NoteChanged(std::string_view uid, std::string_view pod_key);
+  // SyncFrom's steps for one node: forget what this model indexes of its
+  // pods, then copy the source's node and index its pods.
+  void UnindexPodsOf(const NodeState& node);
+  void CopyNodeFrom(const ClusterModel& source, const NodeState& theirs);
 
   StringKeyMap<std::unique_ptr<NodeState>> nodes_;
   uint64_t node_set_generation_ = 0;
@@ -81,6 +115,10 @@ class ClusterModel {
   // usable gpusched.io/gpu-ids (another scheduler placed them): a pod whose
   // recorded ids claim the same devices moves them elsewhere.
   StringKeyMap<Pod> guessed_;
+  // Per node name, the stamp of the last MarkBound there (NodeVersion).
+  StringKeyMap<uint64_t> bound_marks_;
+  bool record_changes_ = false;
+  std::map<std::string, std::string> changed_pods_;
 
   // AddRunningPod's two ways. On the devices the pod's annotation records;
   // nullopt when they are not free even after guessed pods moved off them.

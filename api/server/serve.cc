@@ -11,7 +11,7 @@
 #include "api/http/router.h"
 #include "api/server/demo_cluster.h"
 #include "api/server/logging.h"
-#include "api/server/decision_writer.h"
+#include "api/controller/decision_writer.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
 #include "scheduler/base/strings.h"

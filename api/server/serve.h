@@ -16,12 +16,12 @@
 #include "api/kube/lease_follower.h"
 #include "api/kube/podgroup_sync.h"
 #include "api/server/admission_webhook.h"
-#include "api/server/decision_writer.h"
+#include "api/controller/decision_writer.h"
 #include "api/server/extender_api.h"
-#include "api/server/loop_feed.h"
+#include "api/controller/loop_feed.h"
 #include "api/server/metrics.h"
 #include "api/server/serve_flags.h"
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -16,17 +17,18 @@ class Latencies {
  public:
   void Add(std::chrono::nanoseconds d) { samples_.push_back(d.count()); }
 
-  void Publish(benchmark::State& state) {
+  // `prefix` names a second series beside the first ("cpu_p99_us").
+  void Publish(benchmark::State& state, const std::string& prefix = "") {
     if (samples_.empty()) return;
     std::sort(samples_.begin(), samples_.end());
     auto at = [&](double q) {
       size_t i = static_cast<size_t>(q * (samples_.size() - 1));
       return samples_[i] / 1000.0;
     };
-    state.counters["p50_us"] = at(0.50);
-    state.counters["p99_us"] = at(0.99);
-    state.counters["p999_us"] = at(0.999);
-    state.counters["max_us"] = samples_.back() / 1000.0;
+    state.counters[prefix + "p50_us"] = at(0.50);
+    state.counters[prefix + "p99_us"] = at(0.99);
+    state.counters[prefix + "p999_us"] = at(0.999);
+    state.counters[prefix + "max_us"] = samples_.back() / 1000.0;
   }
 
  private:

@@ -151,7 +151,7 @@ TEST_F(ClusterSyncTest, GoneHistoryTriggersARelistThatReconciles) {
   EXPECT_TRUE(HasNode(service_, "n1"));
 }
 
-// What the queueing core hears of the lists (api/server/loop_feed.h).
+// What the queueing core hears of the lists (api/controller/loop_feed.h).
 class ListRecorder : public SyncListener {
  public:
   explicit ListRecorder(ExtenderService& service) : service_(service) {}

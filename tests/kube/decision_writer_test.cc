@@ -2,7 +2,7 @@
 // server: admissions and revocations (many in flight, in the loop's order
 // where order matters), and a workload's reason code as Events and as its
 // PodGroup's status, for both PodGroup flavors.
-#include "api/server/decision_writer.h"
+#include "api/controller/decision_writer.h"
 
 #include <gtest/gtest.h>
 

@@ -23,7 +23,7 @@ const (
 	// restartPods single-GPU pods wait admitted but unbound at the kill.
 	restartPods = 40
 	// Lines gpusched logs when it evicts or revokes an admission
-	// (api/kube/eviction.cc, api/server/decision_writer.cc).
+	// (api/kube/eviction.cc, api/controller/decision_writer.cc).
 	logEvicted = "kube: evicted pod"
 	logRevoked = "revoked pod="
 )

@@ -1,4 +1,4 @@
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/admission_loop_internal.h"
+#include "api/controller/admission_loop_internal.h"
 #include "queueing/quota_tree.h"
 
 namespace gpusched {
@@ -81,11 +81,9 @@ AdmissionLoop::~AdmissionLoop() { Stop(); }
 void AdmissionLoop::Start(ExtenderService& service, DecisionSink* sink) {
   service_ = &service;
   sink_ = sink;
-  service.Write([&](ClusterModel& model) {
-    // Create validated the policy, so this cannot fail.
-    engine_ = *QueueingEngine::Create(std::move(policy_), &model);
-    model_ = &model;
-  });
+  // Create validated the policy, so this cannot fail.
+  engine_ = *QueueingEngine::Create(std::move(policy_), &replica_);
+  replica_.RecordPodChanges(true);
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
 
@@ -181,14 +179,19 @@ uint64_t AdmissionLoop::passes() const {
   return passes_;
 }
 
+uint64_t AdmissionLoop::refused_commits() const {
+  std::lock_guard lock(inbox_mu_);
+  return refused_commits_;
+}
+
 // Sleeps until an input arrives, a pass is asked for, the engine's next
 // timer is due, or max_idle_ms passed; then runs one pass over everything
 // that arrived meanwhile (a burst of pod events costs one pass).
 void AdmissionLoop::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     const int64_t now = Now();
-    std::optional<int64_t> wakeup = service_->Read(
-        [&](const ClusterModel&) { return engine_->NextWakeup(now); });
+    // The loop thread's own engine: no lock to read it here.
+    std::optional<int64_t> wakeup = engine_->NextWakeup(now);
     int64_t sleep_ms = options_.max_idle_ms;
     if (wakeup) sleep_ms = std::clamp<int64_t>(*wakeup - now, 0, sleep_ms);
     std::vector<Input> inputs;
@@ -214,16 +217,29 @@ void AdmissionLoop::Run(std::stop_token stop) {
   idle_cv_.notify_all();
 }
 
+// The inputs were drained before the sync: the service's model already
+// holds what the node and pod watches did before pushing them.
+void AdmissionLoop::Plan(std::vector<Input>& inputs, int64_t paused_ms,
+                         int64_t now, bool deciding) {
+  service_->Read([&](const ClusterModel& model) { replica_.SyncFrom(model); });
+  if (paused_ms > 0) engine_->PostponeEvictions(paused_ms);
+  for (Input& input : inputs) Apply(input, now);
+  if (!orphans_.empty()) SettleOrphans(now);
+  if (deciding) engine_->Schedule(now);
+}
+
 void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
   std::vector<QueueDecision> decisions;
   std::shared_ptr<const Published> published;
-  service_->Write([&](ClusterModel&) {
+  {
+    std::lock_guard engine_lock(engine_mu_);
     const int64_t now = Now();
     const bool deciding = deciding_;
-    if (paused_ms > 0) engine_->PostponeEvictions(paused_ms);
-    for (Input& input : inputs) Apply(input, now);
-    if (!orphans_.empty()) SettleOrphans(now);
-    if (deciding) engine_->Schedule(now);
+    Plan(inputs, paused_ms, now, deciding);
+    if (options_.before_commit) options_.before_commit();
+    // Published before the verdicts are: a member filter passes on its
+    // node holds its devices in the service's model.
+    CommitPass();
     decisions = Diff();
     const PendingPositionMap positions = engine_->PendingPositions();
     for (QueueDecision& status :
@@ -235,7 +251,7 @@ void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
     if (!deciding) decisions.clear();
     published = Publish(positions);
     engine_->ForgetFinished();
-  });
+  }
   {
     std::lock_guard lock(published_mu_);
     published_ = std::move(published);
@@ -271,6 +287,8 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     ApplyGroupsListed(*groups, now);
   } else if (auto* refusal = std::get_if<EvictionRefusal>(&input)) {
     ApplyRefusal(*refusal, now);
+  } else if (auto* bound = std::get_if<BoundMember>(&input)) {
+    engine_->MarkBound(bound->pod_key);
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
     // Validated by the caller; a rejected one keeps the old policy.
     (void)engine_->UpdatePolicy(std::move(*policy));
@@ -481,10 +499,12 @@ VictimReview AdmissionLoop::ReviewVictims(
   return Latest()->guard.Review(victim_uids);
 }
 
-// Called with the model under the exclusive lock, like every engine call.
+// Called under the service's exclusive lock, on a bind thread: the engine
+// hears it in the next pass (the service's model holds the pod bound
+// already, and the replica follows at that pass's sync).
 void AdmissionLoop::Bound(const Pod& pod, int64_t now_ms) {
   (void)now_ms;
-  if (engine_ != nullptr) engine_->MarkBound(pod.Key());
+  Push(BoundMember{pod.Key()});
 }
 
 }  // namespace gpusched

@@ -1,8 +1,8 @@
 // What the admission loop reads off a pod's admission state (the gate,
 // label, annotation and pin that api/kube/pod_admission writes), shared by
 // its files.
-#ifndef GPUSCHED_QUEUEING_ADMISSION_LOOP_INTERNAL_H_
-#define GPUSCHED_QUEUEING_ADMISSION_LOOP_INTERNAL_H_
+#ifndef GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_INTERNAL_H_
+#define GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_INTERNAL_H_
 
 #include <string>
 
@@ -22,4 +22,4 @@ std::string PinnedNode(const Pod& pod);
 
 }  // namespace gpusched::loop_internal
 
-#endif  // GPUSCHED_QUEUEING_ADMISSION_LOOP_INTERNAL_H_
+#endif  // GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_INTERNAL_H_

@@ -3,8 +3,8 @@
 // waiting workload every pass, often in a new sentence ("position 3", then
 // "position 2"), but only a new code or phase is news for an Event or a
 // PodGroup status. Loop thread only.
-#ifndef GPUSCHED_QUEUEING_STATUS_TRACKER_H_
-#define GPUSCHED_QUEUEING_STATUS_TRACKER_H_
+#ifndef GPUSCHED_API_CONTROLLER_STATUS_TRACKER_H_
+#define GPUSCHED_API_CONTROLLER_STATUS_TRACKER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -75,4 +75,4 @@ std::string CodedReason(ReasonCode code, const std::string& sentence);
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_QUEUEING_STATUS_TRACKER_H_
+#endif  // GPUSCHED_API_CONTROLLER_STATUS_TRACKER_H_

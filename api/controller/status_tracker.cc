@@ -1,4 +1,4 @@
-#include "queueing/status_tracker.h"
+#include "api/controller/status_tracker.h"
 
 #include <set>
 

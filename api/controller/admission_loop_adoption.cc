@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "queueing/admission_loop.h"
-#include "queueing/admission_loop_internal.h"
+#include "api/controller/admission_loop.h"
+#include "api/controller/admission_loop_internal.h"
 
 namespace gpusched {
 namespace loop_internal {
@@ -161,9 +161,10 @@ bool AdmissionLoop::GiveUpAdmission(const Pod& pod, const std::string& node,
 }
 
 // With await_lists every pass runs on a complete node list, so a node the
-// model lacks is not in the cluster; without, it may only be unlisted yet.
+// model lacks (the replica, synced at the start of the pass) is not in the
+// cluster; without, it may only be unlisted yet.
 bool AdmissionLoop::NodeIsGone(const std::string& node) const {
-  return options_.await_lists && model_->FindNode(node) == nullptr;
+  return options_.await_lists && replica_.FindNode(node) == nullptr;
 }
 
 void AdmissionLoop::AdoptBound(const Pod& pod, int64_t now) {

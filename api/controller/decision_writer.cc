@@ -1,4 +1,4 @@
-#include "api/server/decision_writer.h"
+#include "api/controller/decision_writer.h"
 
 #include <unistd.h>
 

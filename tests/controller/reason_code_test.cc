@@ -1,7 +1,7 @@
 // Why a workload waits, as one code: each code in its situation (the
 // admission loop's tests check it is told once per change).
 #include "gtest/gtest.h"
-#include "queueing/status_tracker.h"
+#include "api/controller/status_tracker.h"
 #include "queueing/engine.h"
 #include "tests/queueing/builders.h"
 

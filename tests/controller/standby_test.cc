@@ -5,7 +5,7 @@
 #include <variant>
 
 #include "gtest/gtest.h"
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {

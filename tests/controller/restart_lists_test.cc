@@ -11,9 +11,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 #include "tests/queueing/builders.h"
-#include "tests/queueing/restart_fixture.h"
+#include "tests/controller/restart_fixture.h"
 
 namespace gpusched {
 namespace {

@@ -1,6 +1,6 @@
 // The admission loop: inputs in, decisions out, on its own thread; filter
 // (Check) reads published verdicts and never runs a pass.
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 
 #include <atomic>
 #include <mutex>

@@ -1,8 +1,8 @@
 // Feeds the admission loop from the cluster watches: the live server's
 // half of the queueing core's one way in (the simulator feeds the same
 // inputs from its scenario).
-#ifndef GPUSCHED_API_SERVER_LOOP_FEED_H_
-#define GPUSCHED_API_SERVER_LOOP_FEED_H_
+#ifndef GPUSCHED_API_CONTROLLER_LOOP_FEED_H_
+#define GPUSCHED_API_CONTROLLER_LOOP_FEED_H_
 
 #include <array>
 #include <mutex>
@@ -14,7 +14,7 @@
 #include "api/kube/cluster_sync.h"
 #include "api/kube/podgroup_sync.h"
 #include "api/kube/watched_pods.h"
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 
 namespace gpusched {
 
@@ -92,4 +92,4 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_API_SERVER_LOOP_FEED_H_
+#endif  // GPUSCHED_API_CONTROLLER_LOOP_FEED_H_

@@ -3,10 +3,19 @@
 // filter or bind request.
 //
 //   inputs (any thread)            the loop thread                 outputs
-//   PodUpserted / PodDeleted  ->   drain the inbox, apply,    ->   QueueDecisions
-//   PodGroupUpserted / Deleted     Schedule(now), under the        to the sink,
-//   NodeRemoved / NodeAdded        service's exclusive model       verdicts to
-//   PolicyChanged, time passed     lock; then publish              Check()
+//   PodUpserted / PodDeleted  ->   drain the inbox, sync the  ->   QueueDecisions
+//   PodGroupUpserted / Deleted     replica, apply, Schedule(now)   to the sink,
+//   NodeRemoved / NodeAdded        on it, commit what changed,     verdicts to
+//   PolicyChanged, time passed     then publish                    Check()
+//
+// No pass holds the extender's lock while it plans: the engine works on
+// the loop's own replica of the service's model, brought up to date at the
+// start of each pass under the shared lock (only the nodes whose version
+// changed are copied), and what the pass changed there is published to the
+// service's model under the exclusive lock, pod by pod (CommitPass). A
+// workload whose devices another scheduler took meanwhile (kube-scheduler
+// binding a pod outside the queues) is published whole or not at all and,
+// if not, withdrawn in the engine and planned again on a fresh replica.
 //
 // After a restart the engine starts empty: pods the list shows bound, or
 // labelled admitted on a node, are adopted on that node (their queues
@@ -21,8 +30,8 @@
 // Filter reads the published verdicts (Check) without waiting for a pass,
 // so its latency does not grow with the backlog; a pod the loop has not seen
 // yet is handed to it and answered "waiting for admission".
-#ifndef GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
-#define GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
+#ifndef GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_H_
+#define GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_H_
 
 #include <array>
 #include <atomic>
@@ -36,6 +45,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -43,7 +53,7 @@
 #include "absl/status/statusor.h"
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
-#include "queueing/status_tracker.h"
+#include "api/controller/status_tracker.h"
 #include "queueing/victim_guard.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/extender_service.h"
@@ -69,6 +79,9 @@ struct AdmissionLoopOptions {
   // (serve --cluster, tests): passes run at once, and a node the model
   // lacks is only not known yet.
   bool await_lists = false;
+  // Tests: runs on the loop thread after a pass planned on its replica and
+  // before it commits to the service's model (to race a bind against it).
+  std::function<void()> before_commit;
 };
 
 class AdmissionLoop : public AdmissionGate {
@@ -131,9 +144,18 @@ class AdmissionLoop : public AdmissionGate {
   // runs a pass at once, from the state it kept. Thread-safe.
   void SetDeciding(bool deciding);
   bool deciding() const { return deciding_; }
-  // The engine, for reports; read it only with the service's model lock
-  // held (the loop writes it under the exclusive lock).
-  const QueueingEngine& engine() const { return *engine_; }
+  // Runs `read` with the engine (reports, tests) while no pass runs. The
+  // engine is the loop thread's alone otherwise: the service's model lock
+  // does not guard it (it plans on the loop's replica, not the service's
+  // model).
+  template <typename F>
+  auto ReadEngine(F&& read) const {
+    std::lock_guard lock(engine_mu_);
+    return read(static_cast<const QueueingEngine&>(*engine_));
+  }
+  // Passes whose commit found a workload's devices taken meanwhile and
+  // withdrew it (tests, metrics).
+  uint64_t refused_commits() const;
 
  private:
   struct Deleted {
@@ -155,10 +177,14 @@ class AdmissionLoop : public AdmissionGate {
   struct GroupsListed {
     std::vector<PodGroup> groups;
   };
+  // bind confirmed a managed pod (Bound, called under the service's lock).
+  struct BoundMember {
+    std::string pod_key;
+  };
   using Input =
       std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
                    NodeBack, NodesComplete, GroupsListed, Policy,
-                   EvictionRefusal>;
+                   EvictionRefusal, BoundMember>;
   // What filter reads: per admitted member its node, per waiting workload
   // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
   // pod its workload; and what kube-scheduler's preemption may take.
@@ -184,6 +210,20 @@ class AdmissionLoop : public AdmissionGate {
     bool bound = false;
   };
 
+  // A pod whose placement the pass changed in the replica.
+  struct ChangedPod {
+    std::string uid;
+    std::string key;
+  };
+  // What publishing one pod did to the service's model (CommitPass).
+  struct PodPublish {
+    bool published = false;  // placed (or moved) there by this call
+    bool refused = false;    // an assumed placement it cannot take
+    // An assumed placement the pod had there before a move: put back if
+    // its workload is refused.
+    std::optional<std::pair<std::string, DetachedPod>> before;
+  };
+
   AdmissionLoop(Policy policy, AdmissionLoopOptions options);
   void Push(Input input);
   // Marks `kind` listed (or not) and pushes `input` in one step.
@@ -192,6 +232,15 @@ class AdmissionLoop : public AdmissionGate {
   void Run(std::stop_token stop);
   // `paused_ms`: how long the loop waited for a relist before this pass.
   void Pass(std::vector<Input> inputs, int64_t paused_ms);
+  // The pass's work on the replica, engine_mu_ held and no service lock.
+  void Plan(std::vector<Input>& inputs, int64_t paused_ms, int64_t now,
+            bool deciding);
+  // admission_loop_commit.cc: the replica's changes into the service's
+  // model; withdraws in the engine what could not be published.
+  void CommitPass();
+  std::vector<std::string> PublishWorkload(
+      ClusterModel& service, const std::vector<ChangedPod>& pods) const;
+  PodPublish PublishPod(ClusterModel& service, const std::string& uid) const;
   void Apply(Input& input, int64_t now);
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);
@@ -232,10 +281,14 @@ class AdmissionLoop : public AdmissionGate {
       const PendingPositionMap& positions) const;
   int64_t Now() const;
 
+  // Held by the loop thread through each pass (ReadEngine).
+  mutable std::mutex engine_mu_;
   std::unique_ptr<QueueingEngine> engine_;
   AdmissionLoopOptions options_;
   ExtenderService* service_ = nullptr;
-  const ClusterModel* model_ = nullptr;  // the service's; read under its lock
+  // The engine's model: the loop thread's copy of the service's, synced at
+  // the start of each pass (ClusterModel::SyncFrom).
+  ClusterModel replica_;
   DecisionSink* sink_ = nullptr;
   Policy policy_;  // the engine's, until Start creates the engine
 
@@ -247,6 +300,7 @@ class AdmissionLoop : public AdmissionGate {
   uint64_t passes_ = 0;           // guarded by inbox_mu_ (passes ended)
   uint64_t passes_begun_ = 0;     // guarded by inbox_mu_
   bool pass_requested_ = false;   // guarded by inbox_mu_
+  uint64_t refused_commits_ = 0;  // guarded by inbox_mu_
   std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
   // When the loop began to wait for a relist, if it waits (inbox_mu_).
   std::optional<int64_t> relisting_since_;
@@ -277,4 +331,4 @@ class AdmissionLoop : public AdmissionGate {
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_QUEUEING_ADMISSION_LOOP_H_
+#endif  // GPUSCHED_API_CONTROLLER_ADMISSION_LOOP_H_

@@ -1,7 +1,7 @@
 // The restart tests' fixture: an admission loop over a service, fed as
 // the cluster sync feeds it after a restart.
-#ifndef GPUSCHED_TESTS_QUEUEING_RESTART_FIXTURE_H_
-#define GPUSCHED_TESTS_QUEUEING_RESTART_FIXTURE_H_
+#ifndef GPUSCHED_TESTS_CONTROLLER_RESTART_FIXTURE_H_
+#define GPUSCHED_TESTS_CONTROLLER_RESTART_FIXTURE_H_
 
 #include <atomic>
 #include <memory>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "queueing/admission_loop.h"
+#include "api/controller/admission_loop.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {
@@ -94,13 +94,13 @@ class RestartFixture : public ::testing::Test {
     loop_->WaitIdle();
   }
   int64_t Usage(const std::string& cq, const FlavorResource& fr = kH100Gpus) {
-    return service_->Read([&](const ClusterModel&) {
-      return loop_->engine().quota().Usage(cq, fr);
+    return loop_->ReadEngine([&](const QueueingEngine& engine) {
+      return engine.quota().Usage(cq, fr);
     });
   }
   Workload::State StateOf(const std::string& workload) {
-    return service_->Read([&](const ClusterModel&) {
-      return loop_->engine().workloads().at(workload).state;
+    return loop_->ReadEngine([&](const QueueingEngine& engine) {
+      return engine.workloads().at(workload).state;
     });
   }
   std::vector<AdmitMember> Admissions(const std::vector<QueueDecision>& all) {
@@ -121,4 +121,4 @@ class RestartFixture : public ::testing::Test {
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_TESTS_QUEUEING_RESTART_FIXTURE_H_
+#endif  // GPUSCHED_TESTS_CONTROLLER_RESTART_FIXTURE_H_

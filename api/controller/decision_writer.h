@@ -14,8 +14,8 @@
 //   running   Running on both, Volcano condition Scheduled=True (Admitted)
 //   finished  Volcano Completed; coscheduling Finished
 // `running` counts the members bound to their nodes.
-#ifndef GPUSCHED_API_SERVER_DECISION_WRITER_H_
-#define GPUSCHED_API_SERVER_DECISION_WRITER_H_
+#ifndef GPUSCHED_API_CONTROLLER_DECISION_WRITER_H_
+#define GPUSCHED_API_CONTROLLER_DECISION_WRITER_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -144,4 +144,4 @@ class DecisionWriter : public DecisionSink {
 
 }  // namespace gpusched
 
-#endif  // GPUSCHED_API_SERVER_DECISION_WRITER_H_
+#endif  // GPUSCHED_API_CONTROLLER_DECISION_WRITER_H_

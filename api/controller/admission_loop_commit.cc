@@ -1,0 +1,120 @@
+// A pass plans on the loop's replica of the extender's model, without the
+// extender's lock; this is where what it changed there is published to the
+// extender's model, under the exclusive lock, pod by pod and each workload
+// whole or not at all.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/controller/admission_loop.h"
+
+namespace gpusched {
+namespace {
+
+DetachedPod DetachedFrom(const ClusterModel& model, const PlacedPod& placed) {
+  const PodAllocation* allocation =
+      model.FindNode(placed.node)->FindPod(placed.pod_key);
+  return {.allocation = *allocation, .bound = placed.bound};
+}
+
+}  // namespace
+
+// The replica's word for the pod wins, except over a pod the cluster shows
+// bound: the extender's model follows the cluster there (ObserveBound), as
+// the engine always let it. A placement the extender's model cannot take
+// (its devices or node went meanwhile) is refused.
+AdmissionLoop::PodPublish AdmissionLoop::PublishPod(
+    ClusterModel& service, const std::string& uid) const {
+  const PlacedPod* mine = replica_.FindPodByUid(uid);
+  const DetachedPod wanted = DetachedFrom(replica_, *mine);
+  const PlacedPod* theirs = service.FindPodByUid(uid);
+  std::optional<std::pair<std::string, DetachedPod>> before;
+  if (theirs != nullptr) {
+    DetachedPod held = DetachedFrom(service, *theirs);
+    if (theirs->node == mine->node &&
+        held.allocation.gpus == wanted.allocation.gpus) {
+      if (mine->bound) service.MarkBound(uid);
+      return {};
+    }
+    if (theirs->bound) return {};
+    before.emplace(theirs->node, std::move(held));
+    service.RemovePod(uid);
+  }
+  if (service.Attach(mine->node, wanted).ok()) {
+    return {.published = true, .before = std::move(before)};
+  }
+  if (before) (void)service.Attach(before->first, before->second);
+  return {.refused = !mine->bound};
+}
+
+// All or nothing: on the first member refused, the members this call
+// placed are taken off again (and moved ones put back). Returns the pods
+// whose placement the engine must withdraw; empty when all went through.
+std::vector<std::string> AdmissionLoop::PublishWorkload(
+    ClusterModel& service, const std::vector<ChangedPod>& pods) const {
+  std::vector<std::pair<const ChangedPod*, PodPublish>> placed;
+  bool refused = false;
+  for (const ChangedPod& pod : pods) {
+    PodPublish outcome = PublishPod(service, pod.uid);
+    if (outcome.refused) {
+      refused = true;
+      break;
+    }
+    if (outcome.published) placed.emplace_back(&pod, std::move(outcome));
+  }
+  if (!refused) return {};
+  for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
+    service.RemovePod(it->first->uid);
+    if (it->second.before) {
+      (void)service.Attach(it->second.before->first, it->second.before->second);
+    }
+  }
+  // Every member the replica holds unlike the extender's model now.
+  std::vector<std::string> withdrawn;
+  for (const ChangedPod& pod : pods) {
+    const PlacedPod* mine = replica_.FindPodByUid(pod.uid);
+    const PlacedPod* theirs = service.FindPodByUid(pod.uid);
+    if (!mine->bound && (theirs == nullptr || theirs->node != mine->node)) {
+      withdrawn.push_back(pod.key);
+    }
+  }
+  return withdrawn;
+}
+
+// Removals go first: devices a pass freed (a preempted victim's) may be
+// what it admitted another workload on.
+void AdmissionLoop::CommitPass() {
+  std::vector<std::string> removed;
+  std::map<std::string, std::vector<ChangedPod>> by_workload;
+  for (auto& [uid, key] : replica_.TakeChangedPods()) {
+    if (replica_.FindPodByUid(uid) == nullptr) {
+      removed.push_back(uid);
+      continue;
+    }
+    const Workload* w = engine_->FindWorkloadOfPod(key);
+    // A pod of no workload stands alone ("/" never starts a workload key).
+    by_workload[w != nullptr ? w->key : "/" + key].push_back({uid, key});
+  }
+  std::map<std::string, std::vector<std::string>> refused;
+  if (!removed.empty() || !by_workload.empty()) {
+    service_->Write([&](ClusterModel& service) {
+      for (const std::string& uid : removed) service.RemovePod(uid);
+      for (const auto& [workload, pods] : by_workload) {
+        std::vector<std::string> withdrawn = PublishWorkload(service, pods);
+        if (!withdrawn.empty()) refused[workload] = std::move(withdrawn);
+      }
+    });
+  }
+  for (const auto& [workload, pods] : refused) {
+    engine_->WithdrawPlacements(workload, pods);
+  }
+  if (refused.empty()) return;
+  // The next pass plans again, on a replica synced after this commit.
+  std::lock_guard lock(inbox_mu_);
+  pass_requested_ = true;
+  ++refused_commits_;
+}
+
+}  // namespace gpusched
