@@ -236,7 +236,7 @@ void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
     const int64_t now = Now();
     const bool deciding = deciding_;
     Plan(inputs, paused_ms, now, deciding);
-    if (options_.before_commit) options_.before_commit();
+    if (options_.before_commit) options_.before_commit(replica_);
     // Published before the verdicts are: a member filter passes on its
     // node holds its devices in the service's model.
     CommitPass();

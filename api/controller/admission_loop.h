@@ -79,9 +79,10 @@ struct AdmissionLoopOptions {
   // (serve --cluster, tests): passes run at once, and a node the model
   // lacks is only not known yet.
   bool await_lists = false;
-  // Tests: runs on the loop thread after a pass planned on its replica and
-  // before it commits to the service's model (to race a bind against it).
-  std::function<void()> before_commit;
+  // Tests: runs on the loop thread after a pass planned on its replica
+  // (given, as planned) and before it commits to the service's model, to
+  // race a bind against it.
+  std::function<void(const ClusterModel& planned)> before_commit;
 };
 
 class AdmissionLoop : public AdmissionGate {

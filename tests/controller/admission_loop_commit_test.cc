@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "api/controller/admission_loop.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/controller/admission_loop.h"
 #include "queueing/invariants.h"
 #include "tests/queueing/builders.h"
 
@@ -30,15 +30,19 @@ Pod Unqueued(const std::string& name, int gpus) {
 class AdmissionLoopCommitTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Once armed, the next pass's commit finds `intruder_` bound on the
-    // devices the pass planned on.
-    auto loop = AdmissionLoop::Create(TwoTeams(),
-                                      {.clock = [this] { return now_.load(); },
-                                       .before_commit =
-                                           [this] {
-                                             if (armed_.exchange(false))
-                                               BindIntruder();
-                                           }});
+    // Once armed, the first pass that planned the gang's first member
+    // finds `intruder_` bound before it commits (the gang's pods may
+    // arrive in one pass or two).
+    auto loop = AdmissionLoop::Create(
+        TwoTeams(),
+        {.clock = [this] { return now_.load(); },
+         .before_commit =
+             [this](const ClusterModel& planned) {
+               if (planned.FindPodByUid("team-a-ring-0") != nullptr &&
+                   armed_.exchange(false)) {
+                 BindIntruder();
+               }
+             }});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
     service_ = std::make_unique<ExtenderService>(ServiceOptions{
