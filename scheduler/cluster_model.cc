@@ -79,7 +79,7 @@ absl::Status ClusterModel::Attach(std::string_view node_name,
   pods_by_uid_.emplace(pod.allocation.uid,
                        PlacedPod{pod.allocation.pod_key,
                                  std::string(node_name), pod.bound});
-  NoteChanged(pod.allocation.uid, pod.allocation.pod_key);
+  NoteChanged(pod.allocation.uid, pod.allocation.pod_key, false);
   return absl::OkStatus();
 }
 
@@ -129,7 +129,7 @@ absl::Status ClusterModel::Place(const Pod& pod, std::string_view node_name,
   if (absl::Status status = node->AddPod(std::move(allocation)); !status.ok()) {
     return status;
   }
-  NoteChanged(uid, pod.Key());
+  NoteChanged(uid, pod.Key(), false);
   pods_by_uid_.emplace(std::move(uid),
                        PlacedPod{pod.Key(), std::string(node_name), bound});
   return absl::OkStatus();
@@ -230,7 +230,7 @@ bool ClusterModel::MarkBound(std::string_view uid) {
   if (it->second.bound) return true;
   it->second.bound = true;
   bound_marks_.insert_or_assign(it->second.node, NextBoundMark());
-  NoteChanged(uid, it->second.pod_key);
+  NoteChanged(uid, it->second.pod_key, false);
   return true;
 }
 
@@ -264,7 +264,7 @@ bool ClusterModel::RemovePod(std::string_view uid) {
   if (NodeState* node = MutableNode(it->second.node)) {
     node->RemovePod(it->second.pod_key);
   }
-  NoteChanged(uid, it->second.pod_key);
+  NoteChanged(uid, it->second.pod_key, it->second.bound);
   pods_by_uid_.erase(it);
   return true;
 }

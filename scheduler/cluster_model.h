@@ -27,6 +27,16 @@ struct PlacedPod {
   bool bound = true;
 };
 
+// A pod a replica's owner changed (TakeChangedPods), and whether it was
+// bound before the first of those changes: a commit must not take off the
+// extender's model a pod that was bound there meanwhile on the strength of
+// a replica that never saw it bound.
+struct ChangedPod {
+  std::string pod_key;
+  bool was_bound = false;
+  bool operator==(const ChangedPod&) const = default;
+};
+
 // A pod taken off a removed node, with what it held.
 struct DetachedPod {
   PodAllocation allocation;
@@ -94,15 +104,17 @@ class ClusterModel {
   // While on, every pod placed, removed or marked bound is recorded (not
   // the pods that go with a removed node), for TakeChangedPods.
   void RecordPodChanges(bool on) { record_changes_ = on; }
-  // The pods changed since the last call, UID -> pod key; a pod placed and
-  // removed again is listed though it is back as it was.
-  std::map<std::string, std::string> TakeChangedPods() {
+  // The pods changed since the last call, by UID; a pod placed and removed
+  // again is listed though it is back as it was.
+  std::map<std::string, ChangedPod> TakeChangedPods() {
     return std::exchange(changed_pods_, {});
   }
 
  private:
   NodeState* MutableNode(std::string_view name);
-  void NoteChanged(std::string_view uid, std::string_view pod_key);
+  // `was_bound`: the pod's state before this change (false if absent).
+  void NoteChanged(std::string_view uid, std::string_view pod_key,
+                   bool was_bound);
   // SyncFrom's steps for one node: forget what this model indexes of its
   // pods, then copy the source's node and index its pods.
   void UnindexPodsOf(const NodeState& node);
@@ -118,7 +130,7 @@ class ClusterModel {
   // Per node name, the stamp of the last MarkBound there (NodeVersion).
   StringKeyMap<uint64_t> bound_marks_;
   bool record_changes_ = false;
-  std::map<std::string, std::string> changed_pods_;
+  std::map<std::string, ChangedPod> changed_pods_;
 
   // AddRunningPod's two ways. On the devices the pod's annotation records;
   // nullopt when they are not free even after guessed pods moved off them.

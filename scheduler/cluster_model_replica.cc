@@ -13,9 +13,12 @@ ClusterModel::NodeVersion ClusterModel::VersionOf(const NodeState& node) const {
           .marks = mark == bound_marks_.end() ? 0 : mark->second};
 }
 
-void ClusterModel::NoteChanged(std::string_view uid, std::string_view pod_key) {
+void ClusterModel::NoteChanged(std::string_view uid, std::string_view pod_key,
+                               bool was_bound) {
   if (record_changes_) {
-    changed_pods_.insert_or_assign(std::string(uid), std::string(pod_key));
+    // The first change keeps its was_bound: the state the pass began from.
+    changed_pods_.try_emplace(std::string(uid),
+                              ChangedPod{std::string(pod_key), was_bound});
   }
 }
 

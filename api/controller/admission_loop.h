@@ -212,7 +212,7 @@ class AdmissionLoop : public AdmissionGate {
   };
 
   // A pod whose placement the pass changed in the replica.
-  struct ChangedPod {
+  struct PlacedMember {
     std::string uid;
     std::string key;
   };
@@ -240,8 +240,10 @@ class AdmissionLoop : public AdmissionGate {
   // model; withdraws in the engine what could not be published.
   void CommitPass();
   std::vector<std::string> PublishWorkload(
-      ClusterModel& service, const std::vector<ChangedPod>& pods) const;
+      ClusterModel& service, const std::vector<PlacedMember>& pods) const;
   PodPublish PublishPod(ClusterModel& service, const std::string& uid) const;
+  static void TakeOff(ClusterModel& service, const std::string& uid,
+                      bool was_bound);
   void Apply(Input& input, int64_t now);
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);

@@ -53,10 +53,10 @@ AdmissionLoop::PodPublish AdmissionLoop::PublishPod(
 // placed are taken off again (and moved ones put back). Returns the pods
 // whose placement the engine must withdraw; empty when all went through.
 std::vector<std::string> AdmissionLoop::PublishWorkload(
-    ClusterModel& service, const std::vector<ChangedPod>& pods) const {
-  std::vector<std::pair<const ChangedPod*, PodPublish>> placed;
+    ClusterModel& service, const std::vector<PlacedMember>& pods) const {
+  std::vector<std::pair<const PlacedMember*, PodPublish>> placed;
   bool refused = false;
-  for (const ChangedPod& pod : pods) {
+  for (const PlacedMember& pod : pods) {
     PodPublish outcome = PublishPod(service, pod.uid);
     if (outcome.refused) {
       refused = true;
@@ -73,7 +73,7 @@ std::vector<std::string> AdmissionLoop::PublishWorkload(
   }
   // Every member the replica holds unlike the extender's model now.
   std::vector<std::string> withdrawn;
-  for (const ChangedPod& pod : pods) {
+  for (const PlacedMember& pod : pods) {
     const PlacedPod* mine = replica_.FindPodByUid(pod.uid);
     const PlacedPod* theirs = service.FindPodByUid(pod.uid);
     if (!mine->bound && (theirs == nullptr || theirs->node != mine->node)) {
@@ -83,14 +83,27 @@ std::vector<std::string> AdmissionLoop::PublishWorkload(
   return withdrawn;
 }
 
+// A pod kube-scheduler bound while the pass planned on a replica that saw
+// it unbound (the pass revoked it, say for its bind timeout) runs on its
+// devices now: the extender's model keeps them until the pod is gone (the
+// revocation's eviction, then the pod watch), or they would be offered
+// twice.
+void AdmissionLoop::TakeOff(ClusterModel& service, const std::string& uid,
+                            bool was_bound) {
+  const PlacedPod* theirs = service.FindPodByUid(uid);
+  if (theirs != nullptr && theirs->bound && !was_bound) return;
+  service.RemovePod(uid);
+}
+
 // Removals go first: devices a pass freed (a preempted victim's) may be
 // what it admitted another workload on.
 void AdmissionLoop::CommitPass() {
-  std::vector<std::string> removed;
-  std::map<std::string, std::vector<ChangedPod>> by_workload;
-  for (auto& [uid, key] : replica_.TakeChangedPods()) {
+  std::vector<std::pair<std::string, bool>> removed;  // uid, was bound
+  std::map<std::string, std::vector<PlacedMember>> by_workload;
+  for (auto& [uid, changed] : replica_.TakeChangedPods()) {
+    const std::string& key = changed.pod_key;
     if (replica_.FindPodByUid(uid) == nullptr) {
-      removed.push_back(uid);
+      removed.emplace_back(uid, changed.was_bound);
       continue;
     }
     const Workload* w = engine_->FindWorkloadOfPod(key);
@@ -100,7 +113,9 @@ void AdmissionLoop::CommitPass() {
   std::map<std::string, std::vector<std::string>> refused;
   if (!removed.empty() || !by_workload.empty()) {
     service_->Write([&](ClusterModel& service) {
-      for (const std::string& uid : removed) service.RemovePod(uid);
+      for (const auto& [uid, was_bound] : removed) {
+        TakeOff(service, uid, was_bound);
+      }
       for (const auto& [workload, pods] : by_workload) {
         std::vector<std::string> withdrawn = PublishWorkload(service, pods);
         if (!withdrawn.empty()) refused[workload] = std::move(withdrawn);

@@ -101,12 +101,37 @@ TEST(ClusterModelReplica, RecordsTheOwnersChangesAndSyncUndoesThem) {
                          {.gpu_ids = {0}, .milli_per_gpu = kMilliPerGpu}, false)
                   .ok());
   EXPECT_THAT(replica.TakeChangedPods(),
-              ElementsAre(Pair("uid-ml-k", "ml/k"), Pair("uid-ml-t", "ml/t")));
+              ElementsAre(Pair("uid-ml-k", ChangedPod{"ml/k", false}),
+                          Pair("uid-ml-t", ChangedPod{"ml/t", false})));
   EXPECT_THAT(replica.TakeChangedPods(), IsEmpty());
 
   EXPECT_EQ(replica.SyncFrom(source), 2u);  // n1 and n2 changed here
   EXPECT_EQ(replica.pod_count(), 0u);
   EXPECT_THAT(replica.TakeChangedPods(), IsEmpty());
+}
+
+// A commit must know whether a pod it took off was bound when the pass
+// began: only then may it take the pod off the extender's model, where
+// kube-scheduler may have bound it meanwhile.
+TEST(ClusterModelReplicaTest, ChangedPodKeepsWhetherItWasBoundBeforeThePass) {
+  ClusterModel source = ThreeNodes();
+  ASSERT_TRUE(source
+                  .Place(MakePod("ml/run").Gpus(1), "n1",
+                         {.gpu_ids = {0}, .milli_per_gpu = kMilliPerGpu}, true)
+                  .ok());
+  ASSERT_TRUE(source
+                  .Place(MakePod("ml/wait").Gpus(1), "n1",
+                         {.gpu_ids = {1}, .milli_per_gpu = kMilliPerGpu}, false)
+                  .ok());
+  ClusterModel replica;
+  replica.SyncFrom(source);
+  replica.RecordPodChanges(true);
+  replica.RemovePod("uid-ml-run");
+  ASSERT_TRUE(replica.MarkBound("uid-ml-wait"));
+  replica.RemovePod("uid-ml-wait");  // the first change says what it was
+  EXPECT_THAT(replica.TakeChangedPods(),
+              ElementsAre(Pair("uid-ml-run", ChangedPod{"ml/run", true}),
+                          Pair("uid-ml-wait", ChangedPod{"ml/wait", false})));
 }
 
 }  // namespace
