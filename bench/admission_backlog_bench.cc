@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include "api/controller/admission_loop.h"
 #include "bench/lib/cluster_generator.h"
 #include "bench/lib/latency.h"
 #include "benchmark/benchmark.h"
-#include "api/controller/admission_loop.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched::bench {
@@ -72,8 +72,8 @@ struct Backlog {
 std::unique_ptr<Backlog> MakeBacklog(int pending, int nodes, int candidates) {
   auto b = std::make_unique<Backlog>();
   b->loop = *AdmissionLoop::Create(SmallQueue());
-  b->service = std::make_unique<ExtenderService>(
-      ServiceOptions{.gate = b->loop.get()});
+  b->service =
+      std::make_unique<ExtenderService>(ServiceOptions{.gate = b->loop.get()});
   GeneratedCluster cluster = GenerateCluster(nodes, 0.0, 5);
   std::vector<std::string> names = NamesOf(cluster.nodes);
   b->service->UpsertNodes(std::move(cluster.nodes));
@@ -128,8 +128,8 @@ class PassesUnderWay {
  public:
   PassesUnderWay(bool with_loop, int pending, int nodes, int candidates) {
     if (with_loop) loop_ = *AdmissionLoop::Create(SmallQueue());
-    service_ = std::make_unique<ExtenderService>(
-        ServiceOptions{.gate = loop_.get()});
+    service_ =
+        std::make_unique<ExtenderService>(ServiceOptions{.gate = loop_.get()});
     GeneratedCluster cluster = GenerateCluster(nodes, 0.4, 42);
     candidates_ = CandidateSets(NamesOf(cluster.nodes), candidates, 16, 7);
     service_->UpsertNodes(std::move(cluster.nodes));
@@ -140,9 +140,8 @@ class PassesUnderWay {
       loop_->PodUpserted(QueuedPod("w" + std::to_string(i), 1));
     }
     loop_->WaitIdle();
-    ticker_ = std::jthread([this, pending](std::stop_token stop) {
-      Tick(stop, pending);
-    });
+    ticker_ = std::jthread(
+        [this, pending](std::stop_token stop) { Tick(stop, pending); });
   }
   ~PassesUnderWay() {
     ticker_.request_stop();

@@ -29,14 +29,16 @@ Policy QueuesPolicy(int queues, int64_t gpus_each) {
                           {.name = "cpu", .nominal = int64_t{1} << 30},
                           {.name = "memory", .nominal = int64_t{1} << 50}}}}});
     policy.cluster_queues.push_back(std::move(cq));
-    policy.local_queues.push_back(LocalQueue{"ns-" + std::to_string(q), "q", cq.name});
+    policy.local_queues.push_back(
+        LocalQueue{"ns-" + std::to_string(q), "q", cq.name});
     policy.local_queues.back().cluster_queue = "cq-" + std::to_string(q);
   }
   return policy;
 }
 
 void BM_AdmitPendingWorkloads(benchmark::State& state) {
-  const int nodes = state.range(0), workloads = state.range(1), queues = state.range(2);
+  const int nodes = state.range(0), workloads = state.range(1),
+            queues = state.range(2);
   for (auto _ : state) {
     state.PauseTiming();
     GeneratedCluster cluster = GenerateCluster(nodes, 0.0, 7);
@@ -46,20 +48,24 @@ void BM_AdmitPendingWorkloads(benchmark::State& state) {
       total_gpus += n.allocatable.Get(kNvidiaGpu);
       model.UpsertNode(std::move(n));
     }
-    auto engine = *QueueingEngine::Create(QueuesPolicy(queues, total_gpus / queues), &model,
-                                          EngineOptions{.bind_on_admission = true});
+    auto engine = *QueueingEngine::Create(
+        QueuesPolicy(queues, total_gpus / queues), &model,
+        EngineOptions{.bind_on_admission = true});
     std::mt19937_64 random(11);
     for (int w = 0; w < workloads; ++w) {
       const int q = w % queues;
       const int pods = 1 + random() % 4;
       const int gpus = 1 << (random() % 4);
       for (int p = 0; p < pods; ++p) {
-        Pod pod = MakeGpuPod("w" + std::to_string(w) + "-" + std::to_string(p), gpus);
+        Pod pod =
+            MakeGpuPod("w" + std::to_string(w) + "-" + std::to_string(p), gpus);
         pod.meta.namespace_name = "ns-" + std::to_string(q);
         pod.meta.uid = pod.meta.namespace_name + "/" + pod.meta.name;
-        pod.meta.labels = {{"kueue.x-k8s.io/queue-name", "q"},
-                           {"kueue.x-k8s.io/pod-group-name", "g" + std::to_string(w)}};
-        pod.meta.annotations = {{"kueue.x-k8s.io/pod-group-total-count", std::to_string(pods)}};
+        pod.meta.labels = {
+            {"kueue.x-k8s.io/queue-name", "q"},
+            {"kueue.x-k8s.io/pod-group-name", "g" + std::to_string(w)}};
+        pod.meta.annotations = {
+            {"kueue.x-k8s.io/pod-group-total-count", std::to_string(pods)}};
         pod.priority = static_cast<int32_t>(random() % 3) * 100;
         engine->AddPod(pod, 0);
       }
@@ -125,14 +131,15 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
   const int nodes = state.range(0), gangs = state.range(1);
   ClusterModel model = TopologyCluster(nodes);
   const int64_t capacity = int64_t{nodes} * 8;
-  const std::vector<std::string> levels = {"topology.kubernetes.io/zone",
-                                           "gpusched.io/block", "gpusched.io/rack",
-                                           "kubernetes.io/hostname"};
+  const std::vector<std::string> levels = {
+      "topology.kubernetes.io/zone", "gpusched.io/block", "gpusched.io/rack",
+      "kubernetes.io/hostname"};
   const ScoringWeights weights = ScoringWeights::Defaults();
   // As the engine does: node scores per member shape, kept across gangs.
   NodeScoreMemo memo{size_t{1} << 20};
   std::mt19937_64 random(5);
-  std::deque<std::pair<std::vector<std::string>, int64_t>> running;  // uids, GPUs
+  std::deque<std::pair<std::vector<std::string>, int64_t>>
+      running;  // uids, GPUs
   int64_t used = 0;
   int placed = 0;
   Latencies latencies;
@@ -141,7 +148,8 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
       state.PauseTiming();
       while (used > capacity * 60 / 100 && !running.empty() &&
              (used > capacity * 85 / 100 || random() % 2 == 0)) {
-        for (const std::string& uid : running.front().first) model.RemovePod(uid);
+        for (const std::string& uid : running.front().first)
+          model.RemovePod(uid);
         used -= running.front().second;
         running.pop_front();
       }
@@ -149,7 +157,8 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
       const int gpus = 1 << (random() % 4);
       std::vector<Pod> pods;
       for (int m = 0; m < members; ++m) {
-        Pod pod = MakeGpuPod("g" + std::to_string(g) + "-" + std::to_string(m), gpus);
+        Pod pod =
+            MakeGpuPod("g" + std::to_string(g) + "-" + std::to_string(m), gpus);
         pods.push_back(std::move(pod));
       }
       GangPlacementRequest request{.owner = "bench/g" + std::to_string(g),

@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -28,8 +28,8 @@ using policy_internal::SourceFile;
 void ParseInto(std::string_view text, const SourceFile& file,
                Diagnostics* diagnostics, PolicyDraft* draft) {
   if (std::optional<YamlRejection> refused = FindYamlRejection(text)) {
-    diagnostics->AddFileError(
-        file, refused->line, absl::StrCat("YAML refused: ", refused->message));
+    diagnostics->AddFileError(file, refused->line,
+                              absl::StrCat("YAML refused: ", refused->message));
     return;
   }
   std::vector<YAML::Node> documents;

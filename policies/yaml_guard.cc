@@ -129,8 +129,8 @@ class Scanner {
       indents_.push_back(column);
     }
     int dashes = 0;
-    for (size_t j = indent; j < line.size() && line[j] == '-' &&
-                            EndsToken(line, j + 1);) {
+    for (size_t j = indent;
+         j < line.size() && line[j] == '-' && EndsToken(line, j + 1);) {
       ++dashes;
       j = line.find_first_not_of(' ', j + 1);
       if (j == std::string_view::npos) break;
@@ -172,8 +172,8 @@ class Scanner {
     // quoted scalar and then a flow map, not text (a plain scalar such as
     // "a {}" goes on). Missing this let "'a' {}, b" through to a scan that
     // never ends.
-    const bool token_starts = ValueStarts() || prev_ == Prev::kQuoted ||
-                              prev_ == Prev::kFlowClose;
+    const bool token_starts =
+        ValueStarts() || prev_ == Prev::kQuoted || prev_ == Prev::kFlowClose;
     switch (c) {
       case '"':
       case '\'':
@@ -209,8 +209,9 @@ class Scanner {
     const char c = line[i];
     const bool value_starts = ValueStarts();
     if (value_starts && c == '*') {
-      return Error(i, "YAML aliases (*name) are not accepted: each one "
-                      "repeats its anchor's whole value");
+      return Error(i,
+                   "YAML aliases (*name) are not accepted: each one "
+                   "repeats its anchor's whole value");
     }
     if (value_starts && flow_depth_ == 0 && (c == '|' || c == '>')) {
       block_scalar_parent_ = static_cast<int>(indent);
@@ -257,10 +258,10 @@ class Scanner {
   // ':', '-', '?' and "---" followed by a blank are structure, not text.
   bool Indicator(std::string_view line, size_t& i) {
     const char c = line[i];
-    if (c == ':' && (EndsToken(line, i + 1) ||
-                     (flow_depth_ > 0 && (line[i + 1] == ',' ||
-                                          line[i + 1] == ']' ||
-                                          line[i + 1] == '}')))) {
+    if (c == ':' &&
+        (EndsToken(line, i + 1) ||
+         (flow_depth_ > 0 &&
+          (line[i + 1] == ',' || line[i + 1] == ']' || line[i + 1] == '}')))) {
       prev_ = Prev::kIndicator;
       return true;
     }
@@ -308,7 +309,8 @@ std::optional<YamlRejection> FindYamlRejection(std::string_view text,
 absl::Status CheckYamlText(std::string_view text, const YamlLimits& limits) {
   std::optional<YamlRejection> rejection = FindYamlRejection(text, limits);
   if (!rejection.has_value()) return absl::OkStatus();
-  if (rejection->line == 0) return absl::InvalidArgumentError(rejection->message);
+  if (rejection->line == 0)
+    return absl::InvalidArgumentError(rejection->message);
   return absl::InvalidArgumentError(
       absl::StrCat("line ", rejection->line, ", ", rejection->message));
 }

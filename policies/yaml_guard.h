@@ -29,7 +29,8 @@ struct YamlLimits {
 //   - nesting deep enough to exhaust the stack.
 // The scan is one pass, linear in the text, and allocates nothing. Returns
 // InvalidArgument "line L, column C: ..." for the first byte it rejects.
-absl::Status CheckYamlText(std::string_view text, const YamlLimits& limits = {});
+absl::Status CheckYamlText(std::string_view text,
+                           const YamlLimits& limits = {});
 
 // The same, for readers that report by line: the 1-based line of the
 // rejected byte (0 for the size) and what is wrong there, with its column.

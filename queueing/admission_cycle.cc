@@ -56,8 +56,8 @@ AdmissionRun::AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in)
       planner_(cycle.planner_),
       held_by_head_(cycle.held_by_head_) {}
 
-GangPlacementRequest AdmissionRun::RequestFor(
-    const Workload& w, std::vector<const Pod*> members) {
+GangPlacementRequest AdmissionRun::RequestFor(const Workload& w,
+                                              std::vector<const Pod*> members) {
   return GangPlacementRequest{.owner = w.key,
                               .members = std::move(members),
                               .required_level = w.topology_required,
@@ -78,10 +78,9 @@ GangPlacement AdmissionRun::PlaceOrRecall(
   }
   NoteFreedCapacity();
   const int signature = classes_.SignatureId(w, flavors_);
-  std::string key =
-      absl::StrCat(classes_.placement_of(signature), "\n",
-                   absl::StrJoin(flavors, ","),
-                   timers_.reserved_for() == w.key ? "\nreserved" : "");
+  std::string key = absl::StrCat(
+      classes_.placement_of(signature), "\n", absl::StrJoin(flavors, ","),
+      timers_.reserved_for() == w.key ? "\nreserved" : "");
   return placement_.PlaceOrRecall(*model_, w.key, std::move(key), request);
 }
 
@@ -193,9 +192,9 @@ void AdmissionRun::ReplanLostPlacements(int64_t now) {
     SetState(w, Workload::State::kPending);
     w.admitted_at_ms = -1;
     w.pending_since_ms = now;
-    w.Explain({ReasonCode::kInsufficientGpus,
-               absl::StrCat("re-planning: the assumed place of ", lost,
-                            " is gone")});
+    w.Explain(
+        {ReasonCode::kInsufficientGpus,
+         absl::StrCat("re-planning: the assumed place of ", lost, " is gone")});
     Emit(now, EngineEvent::Type::kEvicted, w, "", w.reason);
   }
 }
@@ -229,9 +228,9 @@ void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
                                "gang")});
     } else if (w->state == Workload::State::kPending && w->is_gang &&
                static_cast<int>(w->pods.size()) < w->min_member) {
-      w->Explain({incomplete, absl::StrCat("waiting for pods: ", w->pods.size(),
-                                           " of minMember ", w->min_member,
-                                           " exist")});
+      w->Explain({incomplete,
+                  absl::StrCat("waiting for pods: ", w->pods.size(),
+                               " of minMember ", w->min_member, " exist")});
     }
   }
 }

@@ -73,8 +73,7 @@ void AdmissionRun::NoteHeadOutcome(Workload& head,
 void AdmissionRun::HoldHeadQuota() {
   for (auto it = held_by_head_.begin(); it != held_by_head_.end();) {
     auto w = workloads_.find(it->second.head);
-    if (w == workloads_.end() ||
-        w->second.state != Workload::State::kPending ||
+    if (w == workloads_.end() || w->second.state != Workload::State::kPending ||
         w->second.cluster_queue != it->first) {
       it = held_by_head_.erase(it);
       continue;

@@ -143,8 +143,7 @@ PassResult AdmissionRun::AdmitBestEffortClasses(int64_t now) {
 
 // TryAdmit, and what it changed that a parked class's failure may depend
 // on.
-AdmissionRun::HeadAttempt AdmissionRun::TryClassHead(Workload& w,
-                                                     int64_t now) {
+AdmissionRun::HeadAttempt AdmissionRun::TryClassHead(Workload& w, int64_t now) {
   classes_.StampAttempt(w);
   const size_t events_before = events_.size();
   const uint64_t reserved_before = timers_.reservation_changes();
@@ -173,8 +172,8 @@ std::vector<AdmissionRun::ClassHead> AdmissionRun::BestEffortHeadsOf(
     if (!best_effort.contains(queue)) continue;
     if (Workload* head = classes_.ReadyFrom(signature, nullptr, ready)) {
       heads.push_back(
-          {signature,
-           quota_.BorrowHeight(queue, classes_.demand_of(signature)), head});
+          {signature, quota_.BorrowHeight(queue, classes_.demand_of(signature)),
+           head});
     }
   }
   return heads;

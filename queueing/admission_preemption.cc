@@ -24,8 +24,8 @@ void AdmissionRun::Evict(Workload& w, int64_t now, EngineEvent::Type type,
   Emit(now, type, w, by, reason);
 }
 
-bool AdmissionRun::CouldFitWithFreed(
-    const Workload& w, const std::vector<Workload*>& candidates) {
+bool AdmissionRun::CouldFitWithFreed(const Workload& w,
+                                     const std::vector<Workload*>& candidates) {
   // A verdict from free capacity, as a search's would be: capacity freed
   // later must wake the workload's class.
   NoteFreedCapacity();

@@ -31,8 +31,8 @@ void FromQueue(const PreemptionAsk& ask, const std::string& queue,
   if (it == ask.admitted->end()) return;
   for (const auto& [key, v] : it->second) {
     if (!ask.eligible(*v) || !UsesAny(*v, ask.short_of) ||
-        !PolicyAllows(ask.cq->preemption.reclaim_within_cohort,
-                      *ask.preemptor, *v)) {
+        !PolicyAllows(ask.cq->preemption.reclaim_within_cohort, *ask.preemptor,
+                      *v)) {
       continue;
     }
     out.push_back({v, lca, Classify(ask, *v, advantage)});
@@ -165,8 +165,8 @@ bool StillCounts(const PreemptionAsk& ask, const VictimCandidate& c,
 
 std::vector<bool> ClassicalAttempts(const PreemptionAsk& ask,
                                     const ClassicalCandidates& candidates) {
-  const bool forbidden = ask.cq->preemption.borrow_within_cohort ==
-                         BorrowWithinCohort::kNever;
+  const bool forbidden =
+      ask.cq->preemption.borrow_within_cohort == BorrowWithinCohort::kNever;
   const QuotaTree& quota = *ask.quota;
   const bool under_nominal = std::all_of(
       ask.short_of.begin(), ask.short_of.end(), [&](const FlavorResource& fr) {

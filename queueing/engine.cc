@@ -116,8 +116,8 @@ void QueueingEngine::Schedule(int64_t now) {
 #endif
   cycle_.Schedule(ForCycle(), now);
 #ifdef GPUSCHED_INVARIANTS_ON
-  DieOnViolation(CheckInvariants(
-      *this, *model_, {.now = now, .allowed_excess = &over_before}));
+  DieOnViolation(CheckInvariants(*this, *model_,
+                                 {.now = now, .allowed_excess = &over_before}));
 #endif
 }
 
@@ -161,8 +161,7 @@ std::string QueueingEngine::PendingReason(const Workload& workload) const {
 }
 
 std::string QueueingEngine::PendingReason(const Workload& workload,
-                                          size_t position,
-                                          size_t total) const {
+                                          size_t position, size_t total) const {
   return store_.PendingReason(workload, position, total);
 }
 

@@ -15,8 +15,14 @@
 namespace gpusched {
 
 struct EngineEvent {
-  enum class Type { kAdmitted, kAdopted, kPreempted, kFinished, kTimedOut,
-                    kEvicted };
+  enum class Type {
+    kAdmitted,
+    kAdopted,
+    kPreempted,
+    kFinished,
+    kTimedOut,
+    kEvicted
+  };
   int64_t at_ms = 0;
   Type type = Type::kAdmitted;
   std::string workload;

@@ -59,9 +59,9 @@ class Attempt {
            const std::string& affinity_level) {
     for (size_t i = 0; i < members.size(); ++i) {
       const Pod& pod = members[i];
-      NodeScoreMemo::Table* memo =
-          request_.memo != nullptr ? &request_.memo->Lookup(shapes_[i])
-                                   : nullptr;
+      NodeScoreMemo::Table* memo = request_.memo != nullptr
+                                       ? &request_.memo->Lookup(shapes_[i])
+                                       : nullptr;
       const NodeState* best = BestNode(pod, memo, nodes, affinity_level);
       if (best == nullptr || !Commit(pod, *best)) {
         Undo();
@@ -122,9 +122,9 @@ class Attempt {
       if (!last_reason_.empty() && fit.quick_fail) continue;
       if (!fit.fits) {
         if (last_reason_.empty() || best == nullptr) {
-          last_reason_ = absl::StrCat("member ", pod.Key(), " fits none of ",
-                                      nodes.size(), " nodes (", node->name(),
-                                      ": ", fit.reason, ")");
+          last_reason_ =
+              absl::StrCat("member ", pod.Key(), " fits none of ", nodes.size(),
+                           " nodes (", node->name(), ": ", fit.reason, ")");
         }
         continue;
       }
@@ -239,11 +239,10 @@ GangPlacement PlaceInOneDomain(const GangSearch& search) {
            search.candidates, request.required_level, search.demand_milli)) {
     if (attempt.Run(search.members, domain, "")) return Placed(attempt);
   }
-  return {.reason = absl::StrCat("no ", request.required_level,
-                                 " domain can hold all ",
-                                 search.members.size(), " members",
-                                 attempt.last_reason().empty() ? "" : "; ",
-                                 attempt.last_reason()),
+  return {.reason = absl::StrCat(
+              "no ", request.required_level, " domain can hold all ",
+              search.members.size(), " members",
+              attempt.last_reason().empty() ? "" : "; ", attempt.last_reason()),
           .code = ReasonCode::kTopologyUnsatisfiable};
 }
 
@@ -263,8 +262,7 @@ GangPlacement PlacePreferringDomains(const GangSearch& search) {
     }
     if (it == level) break;
   }
-  if (attempt.Run(search.members, search.candidates,
-                  request.preferred_level)) {
+  if (attempt.Run(search.members, search.candidates, request.preferred_level)) {
     return Placed(attempt);
   }
   return {.reason = attempt.last_reason(),

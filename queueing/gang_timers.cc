@@ -95,11 +95,11 @@ std::vector<TimerOutcome> GangTimers::TakeBelowMinPastGrace(
       continue;
     }
     if (short_of_members) {
-      fired.push_back({TimerOutcome::Kind::kBelowMinMember, &w,
-                       absl::StrCat(w.placements.size(), " of minMember ",
-                                    w.min_member, " pods left for ",
-                                    Seconds(now - it->second),
-                                    "; evicting the whole gang")});
+      fired.push_back(
+          {TimerOutcome::Kind::kBelowMinMember, &w,
+           absl::StrCat(w.placements.size(), " of minMember ", w.min_member,
+                        " pods left for ", Seconds(now - it->second),
+                        "; evicting the whole gang")});
     }
     it = below_min_since_.erase(it);
   }
@@ -120,8 +120,7 @@ void GangTimers::UpdateReservation(
     const SchedulerConfig& config,
     const std::map<std::string, Workload>& workloads, const LiveMap& live,
     int64_t now, const std::function<bool(const Workload&)>& ready,
-    const std::function<std::vector<std::string>(const Workload&)>&
-        nodes_for) {
+    const std::function<std::vector<std::string>(const Workload&)>& nodes_for) {
   if (!reserved_for_.empty()) {
     auto it = workloads.find(reserved_for_);
     if (it == workloads.end() ||

@@ -22,8 +22,8 @@ namespace gpusched {
 // What a timer that fired asks of the engine.
 struct TimerOutcome {
   enum class Kind {
-    kBackedOff,     // pending gang short of pods: backoff set, emit TimedOut
-    kBindTimedOut,  // admitted, not bound in time: roll back, emit TimedOut
+    kBackedOff,       // pending gang short of pods: backoff set, emit TimedOut
+    kBindTimedOut,    // admitted, not bound in time: roll back, emit TimedOut
     kBelowMinMember,  // running gang short of minMember: evict whole
   };
   Kind kind = Kind::kBackedOff;
@@ -54,8 +54,8 @@ class GangTimers {
   // Running gangs below minMember past the grace; forgets them (and those
   // no longer short).
   std::vector<TimerOutcome> TakeBelowMinPastGrace(
-      const SchedulerConfig& config,
-      std::map<std::string, Workload>& workloads, int64_t now);
+      const SchedulerConfig& config, std::map<std::string, Workload>& workloads,
+      int64_t now);
 
   // A running workload lost members: the grace counts from now, unless it
   // already counts.

@@ -24,8 +24,8 @@ namespace gpusched {
 class PlacementTrial {
  public:
   PlacementTrial(ClusterModel* model, const Workload& workload,
-                 std::map<std::string, Placement> placements,
-                 FrAmounts charged, std::string flavors);
+                 std::map<std::string, Placement> placements, FrAmounts charged,
+                 std::string flavors);
   PlacementTrial(PlacementTrial&& other) noexcept;
   PlacementTrial& operator=(PlacementTrial&& other) noexcept;
   PlacementTrial(const PlacementTrial&) = delete;

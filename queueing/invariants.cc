@@ -21,9 +21,9 @@ void Append(std::vector<std::string>& to, std::vector<std::string> more) {
 
 // What the pods' assignments take of one node's devices.
 struct DeviceUse {
-  std::map<int, int64_t> milli;                      // by GPU index
-  std::map<int, std::vector<std::string>> holders;   // by GPU index, sorted
-  std::map<std::string, int64_t> mig;                // by MIG resource
+  std::map<int, int64_t> milli;                     // by GPU index
+  std::map<int, std::vector<std::string>> holders;  // by GPU index, sorted
+  std::map<std::string, int64_t> mig;               // by MIG resource
   std::map<std::string, std::vector<std::string>> mig_holders;
 };
 
@@ -71,11 +71,11 @@ void CheckGpus(const std::string& node, const GpuInventory& gpus,
     }
     if (device.free_milli != kMilliPerGpu - milli ||
         device.holders != expected) {
-      violations.push_back(absl::StrCat(
-          "node ", node, ": GPU ", device.index, " records ",
-          device.free_milli, " milli free held by [",
-          absl::StrJoin(device.holders, ", "), "], its pods take ", milli,
-          " by [", absl::StrJoin(expected, ", "), "]"));
+      violations.push_back(
+          absl::StrCat("node ", node, ": GPU ", device.index, " records ",
+                       device.free_milli, " milli free held by [",
+                       absl::StrJoin(device.holders, ", "), "], its pods take ",
+                       milli, " by [", absl::StrJoin(expected, ", "), "]"));
     }
   }
 }
@@ -95,10 +95,9 @@ void CheckMig(const std::string& node, const GpuInventory& gpus,
     auto taken = use.mig.find(pool.resource);
     const int64_t count = taken == use.mig.end() ? 0 : taken->second;
     if (pool.used != count || pool.used > pool.capacity) {
-      violations.push_back(absl::StrCat("node ", node, ": ", pool.resource,
-                                        " records ", pool.used, " used of ",
-                                        pool.capacity, ", its pods take ",
-                                        count));
+      violations.push_back(absl::StrCat(
+          "node ", node, ": ", pool.resource, " records ", pool.used,
+          " used of ", pool.capacity, ", its pods take ", count));
     }
   }
 }
@@ -183,16 +182,16 @@ std::vector<std::string> GangViolations(
         "workload ", key, " is admitted with ", w.placements.size(),
         " placements (", w.succeeded.size(), " succeeded) of minMember ",
         w.min_member,
-        grace_ends.has_value() ? absl::StrCat(", its grace ended at ",
-                                              *grace_ends, " ms")
-                               : ", and no grace counts"));
+        grace_ends.has_value()
+            ? absl::StrCat(", its grace ended at ", *grace_ends, " ms")
+            : ", and no grace counts"));
   }
   return violations;
 }
 
 std::vector<std::string> PlacementViolations(
-    const std::map<std::string, Workload>& workloads,
-    const ClusterModel& model, bool engine_owns_model) {
+    const std::map<std::string, Workload>& workloads, const ClusterModel& model,
+    bool engine_owns_model) {
   std::vector<std::string> violations;
   std::map<std::string, std::string> placed_by;  // pod -> workload
   for (const auto& [key, w] : workloads) {
@@ -209,10 +208,10 @@ std::vector<std::string> PlacementViolations(
       const bool may_be_gone = !engine_owns_model && w.bound.contains(pod);
       if (in_model == nullptr ? !may_be_gone
                               : in_model->node != placement.node) {
-        violations.push_back(absl::StrCat(
-            "workload ", key, " places ", pod, " on ", placement.node,
-            " but the model has it on ",
-            in_model == nullptr ? "no node" : in_model->node));
+        violations.push_back(
+            absl::StrCat("workload ", key, " places ", pod, " on ",
+                         placement.node, " but the model has it on ",
+                         in_model == nullptr ? "no node" : in_model->node));
       }
     }
   }
@@ -240,8 +239,8 @@ std::vector<std::string> QuotaLimitViolations(const QuotaTree& quota,
     violations.push_back(absl::StrCat(
         over.node, " uses ", over.usage, " of ", Describe(over.fr),
         ", over its limit of ", over.limit,
-        allowed_excess > 0 ? absl::StrCat(" by more than the ",
-                                          allowed_excess, " it was over before")
+        allowed_excess > 0 ? absl::StrCat(" by more than the ", allowed_excess,
+                                          " it was over before")
                            : ""));
   }
   return violations;

@@ -73,8 +73,8 @@ std::vector<std::string> GangViolations(
 // one may be gone unless `engine_owns_model`), and no pod is placed by two
 // workloads.
 std::vector<std::string> PlacementViolations(
-    const std::map<std::string, Workload>& workloads,
-    const ClusterModel& model, bool engine_owns_model);
+    const std::map<std::string, Workload>& workloads, const ClusterModel& model,
+    bool engine_owns_model);
 
 // Quota never exceeded outside borrowing: usage within nominal quota plus
 // borrowing limit, and a cohort tree's root within its capacity.

@@ -87,8 +87,7 @@ std::vector<int> PendingClasses::Signatures() const {
   return signatures;
 }
 
-void PendingClasses::RecordFailure(int signature, Workload& w,
-                                   WaitReason why) {
+void PendingClasses::RecordFailure(int signature, Workload& w, WaitReason why) {
   failure_[signature] = {attempts_, std::move(why)};
   w.attempt_stamp = attempts_;
 }

@@ -37,9 +37,8 @@ GpuFreed GpuFreedBy(const std::vector<const Workload*>& freeing) {
   GpuFreed freed;
   for (const Workload* v : freeing) {
     for (const auto& [pod, placement] : v->placements) {
-      const int64_t milli =
-          int64_t{placement.gpus.milli_per_gpu} *
-          static_cast<int64_t>(placement.gpus.gpu_ids.size());
+      const int64_t milli = int64_t{placement.gpus.milli_per_gpu} *
+                            static_cast<int64_t>(placement.gpus.gpu_ids.size());
       freed.on_node[placement.node] += milli;
       freed.total += milli;
     }
@@ -99,9 +98,9 @@ GangPlacement GangPlacementStage::PlaceOrRecall(
     // Others of the same shape get the first's text: it names its members.
     return GangPlacement{
         .outcome = GangPlacement::Outcome::kNoFitRemembered,
-        .reason = first == owner ? why.text
-                                 : absl::StrCat("as for ", first, ": ",
-                                                why.text),
+        .reason = first == owner
+                      ? why.text
+                      : absl::StrCat("as for ", first, ": ", why.text),
         .code = why.code};
   }
   GangPlacement placement = PlaceGang(model, request);

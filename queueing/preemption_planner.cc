@@ -306,8 +306,7 @@ int64_t PreemptionPlanner::NoteRefused(const std::string& victim,
   return refusal.until;
 }
 
-std::optional<int64_t> PreemptionPlanner::NextRefusalExpiry(
-    int64_t now) const {
+std::optional<int64_t> PreemptionPlanner::NextRefusalExpiry(int64_t now) const {
   std::optional<int64_t> next;
   for (const auto& [victim, refusal] : refused_) {
     if (refusal.until > now && (!next || refusal.until < *next)) {
@@ -407,8 +406,7 @@ std::vector<Workload*> PreemptionPlanner::Run::FairCandidates(
     return out;
   }
   for (const std::string* queue : flavors_->BorrowingQueuesOf(*quota_, *root)) {
-    if (*queue == ask.cq->name ||
-        quota_->WithinNominal(*queue, ask.short_of)) {
+    if (*queue == ask.cq->name || quota_->WithinNominal(*queue, ask.short_of)) {
       continue;
     }
     add_from(*queue, [&](const Workload& v) {
@@ -544,11 +542,11 @@ PreemptionPlanner::Run::Search PreemptionPlanner::Run::BestSearch(
                         : ClassicalSearch(w, ask, trials);
     candidates += search.candidates;
     if (!search.victims) continue;
-    const bool reclaims_only = std::none_of(
-        search.victims->begin(), search.victims->end(),
-        [&](const PreemptionPlan::Victim& v) {
-          return v.workload->cluster_queue == w.cluster_queue;
-        });
+    const bool reclaims_only =
+        std::none_of(search.victims->begin(), search.victims->end(),
+                     [&](const PreemptionPlan::Victim& v) {
+                       return v.workload->cluster_queue == w.cluster_queue;
+                     });
     if (!best.victims || reclaims_only) best = std::move(search);
     if (reclaims_only) break;
   }
@@ -570,8 +568,8 @@ PreemptionPlan PreemptionPlanner::Run::Plan(Workload& w, int64_t now,
   Search search = BestSearch(w, AsksFor(w, *cq, now, &blocked), trials);
   // Without the refused ones it found nothing: it waits for the budget.
   auto blocked_or = [&](PreemptionPlan::Verdict verdict) {
-    plan.verdict = blocked.empty() ? verdict
-                                   : PreemptionPlan::Verdict::kBlockedByBudget;
+    plan.verdict =
+        blocked.empty() ? verdict : PreemptionPlan::Verdict::kBlockedByBudget;
     plan.reason = std::move(blocked);
     return plan;
   };

@@ -32,7 +32,7 @@ struct PreemptionPlan {
     // Candidates whose eviction a disruption budget refused lately were
     // left out, and it found no victims without them: it waits.
     kBlockedByBudget,
-    kEvict,         // evicting `victims` makes it fit (none: it fits now)
+    kEvict,  // evicting `victims` makes it fit (none: it fits now)
   };
   struct Victim {
     Workload* workload = nullptr;
@@ -127,7 +127,7 @@ class PreemptionPlanner {
     int count = 0;  // refusals so far: the back-off doubles with each
     std::string message;
   };
-  std::map<std::string, Refusal> refused_;             // by victim
+  std::map<std::string, Refusal> refused_;           // by victim
   std::map<std::string, std::string> preemptor_of_;  // victim -> preemptor
 };
 

@@ -88,8 +88,8 @@ struct WorkloadStatus {
   int32_t min_member = 1;
   int32_t admitted = 0;  // members with a node
   int32_t bound = 0;     // of those, bound to it
-  friend bool operator==(const WorkloadStatus&, const WorkloadStatus&) =
-      default;
+  friend bool operator==(const WorkloadStatus&,
+                         const WorkloadStatus&) = default;
 };
 
 using QueueDecision = std::variant<AdmitMember, RevokeMember, WorkloadStatus>;
@@ -104,8 +104,8 @@ struct EvictionRefusal {
   std::string node;
   std::string workload;
   std::string message;  // the API server's, naming the budget
-  friend bool operator==(const EvictionRefusal&, const EvictionRefusal&) =
-      default;
+  friend bool operator==(const EvictionRefusal&,
+                         const EvictionRefusal&) = default;
 };
 
 // Receives the decisions of each pass, in order, on the loop thread. Must

@@ -68,8 +68,7 @@ FrAmounts GroupDemand(const ResourceGroup& group, const std::string& flavor,
 
 bool Tolerated(const ResourceFlavor& flavor,
                const std::vector<const Pod*>& pods) {
-  auto tolerates = [](const std::vector<Toleration>& list,
-                      const Taint& taint) {
+  auto tolerates = [](const std::vector<Toleration>& list, const Taint& taint) {
     return std::any_of(list.begin(), list.end(), [&](const Toleration& t) {
       return Tolerates(t, taint);
     });
@@ -188,14 +187,11 @@ WaitReason QuotaFlavors::QuotaFits(const QuotaTree& quota, const Workload& w,
 
 // Why `flavor` cannot take the demand: its taints, or its quota; empty
 // when it can.
-WaitReason QuotaFlavors::FlavorRefusal(const Policy& policy,
-                                       const QuotaTree& quota,
-                                       const Workload& w,
-                                       const ClusterQueue& cq,
-                                       const ResourceGroup& group,
-                                       const std::string& flavor,
-                                       const std::vector<const Pod*>& members,
-                                       const FrAmounts& demand) const {
+WaitReason QuotaFlavors::FlavorRefusal(
+    const Policy& policy, const QuotaTree& quota, const Workload& w,
+    const ClusterQueue& cq, const ResourceGroup& group,
+    const std::string& flavor, const std::vector<const Pod*>& members,
+    const FrAmounts& demand) const {
   const ResourceFlavor* found = FindFlavor(policy, flavor);
   if (found != nullptr && !Tolerated(*found, members)) {
     return {ReasonCode::kNoMatchingFlavor,
@@ -211,9 +207,9 @@ FlavorChoices QuotaFlavors::Choose(
   FlavorChoices choices;
   const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) {
-    choices.why = {ReasonCode::kNoMatchingFlavor,
-                   absl::StrCat("ClusterQueue ", w.cluster_queue,
-                                " does not exist")};
+    choices.why = {
+        ReasonCode::kNoMatchingFlavor,
+        absl::StrCat("ClusterQueue ", w.cluster_queue, " does not exist")};
     return choices;
   }
   const ResourceList total = TotalRequests(members);

@@ -147,8 +147,8 @@ int64_t QuotaTree::MaxAvailableAt(int index, const FlavorResource& fr) const {
   int64_t from_parent = MaxAvailableAt(node.parent, fr);
   if (auto it = node.borrowing_limit.find(fr);
       it != node.borrowing_limit.end()) {
-    from_parent = std::min(from_parent,
-                           Get(node.subtree, fr) - guaranteed + it->second);
+    from_parent =
+        std::min(from_parent, Get(node.subtree, fr) - guaranteed + it->second);
   }
   return guaranteed + std::max<int64_t>(0, from_parent);
 }

@@ -51,8 +51,8 @@ std::vector<std::string> QuotaTree::UsageMismatches() const {
     for (const FlavorResource& fr : resources) {
       const int64_t usage = AmountOf(node.usage, fr);
       if (usage < 0) {
-        mismatches.push_back(absl::StrCat(node.name, " uses ", usage, " of ",
-                                          Describe(fr)));
+        mismatches.push_back(
+            absl::StrCat(node.name, " uses ", usage, " of ", Describe(fr)));
       }
       if (node.is_cluster_queue) continue;
       int64_t stored = 0;
@@ -62,9 +62,9 @@ std::vector<std::string> QuotaTree::UsageMismatches() const {
             std::max<int64_t>(0, AmountOf(c.usage, fr) - Guaranteed(c, fr));
       }
       if (usage != stored) {
-        mismatches.push_back(absl::StrCat(
-            node.name, " uses ", usage, " of ", Describe(fr),
-            " but its children store ", stored, " in it"));
+        mismatches.push_back(
+            absl::StrCat(node.name, " uses ", usage, " of ", Describe(fr),
+                         " but its children store ", stored, " in it"));
       }
     }
   }

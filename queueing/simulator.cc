@@ -85,9 +85,9 @@ void AddWorkloads(const QueueingEngine& engine, SimulationReport& report) {
 
 void AddEvents(const QueueingEngine& engine, SimulationReport& report) {
   for (const EngineEvent& e : engine.events()) {
-    report.events.push_back(
-        ReportEvent{e.at_ms, std::string(EngineEventName(e.type)), e.workload,
-                    e.by, e.reason});
+    report.events.push_back(ReportEvent{e.at_ms,
+                                        std::string(EngineEventName(e.type)),
+                                        e.workload, e.by, e.reason});
     if (e.type == EngineEvent::Type::kPreempted) ++report.summary.preemptions;
   }
 }
@@ -188,8 +188,8 @@ class RuntimeFinisher {
 // --check-invariants after a step: the error says where the run was.
 absl::Status CheckStep(const QueueingEngine& engine, const ClusterModel& model,
                        int step, int64_t now) {
-  absl::Status checked = CheckInvariants(
-      engine, model, {.now = now, .engine_owns_model = true});
+  absl::Status checked =
+      CheckInvariants(engine, model, {.now = now, .engine_owns_model = true});
   if (checked.ok()) return checked;
   return absl::FailedPreconditionError(absl::StrCat(
       "step ", step, " at ", absl::FormatDuration(absl::Milliseconds(now)),
@@ -219,8 +219,7 @@ absl::StatusOr<int64_t> RunSteps(const Scenario& scenario,
   int64_t now = 0;
   RuntimeFinisher finisher;
   for (int step = 0; step < kMaxSteps; ++step) {
-    std::optional<int64_t> at =
-        NextStop(scenario, next, engine, finisher, now);
+    std::optional<int64_t> at = NextStop(scenario, next, engine, finisher, now);
     if (!at || (scenario.until_ms >= 0 && *at > scenario.until_ms)) break;
     now = std::max(now, *at);
     while (next < scenario.events.size() &&

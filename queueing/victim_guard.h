@@ -64,7 +64,7 @@ class VictimGuard {
   std::vector<std::string> GuaranteeReasons(
       const std::vector<const Proposed*>& proposed) const;
 
-  absl::flat_hash_map<std::string, Guarded> workloads_;     // by key
+  absl::flat_hash_map<std::string, Guarded> workloads_;  // by key
   absl::flat_hash_map<std::string, std::string> workload_of_uid_;
   // Per ClusterQueue with admitted workloads: what it uses beyond nominal.
   absl::flat_hash_map<std::string, FrAmounts> borrowed_;

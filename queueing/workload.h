@@ -73,7 +73,7 @@ struct Workload {
   FrAmounts charged;            // quota held while admitted
   int64_t admitted_at_ms = -1;
   int preemptions = 0;
-  std::string reason;  // why pending, or how it ended
+  std::string reason;                   // why pending, or how it ended
   ReasonCode code = ReasonCode::kNone;  // `reason` as one word, while pending
   int64_t backoff_until_ms = 0;
   int failed_attempts = 0;

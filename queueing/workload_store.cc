@@ -134,8 +134,7 @@ Workload& WorkloadStore::WorkloadFor(const Pod& pod, int64_t now) {
   return w;
 }
 
-void WorkloadStore::AddPod(const StoreInputs& in, const Pod& pod,
-                           int64_t now) {
+void WorkloadStore::AddPod(const StoreInputs& in, const Pod& pod, int64_t now) {
   Workload& w = WorkloadFor(pod, now);
   if (w.state == Workload::State::kFinished) {
     // A new run of the same name.
@@ -181,8 +180,8 @@ void WorkloadStore::Resolve(const StoreInputs& in, Workload& w) {
   w.cluster_queue = ClusterQueueOf(in.policy, w.namespace_name, w.local_queue);
   if (!w.local_queue.empty() && w.cluster_queue.empty()) {
     w.Explain({ReasonCode::kNoMatchingFlavor,
-               absl::StrCat("LocalQueue ", w.namespace_name, "/",
-                            w.local_queue, " does not exist")});
+               absl::StrCat("LocalQueue ", w.namespace_name, "/", w.local_queue,
+                            " does not exist")});
   }
   w.topology_required = AnnotationOf(first, kTopologyRequiredAnnotation);
   w.topology_preferred = AnnotationOf(first, kTopologyPreferredAnnotation);
@@ -360,9 +359,8 @@ std::vector<std::string> WorkloadStore::ForgetFinished() {
   return forgotten;
 }
 
-void WorkloadStore::Emit(int64_t now, EngineEvent::Type type,
-                         const Workload& w, std::string by,
-                         std::string reason) {
+void WorkloadStore::Emit(int64_t now, EngineEvent::Type type, const Workload& w,
+                         std::string by, std::string reason) {
   events_.push_back(
       EngineEvent{now, type, w.key, std::move(by), std::move(reason)});
 }

@@ -52,8 +52,8 @@ class WorkloadStore {
   // Objects in: engine.h says what each does.
   void AddPod(const StoreInputs& in, const Pod& pod, int64_t now);
   void AddPodGroup(const StoreInputs& in, const PodGroup& group, int64_t now);
-  Adoption Adopt(const StoreInputs& in, const Pod& pod,
-                 const std::string& node, bool bound, int64_t now);
+  Adoption Adopt(const StoreInputs& in, const Pod& pod, const std::string& node,
+                 bool bound, int64_t now);
   void AdoptSucceeded(const Pod& pod);
   FinishOutcome Finish(const StoreInputs& in, const std::string& key,
                        int64_t now);
@@ -111,8 +111,7 @@ class WorkloadStore {
   // Pending workloads in queue order, and why they wait
   // (workload_store_pending.cc); engine.h says what each returns.
   std::vector<const Workload*> PendingOrder(const std::string& cq) const;
-  std::map<const Workload*, std::pair<size_t, size_t>> PendingPositions()
-      const;
+  std::map<const Workload*, std::pair<size_t, size_t>> PendingPositions() const;
   std::string PendingReason(const Workload& w) const;
   std::string PendingReason(const Workload& w, size_t position,
                             size_t total) const;
@@ -131,8 +130,7 @@ class WorkloadStore {
   void IndexAdmitted(Workload& w);
   void IndexOutside(Workload& w);
   // The pod left its workload (finished or deleted).
-  void ForgetMember(const StoreInputs& in, Workload& w,
-                    const std::string& pod);
+  void ForgetMember(const StoreInputs& in, Workload& w, const std::string& pod);
   std::string ReasonOf(const Workload& w) const;
 
   // workload_store_adoption.cc: Adopt's steps: the pod's devices on `node`

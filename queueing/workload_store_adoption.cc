@@ -82,8 +82,8 @@ Adoption WorkloadStore::Adopt(const StoreInputs& in, const Pod& pod,
 
 void WorkloadStore::AdoptSucceeded(const Pod& pod) {
   auto it = workloads_.find(WorkloadOf(pod).key);
-  if (it == workloads_.end() || !it->second.admitted() ||
-      !it->second.is_gang || it->second.pods.contains(pod.Key())) {
+  if (it == workloads_.end() || !it->second.admitted() || !it->second.is_gang ||
+      it->second.pods.contains(pod.Key())) {
     return;
   }
   it->second.succeeded.insert(pod.Key());
@@ -94,9 +94,11 @@ void WorkloadStore::AdoptSucceeded(const Pod& pod) {
 // placed a second time (Place refuses a UID twice anyway). A pod the model
 // holds on another node moves: the node it runs on, or was admitted to,
 // wins, as in ExtenderService::ObserveBound.
-std::optional<GpuAssignment> WorkloadStore::HoldOnNode(
-    ClusterModel& model, const Pod& pod, const std::string& node, bool bound,
-    std::string* reason) {
+std::optional<GpuAssignment> WorkloadStore::HoldOnNode(ClusterModel& model,
+                                                       const Pod& pod,
+                                                       const std::string& node,
+                                                       bool bound,
+                                                       std::string* reason) {
   const std::string uid = PodUid(pod);
   if (const PlacedPod* placed = model.FindPodByUid(uid);
       placed != nullptr && placed->node != node) {
@@ -110,8 +112,7 @@ std::optional<GpuAssignment> WorkloadStore::HoldOnNode(
   } else if (bound) {
     held = model.AddRunningPod(on);
   } else {
-    GpuPlan plan =
-        PlanGpus(PodView::Of(on).gpu, model.FindNode(node)->gpus());
+    GpuPlan plan = PlanGpus(PodView::Of(on).gpu, model.FindNode(node)->gpus());
     if (!plan.verdict.fits()) {
       *reason = absl::StrCat("node ", node, ": ", plan.verdict.reason());
       return std::nullopt;

@@ -72,13 +72,13 @@ absl::Status ClusterModel::Attach(std::string_view node_name,
         absl::StrCat("node ", Sv(node_name), " not known to gpusched"));
   }
   if (pods_by_uid_.contains(pod.allocation.uid)) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "pod ", pod.allocation.pod_key, " is already placed"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("pod ", pod.allocation.pod_key, " is already placed"));
   }
   if (absl::Status s = node->AddPod(pod.allocation); !s.ok()) return s;
-  pods_by_uid_.emplace(pod.allocation.uid,
-                       PlacedPod{pod.allocation.pod_key,
-                                 std::string(node_name), pod.bound});
+  pods_by_uid_.emplace(
+      pod.allocation.uid,
+      PlacedPod{pod.allocation.pod_key, std::string(node_name), pod.bound});
   NoteChanged(pod.allocation.uid, pod.allocation.pod_key, false);
   return absl::OkStatus();
 }
@@ -207,8 +207,7 @@ absl::Status ClusterModel::PlaceAsPlanned(const Pod& pod, const PodView& view,
                         FormatGpuIds(plan.assignment.gpu_ids)));
     }
     const bool holds_gpus = !plan.assignment.gpu_ids.empty();
-    absl::Status placed =
-        Place(pod, pod.node_name, std::move(plan.assignment));
+    absl::Status placed = Place(pod, pod.node_name, std::move(plan.assignment));
     if (placed.ok() && holds_gpus) {
       guessed_.insert_or_assign(PodUid(pod), pod);
     }

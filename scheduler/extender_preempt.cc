@@ -2,14 +2,13 @@
 // victims per node; gpusched keeps the nodes where they free room for the
 // pod, with the victims the queueing core lets go (AdmissionGate::
 // ReviewVictims).
-#include "scheduler/extender_service.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/extender_service.h"
 #include "scheduler/node_fit.h"
 #include "scheduler/pod_view.h"
 
@@ -60,10 +59,9 @@ std::vector<ReprieveUnit> UnitsOf(
     units[unit].pods.push_back(victim);
     units[unit].priority = std::max(units[unit].priority, victim->priority);
   }
-  std::stable_sort(units.begin(), units.end(),
-                   [](const auto& a, const auto& b) {
-                     return a.priority > b.priority;
-                   });
+  std::stable_sort(
+      units.begin(), units.end(),
+      [](const auto& a, const auto& b) { return a.priority > b.priority; });
   return units;
 }
 
@@ -77,8 +75,8 @@ std::optional<PreemptionCandidate> ExtenderService::CheckCandidate(
   const std::string kept = DropKept(review, candidate.victim_uids);
   auto note = [&](const char* outcome) {
     if (notes != nullptr && !kept.empty()) {
-      notes->push_back(absl::StrCat("node ", candidate.node, ": ", kept,
-                                    outcome));
+      notes->push_back(
+          absl::StrCat("node ", candidate.node, ": ", kept, outcome));
     }
   };
   if (candidate.victim_uids.empty()) {
@@ -155,8 +153,8 @@ std::vector<PreemptionCandidate> ExtenderService::Preempt(
   std::vector<PreemptionCandidate> kept;
   std::shared_lock lock(mu_);
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (auto checked = CheckCandidate(view, std::move(candidates[i]),
-                                      reviews[i], notes)) {
+    if (auto checked =
+            CheckCandidate(view, std::move(candidates[i]), reviews[i], notes)) {
       kept.push_back(*std::move(checked));
     }
   }
@@ -167,7 +165,8 @@ std::vector<PreemptionCandidate> ExtenderService::PreemptCatchingUp(
     const Pod& pod, std::vector<PreemptionCandidate> candidates,
     std::vector<std::string>* notes, int64_t fresh_ms,
     std::chrono::milliseconds catch_up) const {
-  const uint64_t seen = Read([&](const ClusterModel&) { return node_changes_; });
+  const uint64_t seen =
+      Read([&](const ClusterModel&) { return node_changes_; });
   std::vector<PreemptionCandidate> kept = Preempt(pod, candidates, notes);
   std::vector<std::string> dropped;
   for (const PreemptionCandidate& c : candidates) {

@@ -233,9 +233,9 @@ void ExtenderService::FilterNodes(const PodView& view,
                                   GpuVerdictMemo& memo, FilterVisitor visit) {
   const std::vector<const NodeState*>& found =
       FindPrefetched(model_, nodes, shape);
-  const std::vector<bool>* chosen =
-      options_.filter_keep_best > 0 ? &ChooseBest(view, found, shape, memo)
-                                    : nullptr;
+  const std::vector<bool>* chosen = options_.filter_keep_best > 0
+                                        ? &ChooseBest(view, found, shape, memo)
+                                        : nullptr;
   for (size_t i = 0; i < found.size(); ++i) {
     if (found[i] == nullptr) {
       visit(FitVerdict::Code::kUnavailable, kUnknownNodeReason);
@@ -275,7 +275,8 @@ const std::vector<bool>& ExtenderService::ChooseBest(
     score = -known.Get(node, [&] { return CombinedScore(view, node); });
   }
   std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end());
-  for (size_t r = keep; r < ranked.size(); ++r) chosen[ranked[r].second] = false;
+  for (size_t r = keep; r < ranked.size(); ++r)
+    chosen[ranked[r].second] = false;
   return chosen;
 }
 
@@ -451,8 +452,8 @@ BindOutcome ExtenderService::BindingFailed(const Pod* pod,
                    " to ", request.node, " failed: ", sent.message());
   if (BindMayHaveLanded(sent) &&
       model_.FindPodByUid(request.pod_uid) != nullptr) {
-    binds_in_doubt_.insert_or_assign(
-        request.pod_uid, NowMs() + options_.bind_in_doubt_hold_ms);
+    binds_in_doubt_.insert_or_assign(request.pod_uid,
+                                     NowMs() + options_.bind_in_doubt_hold_ms);
     absl::StrAppend(&error,
                     "; it may still land, so its devices stay held until the "
                     "API server shows the outcome (at most ",
@@ -460,7 +461,8 @@ BindOutcome ExtenderService::BindingFailed(const Pod* pod,
     return {.error = std::move(error)};
   }
   binds_in_doubt_.erase(request.pod_uid);
-  const bool admitted = options_.gate != nullptr && options_.gate->Manages(*pod);
+  const bool admitted =
+      options_.gate != nullptr && options_.gate->Manages(*pod);
   if (!admitted) model_.RemovePod(request.pod_uid);
   return {.error = std::move(error)};
 }

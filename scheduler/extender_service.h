@@ -219,10 +219,9 @@ class ExtenderService {
   int CombinedScore(const PodView& view, const NodeState& node) const;
   // Which of `found` filter keeps (filter_keep_best), by index; the
   // verdicts come from `shape`, filled as filter fills it.
-  const std::vector<bool>& ChooseBest(const PodView& view,
-                                      const std::vector<const NodeState*>& found,
-                                      VerdictCache::Shape& shape,
-                                      GpuVerdictMemo& memo) const;
+  const std::vector<bool>& ChooseBest(
+      const PodView& view, const std::vector<const NodeState*>& found,
+      VerdictCache::Shape& shape, GpuVerdictMemo& memo) const;
   std::optional<PreemptionCandidate> CheckCandidate(
       const PodView& view, PreemptionCandidate candidate,
       const VictimReview& review, std::vector<std::string>* notes) const;

@@ -34,8 +34,8 @@ absl::StatusOr<std::vector<int>> ParseGpuIds(std::string_view std_text) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     int id = 0;
     if (!absl::SimpleAtoi(part, &id) || id < 0 || id >= kMaxGpusPerNode) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "\"", text, "\": \"", part, "\" is not a GPU index"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", text, "\": \"", part, "\" is not a GPU index"));
     }
     ids.push_back(id);
   }
@@ -58,16 +58,16 @@ GpuInventory GpuInventory::FromNode(const Node& node) {
   int64_t capacity = node.capacity.Has(kNvidiaGpu)
                          ? node.capacity.Get(kNvidiaGpu) / replicas
                          : allocatable;
-  capacity = std::clamp<int64_t>(std::max(capacity, allocatable), 0,
-                                 kMaxGpusPerNode);
+  capacity =
+      std::clamp<int64_t>(std::max(capacity, allocatable), 0, kMaxGpusPerNode);
   for (int i = 0; i < capacity; ++i) {
     inventory.devices_.push_back(
         GpuDevice{.index = i, .healthy = i < allocatable});
   }
   for (const auto& [name, amount] : node.allocatable.entries()) {
     if (absl::StartsWith(name, Sv(kMigResourcePrefix)) && amount > 0) {
-      inventory.mig_pools_.push_back(MigPool{.resource = name,
-                                             .capacity = amount});
+      inventory.mig_pools_.push_back(
+          MigPool{.resource = name, .capacity = amount});
     }
   }
   inventory.LoadTopology(node);
@@ -86,17 +86,17 @@ void GpuInventory::LoadTopology(const Node& node) {
   if (!parsed.ok()) {
     topology_error_ = std::string(parsed.status().message());
   } else if (parsed->gpu_count() != count) {
-    topology_error_ = absl::StrCat("describes ", parsed->gpu_count(),
-                                   " GPUs but the node offers ", count,
-                                   " whole GPUs");
+    topology_error_ =
+        absl::StrCat("describes ", parsed->gpu_count(),
+                     " GPUs but the node offers ", count, " whole GPUs");
   } else {
     topology_ = *parsed;
     topology_source_ = "annotation";
     return;
   }
-  topology_source_ = absl::StrCat(topology_source_, " (annotation ",
-                                  kGpuTopologyAnnotation,
-                                  " rejected: ", topology_error_, ")");
+  topology_source_ =
+      absl::StrCat(topology_source_, " (annotation ", kGpuTopologyAnnotation,
+                   " rejected: ", topology_error_, ")");
 }
 
 const MigPool* GpuInventory::FindMig(std::string_view resource) const {
@@ -107,9 +107,9 @@ const MigPool* GpuInventory::FindMig(std::string_view resource) const {
 }
 
 int GpuInventory::healthy_devices() const {
-  return static_cast<int>(std::count_if(
-      devices_.begin(), devices_.end(),
-      [](const GpuDevice& d) { return d.healthy; }));
+  return static_cast<int>(
+      std::count_if(devices_.begin(), devices_.end(),
+                    [](const GpuDevice& d) { return d.healthy; }));
 }
 
 int64_t GpuInventory::total_milli() const {
@@ -140,9 +140,9 @@ absl::Status GpuInventory::CheckApplicable(
                        devices_.size(), " GPUs)"));
     }
     if (devices_[id].free_milli < assignment.milli_per_gpu) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "GPU ", id, " has ", devices_[id].free_milli, " milli free, needs ",
-          assignment.milli_per_gpu));
+      return absl::FailedPreconditionError(
+          absl::StrCat("GPU ", id, " has ", devices_[id].free_milli,
+                       " milli free, needs ", assignment.milli_per_gpu));
     }
   }
   for (const auto& [resource, count] : assignment.mig) {

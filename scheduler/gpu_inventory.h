@@ -41,8 +41,7 @@ struct GpuAssignment {
   std::vector<std::pair<std::string, int64_t>> mig;
 
   bool empty() const { return gpu_ids.empty() && mig.empty(); }
-  friend bool operator==(const GpuAssignment&,
-                         const GpuAssignment&) = default;
+  friend bool operator==(const GpuAssignment&, const GpuAssignment&) = default;
 };
 
 // "0,1,5": the value gpusched writes in gpusched.io/gpu-ids.

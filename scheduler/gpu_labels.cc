@@ -34,12 +34,12 @@ GpuLabels ReadGpuLabels(const StringMap& labels) {
   gpu.family = Label(labels, "nvidia.com/gpu.family");
   gpu.compute_major = IntLabel(labels, "nvidia.com/gpu.compute.major", 0);
   gpu.compute_minor = IntLabel(labels, "nvidia.com/gpu.compute.minor", 0);
-  gpu.driver_major = IntLabel(
-      labels, "nvidia.com/cuda.driver-version.major",
-      IntLabel(labels, "nvidia.com/cuda.driver.major", 0));
-  gpu.driver_minor = IntLabel(
-      labels, "nvidia.com/cuda.driver-version.minor",
-      IntLabel(labels, "nvidia.com/cuda.driver.minor", 0));
+  gpu.driver_major =
+      IntLabel(labels, "nvidia.com/cuda.driver-version.major",
+               IntLabel(labels, "nvidia.com/cuda.driver.major", 0));
+  gpu.driver_minor =
+      IntLabel(labels, "nvidia.com/cuda.driver-version.minor",
+               IntLabel(labels, "nvidia.com/cuda.driver.minor", 0));
   gpu.mig_capable = Label(labels, "nvidia.com/mig.capable") == "true";
   gpu.mig_strategy = Label(labels, "nvidia.com/mig.strategy");
   gpu.mig_config_state = Label(labels, "nvidia.com/mig.config.state");

@@ -9,7 +9,8 @@
 namespace gpusched {
 
 bool IsGpuResource(std::string_view name) {
-  return name == kNvidiaGpu || absl::StartsWith(Sv(name), Sv(kMigResourcePrefix));
+  return name == kNvidiaGpu ||
+         absl::StartsWith(Sv(name), Sv(kMigResourcePrefix));
 }
 
 namespace {

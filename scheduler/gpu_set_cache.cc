@@ -22,8 +22,7 @@ std::shared_ptr<const GpuSetCache> GpuSetCache::For(
 }
 
 GpuSetCache::GpuSetCache(GpuTopology topology)
-    : topology_(std::move(topology)),
-      max_pair_score_(MaxPairScore(topology_)) {
+    : topology_(std::move(topology)), max_pair_score_(MaxPairScore(topology_)) {
   const int n = topology_.gpu_count();
   const size_t slots = (size_t{1} << n) * static_cast<size_t>(n + 1);
   table_ = std::make_unique<std::atomic<uint32_t>[]>(slots);

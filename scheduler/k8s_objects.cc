@@ -33,9 +33,9 @@ std::string_view PodPhaseName(PodPhase phase) {
 }
 
 std::string Pod::Key() const {
-  return absl::StrCat(meta.namespace_name.empty() ? "default"
-                                                  : meta.namespace_name,
-                      "/", meta.name);
+  return absl::StrCat(
+      meta.namespace_name.empty() ? "default" : meta.namespace_name, "/",
+      meta.name);
 }
 
 namespace {

@@ -48,10 +48,10 @@ struct Taint {
 };
 
 struct Toleration {
-  std::string key;       // empty with operator Exists matches every key
-  std::string op;        // "Equal" (default) | "Exists"
+  std::string key;  // empty with operator Exists matches every key
+  std::string op;   // "Equal" (default) | "Exists"
   std::string value;
-  std::string effect;    // empty matches every effect
+  std::string effect;  // empty matches every effect
 };
 
 struct NodeSelectorRequirement {

@@ -74,8 +74,10 @@ bool MatchesRequirement(const NodeSelectorRequirement& requirement,
   }
   if (op == "Exists") return present;
   if (op == "DoesNotExist") return !present;
-  if (op == "Gt") return present && CompareInt(it->second, requirement.values, true);
-  if (op == "Lt") return present && CompareInt(it->second, requirement.values, false);
+  if (op == "Gt")
+    return present && CompareInt(it->second, requirement.values, true);
+  if (op == "Lt")
+    return present && CompareInt(it->second, requirement.values, false);
   return false;  // unknown operators never match, as in kube-scheduler
 }
 
@@ -109,9 +111,9 @@ FitVerdict CheckNodeSelector(const PodView& pod, const NodeState& node) {
   for (const auto& [key, value] : pod.pod->node_selector) {
     auto it = labels.find(key);
     if (it != labels.end() && it->second == value) continue;
-    return FitVerdict::Infeasible(absl::StrCat(
-        "nodeSelector wants ", key, "=", value, "; ",
-        DescribeLabel(labels, key)));
+    return FitVerdict::Infeasible(absl::StrCat("nodeSelector wants ", key, "=",
+                                               value, "; ",
+                                               DescribeLabel(labels, key)));
   }
   return FitVerdict::Fits();
 }
@@ -125,24 +127,24 @@ FitVerdict CheckNodeAffinity(const PodView& pod, const NodeState& node) {
     if (unmet == nullptr) return FitVerdict::Fits();
     if (first_unmet == nullptr) first_unmet = unmet;
   }
-  std::string have = first_unmet->key == "metadata.name"
-                         ? absl::StrCat("node is ", node.name())
-                         : DescribeLabel(node.node().meta.labels,
-                                         first_unmet->key);
-  return FitVerdict::Infeasible(absl::StrCat(
-      "required node affinity not met (", terms.size(),
-      terms.size() == 1 ? " term" : " terms", "): ",
-      DescribeRequirement(*first_unmet), "; ", have));
+  std::string have =
+      first_unmet->key == "metadata.name"
+          ? absl::StrCat("node is ", node.name())
+          : DescribeLabel(node.node().meta.labels, first_unmet->key);
+  return FitVerdict::Infeasible(
+      absl::StrCat("required node affinity not met (", terms.size(),
+                   terms.size() == 1 ? " term" : " terms",
+                   "): ", DescribeRequirement(*first_unmet), "; ", have));
 }
 
 FitVerdict CheckTaints(const PodView& pod, const NodeState& node) {
   for (const Taint& taint : node.node().taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
     if (ToleratesAll(pod.pod->tolerations, taint)) continue;
-    return FitVerdict::Infeasible(absl::StrCat(
-        "node has taint ", taint.key,
-        taint.value.empty() ? "" : absl::StrCat("=", taint.value), ":",
-        taint.effect, " that the pod does not tolerate"));
+    return FitVerdict::Infeasible(
+        absl::StrCat("node has taint ", taint.key,
+                     taint.value.empty() ? "" : absl::StrCat("=", taint.value),
+                     ":", taint.effect, " that the pod does not tolerate"));
   }
   return FitVerdict::Fits();
 }
@@ -152,8 +154,8 @@ namespace {
 // Finds `name` scanning forward from `it` in a name-sorted list: requests,
 // allocatable and requested are all sorted, so one merge walk replaces a
 // binary search per resource (the fit check runs for every candidate node).
-int64_t AdvanceTo(const std::vector<ResourceList::Entry>& list,
-                  size_t& it, const std::string& name) {
+int64_t AdvanceTo(const std::vector<ResourceList::Entry>& list, size_t& it,
+                  const std::string& name) {
   while (it < list.size() && list[it].first < name) ++it;
   return it < list.size() && list[it].first == name ? list[it].second : 0;
 }
@@ -162,8 +164,7 @@ int64_t AdvanceTo(const std::vector<ResourceList::Entry>& list,
 
 FitVerdict CheckResources(const PodView& pod, const NodeState& node) {
   const ResourceList& allocatable = node.node().allocatable;
-  if (allocatable.Has(kPods) &&
-      node.pod_count() + 1 > allocatable.Get(kPods)) {
+  if (allocatable.Has(kPods) && node.pod_count() + 1 > allocatable.Get(kPods)) {
     return FitVerdict::Unavailable(absl::StrCat(
         "node already runs ", node.pod_count(), " pods, its maximum"));
   }

@@ -20,9 +20,9 @@ struct Parsed {
 };
 
 absl::Status Invalid(std::string_view text, size_t pos, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("invalid quantity \"", Sv(text),
-                                                 "\": ", Sv(why), " at character ",
-                                                 pos + 1));
+  return absl::InvalidArgumentError(absl::StrCat("invalid quantity \"",
+                                                 Sv(text), "\": ", Sv(why),
+                                                 " at character ", pos + 1));
 }
 
 // Applies the suffix at text[pos..] to `parsed`; false if not a suffix.
@@ -32,10 +32,10 @@ bool ApplySuffix(std::string_view suffix, Parsed& parsed) {
     int exponent10;
     int exponent2;
   } kSuffixes[] = {
-      {"", 0, 0},   {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0},  {"k", 3, 0},
-      {"M", 6, 0},  {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0},  {"E", 18, 0},
-      {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40},
-      {"Pi", 0, 50}, {"Ei", 0, 60},
+      {"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},
+      {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},
+      {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+      {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
   };
   for (const auto& s : kSuffixes) {
     if (s.name == suffix) {
@@ -82,8 +82,7 @@ absl::Status ReadExponent(std::string_view text, size_t pos,
   if (rest[epos] == '+' || rest[epos] == '-') negative = rest[epos++] == '-';
   int exponent = 0;
   size_t start = epos;
-  for (; epos < rest.size() && rest[epos] >= '0' && rest[epos] <= '9';
-       ++epos) {
+  for (; epos < rest.size() && rest[epos] >= '0' && rest[epos] <= '9'; ++epos) {
     exponent = exponent * 10 + (rest[epos] - '0');
     if (exponent > 40) return Invalid(text, pos + epos, "exponent too large");
   }
@@ -99,8 +98,8 @@ absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
   size_t pos = 0;
   if (pos < text.size() && text[pos] == '+') ++pos;
   if (pos < text.size() && text[pos] == '-') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid quantity \"", Sv(text), "\": must be non-negative"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid quantity \"", Sv(text), "\": must be non-negative"));
   }
   absl::StatusOr<size_t> end = ReadMantissa(text, pos, parsed);
   if (!end.ok()) return end.status();
@@ -113,7 +112,8 @@ absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
     return parsed;
   }
   if (!ApplySuffix(rest, parsed)) {
-    return Invalid(text, pos, absl::StrCat("unknown suffix \"", Sv(rest), "\""));
+    return Invalid(text, pos,
+                   absl::StrCat("unknown suffix \"", Sv(rest), "\""));
   }
   return parsed;
 }

@@ -77,8 +77,10 @@ std::string ResourceList::FormatAmount(std::string_view name, int64_t amount) {
   if (name == kCpu) return FormatMilli(amount);
   if (name == kMemory || name.find("storage") != std::string_view::npos) {
     static constexpr std::pair<int64_t, const char*> kUnits[] = {
-        {int64_t{1} << 40, "Ti"}, {int64_t{1} << 30, "Gi"},
-        {int64_t{1} << 20, "Mi"}, {int64_t{1} << 10, "Ki"}};
+        {int64_t{1} << 40, "Ti"},
+        {int64_t{1} << 30, "Gi"},
+        {int64_t{1} << 20, "Mi"},
+        {int64_t{1} << 10, "Ki"}};
     for (const auto& [size, suffix] : kUnits) {
       if (amount >= size && amount % size == 0) {
         return absl::StrCat(amount / size, suffix);

@@ -13,9 +13,8 @@ int Percent(int64_t part, int64_t whole) {
 
 int GpuUtilisationAfter(const ScoreInput& in) {
   const GpuInventory& gpus = in.node.gpus();
-  const int64_t placed =
-      static_cast<int64_t>(in.assignment.gpu_ids.size()) *
-      in.assignment.milli_per_gpu;
+  const int64_t placed = static_cast<int64_t>(in.assignment.gpu_ids.size()) *
+                         in.assignment.milli_per_gpu;
   return Percent(gpus.total_milli() - gpus.free_milli() + placed,
                  gpus.total_milli());
 }

@@ -23,15 +23,16 @@ int TopologyScore(const ScoreInput& input) {
   const int64_t pairs = static_cast<int64_t>(gpus.size()) *
                         (static_cast<int64_t>(gpus.size()) - 1) / 2;
   const int64_t average = topology.SetScore(gpus) / pairs;
-  const int absolute = static_cast<int>(
-      std::min<int64_t>(100, average * 100 / kBestPairScore));
+  const int absolute =
+      static_cast<int>(std::min<int64_t>(100, average * 100 / kBestPairScore));
   const GpuSetCache* cache = input.node.gpus().set_cache();
   const int64_t max_pair =
       cache != nullptr ? cache->max_pair_score() : MaxPairScore(topology);
   const int relative =
-      max_pair <= 0 ? 100
-                    : static_cast<int>(std::min<int64_t>(
-                          100, topology.SetScore(gpus) * 100 / (pairs * max_pair)));
+      max_pair <= 0
+          ? 100
+          : static_cast<int>(std::min<int64_t>(
+                100, topology.SetScore(gpus) * 100 / (pairs * max_pair)));
   return (absolute + relative) / 2;
 }
 

@@ -41,13 +41,13 @@ std::optional<element> ObjectOf(element object, std::string_view key) {
 absl::StatusOr<element> ParseReview(simdjson::dom::parser& parser,
                                     std::string_view body, size_t limit) {
   if (body.size() > limit) {
-    return Invalid("body", absl::StrCat(body.size(),
-                                        " bytes, over the limit of ", limit));
+    return Invalid(
+        "body", absl::StrCat(body.size(), " bytes, over the limit of ", limit));
   }
   absl::StatusOr<element> review = codec_internal::ParseJson(parser, body);
   if (!review.ok()) {
-    return Invalid("body", absl::StrCat("not JSON (",
-                                        review.status().message(), ")"));
+    return Invalid("body",
+                   absl::StrCat("not JSON (", review.status().message(), ")"));
   }
   if (!review->is_object()) return Invalid("body", "not a JSON object");
   const std::string_view api_version = StringOf(*review, "apiVersion");
@@ -55,8 +55,8 @@ absl::StatusOr<element> ParseReview(simdjson::dom::parser& parser,
   if (api_version != kReviewApiVersion || kind != kReviewKind) {
     return Invalid("apiVersion/kind",
                    absl::StrCat("want admission.k8s.io/v1 AdmissionReview, "
-                                "got \"", Sv(api_version), "\" \"", Sv(kind),
-                                "\""));
+                                "got \"",
+                                Sv(api_version), "\" \"", Sv(kind), "\""));
   }
   std::optional<element> request = ObjectOf(*review, "request");
   if (!request.has_value()) return Invalid("request", "missing");
@@ -140,8 +140,7 @@ absl::StatusOr<AdmissionReviewRequest> DecodeAdmissionReview(
   simdjson::dom::parser parser;
   absl::StatusOr<element> request = ParseReview(parser, body, limit_bytes);
   if (!request.ok()) return request.status();
-  AdmissionReviewRequest review{.uid =
-                                    std::string(StringOf(*request, "uid"))};
+  AdmissionReviewRequest review{.uid = std::string(StringOf(*request, "uid"))};
   review.pod_create = IsPodCreate(*request);
   if (!review.pod_create) return review;
   absl::Status read = ReadPod(*request, gate, review);

@@ -18,9 +18,9 @@ namespace gpusched {
 
 // Where a reviewed pod's spec.schedulingGates stands for one gate.
 enum class GateListing {
-  kNoList,      // absent or null: a patch creates the list
+  kNoList,       // absent or null: a patch creates the list
   kWithoutGate,  // a list without the gate: a patch appends to it
-  kWithGate,    // the gate is there already
+  kWithGate,     // the gate is there already
 };
 
 struct AdmissionReviewRequest {

@@ -79,8 +79,8 @@ std::string_view TypeName(json_type type) {
 // A simdjson error while walking text that already passed the syntax check
 // (a number simdjson cannot hold, say).
 absl::Status WalkError(simdjson::error_code code, TextPos pos) {
-  return ErrorAt(pos, absl::StrCat("malformed JSON: ",
-                                   simdjson::error_message(code)));
+  return ErrorAt(
+      pos, absl::StrCat("malformed JSON: ", simdjson::error_message(code)));
 }
 
 // simdjson's DOM parser checks the whole text first, as the codec's other
@@ -144,12 +144,12 @@ TextPos CompactReader::At(const char* byte) const {
                                 static_cast<size_t>(byte - text_.data()));
   const size_t line_start = before.rfind('\n');
   return TextPos{
-      .line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) +
-              1,
-      .column = static_cast<int>(before.size() - (line_start == before.npos
-                                                      ? 0
-                                                      : line_start + 1)) +
-                1};
+      .line =
+          static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1,
+      .column =
+          static_cast<int>(before.size() -
+                           (line_start == before.npos ? 0 : line_start + 1)) +
+          1};
 }
 
 absl::Status CompactReader::ExpectType(Located& value, json_type type,
@@ -159,9 +159,9 @@ absl::Status CompactReader::ExpectType(Located& value, json_type type,
     return WalkError(code, value.pos);
   }
   if (found == type) return absl::OkStatus();
-  return ErrorAt(value.pos, absl::StrCat(Sv(what), " must be ",
-                                         Sv(TypeName(type)), ", found ",
-                                         Sv(TypeName(found))));
+  return ErrorAt(value.pos,
+                 absl::StrCat(Sv(what), " must be ", Sv(TypeName(type)),
+                              ", found ", Sv(TypeName(found))));
 }
 
 // A non-negative integer up to kMaxInt.
@@ -264,10 +264,9 @@ absl::Status CompactReader::ReadLinksRow(Located& row, size_t i, size_t n,
   absl::StatusOr<SizedArray> cells = ReadArray(row, "a links row");
   if (!cells.ok()) return cells.status();
   if (cells->size != n) {
-    return ErrorAt(row.pos,
-                   absl::StrCat("links row ", i, " has ", cells->size,
-                                " cells, expected ", n,
-                                " (the matrix must be square)"));
+    return ErrorAt(row.pos, absl::StrCat("links row ", i, " has ", cells->size,
+                                         " cells, expected ", n,
+                                         " (the matrix must be square)"));
   }
   matrix.links.emplace_back();
   matrix.where.emplace_back();

@@ -424,14 +424,14 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
   }
   if (key == "priority") return DecodeInt32(child, here, &pod->priority);
   if (key == "schedulingGates") {
-    return DecodeList(child, here, &pod->scheduling_gates,
-                      [](const V& e, const PathSegment& p, std::string* name) {
-                        return DecodeFields(e, p, [&](std::string_view k,
-                                                      const V& c) {
-                          return k == "name" ? DecodeString(c, p.Field(k), name)
-                                             : absl::OkStatus();
-                        });
-                      });
+    return DecodeList(
+        child, here, &pod->scheduling_gates,
+        [](const V& e, const PathSegment& p, std::string* name) {
+          return DecodeFields(e, p, [&](std::string_view k, const V& c) {
+            return k == "name" ? DecodeString(c, p.Field(k), name)
+                               : absl::OkStatus();
+          });
+        });
   }
   if (key == "priorityClassName") {
     return DecodeString(child, here, &pod->priority_class_name);
@@ -441,8 +441,7 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
 
 // status.phase, mapped from its name here once; null leaves it as it was.
 template <K8sValue V>
-absl::Status DecodePodPhase(const V& v, const PathSegment& at,
-                            PodPhase* out) {
+absl::Status DecodePodPhase(const V& v, const PathSegment& at, PodPhase* out) {
   if (v.kind() == ValueKind::kNull) return absl::OkStatus();
   std::string_view name;
   if (!v.GetString(&name)) return TypeError(v, at, "string");

@@ -74,8 +74,9 @@ std::optional<JsonSyntaxError> LocateJsonSyntaxError(std::string_view text) {
   const size_t line_start = before.rfind('\n');
   return JsonSyntaxError{
       .offset = offset,
-      .line = static_cast<size_t>(std::count(before.begin(), before.end(),
-                                             '\n')) + 1,
+      .line =
+          static_cast<size_t>(std::count(before.begin(), before.end(), '\n')) +
+          1,
       .column = offset - (line_start == before.npos ? 0 : line_start + 1) + 1,
       .reason = locator.reason()};
 }
@@ -87,10 +88,9 @@ absl::Status MalformedJsonError(std::string_view text,
     return absl::InvalidArgumentError(
         absl::StrCat("malformed JSON: ", simdjson::error_message(code)));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("malformed JSON at byte ", error->offset, " (line ",
-                   error->line, ", column ", error->column, "): ",
-                   error->reason));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "malformed JSON at byte ", error->offset, " (line ", error->line,
+      ", column ", error->column, "): ", error->reason));
 }
 
 }  // namespace gpusched::codec_internal

@@ -18,8 +18,7 @@ using codec_internal::PathSegment;
 // Decodes every item of the List `body` with `decode(item)`.
 template <typename T, typename F>
 absl::StatusOr<DecodedList<T>> DecodeItems(std::string_view body,
-                                           std::string_view kind,
-                                           F&& decode) {
+                                           std::string_view kind, F&& decode) {
   simdjson::dom::parser parser;
   absl::StatusOr<simdjson::dom::element> root =
       codec_internal::ParseJson(parser, body);
@@ -78,8 +77,8 @@ absl::StatusOr<ListMeta> DecodeListMeta(std::string_view body) {
   absl::Status status = codec_internal::OptionalString(
       *metadata, meta_at, "resourceVersion", &version);
   if (status.ok()) {
-    status = codec_internal::OptionalString(*metadata, meta_at, "continue",
-                                            &next);
+    status =
+        codec_internal::OptionalString(*metadata, meta_at, "continue", &next);
   }
   if (!status.ok()) return status;
   meta.resource_version = std::string(version);
@@ -162,10 +161,10 @@ absl::StatusOr<PodGroup> DecodePodGroupItem(simdjson::dom::element item,
 
 absl::StatusOr<DecodedList<PodGroup>> DecodePodGroupList(
     std::string_view body, std::string_view api_version) {
-  return DecodeItems<PodGroup>(
-      body, "PodGroupList", [&](simdjson::dom::element item) {
-        return DecodePodGroupItem(item, api_version);
-      });
+  return DecodeItems<PodGroup>(body, "PodGroupList",
+                               [&](simdjson::dom::element item) {
+                                 return DecodePodGroupItem(item, api_version);
+                               });
 }
 
 }  // namespace gpusched

@@ -39,7 +39,8 @@ absl::Status DecodeSpec(const JsonValue& spec, const PathSegment& at,
   absl::Status status = codec_internal::ExpectObject(spec, at);
   std::string_view holder;
   if (status.ok()) {
-    status = codec_internal::OptionalString(spec, at, "holderIdentity", &holder);
+    status =
+        codec_internal::OptionalString(spec, at, "holderIdentity", &holder);
   }
   if (status.ok()) status = DecodeRenewTime(spec, at, state);
   if (status.ok()) {

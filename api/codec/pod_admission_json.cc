@@ -21,8 +21,8 @@ absl::StatusOr<std::optional<element>> ObjectMember(element parent,
                                                     std::string_view key) {
   element child;
   if (parent[key].get(child) || child.is_null()) return std::nullopt;
-  if (absl::Status s = codec_internal::ExpectObject(JsonValue(child),
-                                                    at.Field(key));
+  if (absl::Status s =
+          codec_internal::ExpectObject(JsonValue(child), at.Field(key));
       !s.ok()) {
     return s;
   }
@@ -109,7 +109,8 @@ absl::Status DecodeTerms(element spec, const PathSegment& at,
   }
   size_t index = 0;
   for (element value : terms.get_array()) {
-    absl::StatusOr<AdmissionTerm> term = DecodeTerm(value, terms_at.Index(index++));
+    absl::StatusOr<AdmissionTerm> term =
+        DecodeTerm(value, terms_at.Index(index++));
     if (!term.ok()) return term.status();
     view.terms.push_back(*std::move(term));
   }
@@ -130,7 +131,8 @@ absl::Status DecodeGates(element spec, const PathSegment& at,
   for (element gate : gates.get_array()) {
     const PathSegment gate_at = gates_at.Index(index++);
     std::string_view name;
-    absl::Status status = codec_internal::ExpectObject(JsonValue(gate), gate_at);
+    absl::Status status =
+        codec_internal::ExpectObject(JsonValue(gate), gate_at);
     if (status.ok()) {
       status = codec_internal::RequiredString(JsonValue(gate), gate_at, "name",
                                               &name);
@@ -256,8 +258,7 @@ std::string PodAdmissionView::PinnedNode() const {
   return terms[0].pinned_node;
 }
 
-absl::StatusOr<PodAdmissionView> DecodePodAdmissionView(
-    std::string_view json) {
+absl::StatusOr<PodAdmissionView> DecodePodAdmissionView(std::string_view json) {
   simdjson::dom::parser parser;
   absl::StatusOr<element> root =
       codec_internal::ParseJsonObject(parser, json, "Pod");
@@ -267,8 +268,8 @@ absl::StatusOr<PodAdmissionView> DecodePodAdmissionView(
   absl::Status status = DecodeMetadata(*root, at, view);
   if (status.ok()) status = DecodeSpec(*root, at, view);
   if (status.ok()) {
-    status = NestedString(*root, at, "status", "nominatedNodeName",
-                          &view.nominated);
+    status =
+        NestedString(*root, at, "status", "nominatedNodeName", &view.nominated);
   }
   if (!status.ok()) return status;
   return view;

@@ -30,11 +30,11 @@ struct AdmissionTerm {
 struct PodAdmissionView {
   std::string uid;
   std::string resource_version;
-  std::string node_name;       // spec.nodeName: bound
-  std::string nominated;       // status.nominatedNodeName
-  std::string admitted_label;  // value of gpusched.io/admitted
-  std::string assigned_node;   // gpusched.io/assigned-node
-  bool gated = false;          // carries kAdmissionGate
+  std::string node_name;                 // spec.nodeName: bound
+  std::string nominated;                 // status.nominatedNodeName
+  std::string admitted_label;            // value of gpusched.io/admitted
+  std::string assigned_node;             // gpusched.io/assigned-node
+  bool gated = false;                    // carries kAdmissionGate
   std::vector<std::string> other_gates;  // raw JSON entries
   std::vector<AdmissionTerm> terms;      // required node affinity
 

@@ -36,9 +36,9 @@ std::string Rfc3339(std::chrono::system_clock::time_point time) {
 }
 
 void WriteCondition(JsonWriter& w, const VolcanoCondition& c) {
-  w.Raw("{").Key("type").String(
-      c.type == VolcanoCondition::Type::kScheduled ? "Scheduled"
-                                                   : "Unschedulable");
+  w.Raw("{").Key("type").String(c.type == VolcanoCondition::Type::kScheduled
+                                    ? "Scheduled"
+                                    : "Unschedulable");
   w.Raw(",").Key("status").String(c.status ? "True" : "False");
   w.Raw(",").Key("reason").String(c.reason);
   w.Raw(",").Key("message").String(c.message);
@@ -78,8 +78,9 @@ std::string EncodeCoschedulingStatusPatch(const CoschedulingStatus& status) {
   if (status.scheduled) w.Raw(",").Key("scheduled").Int(*status.scheduled);
   WriteCounts(w, status.running, status.succeeded, status.failed);
   if (status.schedule_start_time) {
-    w.Raw(",").Key("scheduleStartTime").String(
-        Rfc3339(*status.schedule_start_time));
+    w.Raw(",")
+        .Key("scheduleStartTime")
+        .String(Rfc3339(*status.schedule_start_time));
   }
   w.Raw("}}");
   return w.Take();

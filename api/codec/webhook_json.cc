@@ -89,7 +89,8 @@ absl::StatusOr<WebhookCerts> DecodeWebhookSecret(std::string_view json) {
   const PathSegment data_at = at.Field("data");
   std::optional<JsonValue> data =
       codec_internal::Member(JsonValue(*root), "data");
-  if (!data.has_value()) return codec_internal::FieldError(0, data_at, "missing");
+  if (!data.has_value())
+    return codec_internal::FieldError(0, data_at, "missing");
   if (absl::Status s = codec_internal::ExpectObject(*data, data_at); !s.ok()) {
     return s;
   }

@@ -40,9 +40,9 @@ std::string AdmittedSentence(const Workload& w, const std::string& node) {
 
 // An admitted gang with fewer members placed (or already succeeded) than
 // make it: adopted from a replica stopped in the middle of the gang's
-// admission writes, or short of members it lost. Its unbound members are not let bind until
-// the rest are placed (or the gang is evicted after its grace), so a gang
-// never starts half.
+// admission writes, or short of members it lost. Its unbound members are not
+// let bind until the rest are placed (or the gang is evicted after its grace),
+// so a gang never starts half.
 bool PartlyPlacedGang(const Workload& w) {
   return w.admitted() && w.is_gang &&
          static_cast<int>(w.placements.size() + w.succeeded.size()) <
@@ -143,9 +143,7 @@ void AdmissionLoop::Relisting(ListKind kind) {
     relisting_since_ = Now();
   }
 }
-void AdmissionLoop::PodGroupUpserted(PodGroup group) {
-  Push(std::move(group));
-}
+void AdmissionLoop::PodGroupUpserted(PodGroup group) { Push(std::move(group)); }
 void AdmissionLoop::PodGroupDeleted(std::string key) {
   Push(GroupDeleted{std::move(key)});
 }
@@ -299,8 +297,7 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
   // input wakes adopts the orphans it was missing for).
 }
 
-void AdmissionLoop::ApplyGroupsListed(const GroupsListed& listed,
-                                      int64_t now) {
+void AdmissionLoop::ApplyGroupsListed(const GroupsListed& listed, int64_t now) {
   for (const PodGroup& group : listed.groups) engine_->AddPodGroup(group, now);
 }
 
@@ -398,13 +395,12 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
            .gated = gated_.contains(pod_key)};
       auto before = members_.find(pod_key);
       if (before != members_.end() && before->second.node == m.node) continue;
-      out.push_back(AdmitMember{
-          .pod = {pod->second.meta.namespace_name, pod->second.meta.name,
-                  m.uid},
-          .node = m.node,
-          .workload = key,
-          .gated = m.gated,
-          .reason = AdmittedSentence(w, m.node)});
+      out.push_back(AdmitMember{.pod = {pod->second.meta.namespace_name,
+                                        pod->second.meta.name, m.uid},
+                                .node = m.node,
+                                .workload = key,
+                                .gated = m.gated,
+                                .reason = AdmittedSentence(w, m.node)});
     }
   }
   for (const auto& [pod_key, before] : members_) {
@@ -413,13 +409,12 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
     const Workload* w = engine_->FindWorkloadOfPod(pod_key);
     if (w == nullptr) continue;  // the pod is gone: nothing to take back
     const Pod& pod = w->pods.at(pod_key);
-    out.insert(out.begin(),
-               RevokeMember{.pod = {pod.meta.namespace_name, pod.meta.name,
-                                    before.uid},
-                            .node = before.node,
-                            .workload = w->key,
-                            .evict = before.bound || before.gated,
-                            .reason = w->reason});
+    out.insert(out.begin(), RevokeMember{.pod = {pod.meta.namespace_name,
+                                                 pod.meta.name, before.uid},
+                                         .node = before.node,
+                                         .workload = w->key,
+                                         .evict = before.bound || before.gated,
+                                         .reason = w->reason});
   }
   members_ = std::move(current);
   return out;
@@ -440,11 +435,10 @@ std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(
       published->node_of_pod[pod] = placement.node;
     }
     auto position = positions.find(&w);
-    std::string reason =
-        position == positions.end()
-            ? engine_->PendingReason(w)
-            : engine_->PendingReason(w, position->second.first,
-                                     position->second.second);
+    std::string reason = position == positions.end()
+                             ? engine_->PendingReason(w)
+                             : engine_->PendingReason(w, position->second.first,
+                                                      position->second.second);
     if (partly) {
       reason = CodedReason(
           ReasonCode::kGangIncomplete,
@@ -469,8 +463,7 @@ bool AdmissionLoop::Manages(const Pod& pod) const {
          WorkloadOf(pod).kind != WorkloadRef::Kind::kSinglePod;
 }
 
-std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Latest()
-    const {
+std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Latest() const {
   std::lock_guard lock(published_mu_);
   return published_;
 }

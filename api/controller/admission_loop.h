@@ -3,7 +3,7 @@
 // filter or bind request.
 //
 //   inputs (any thread)            the loop thread                 outputs
-//   PodUpserted / PodDeleted  ->   drain the inbox, sync the  ->   QueueDecisions
+//   PodUpserted / PodDeleted  ->   drain the inbox, sync the  -> QueueDecisions
 //   PodGroupUpserted / Deleted     replica, apply, Schedule(now)   to the sink,
 //   NodeRemoved / NodeAdded        on it, commit what changed,     verdicts to
 //   PolicyChanged, time passed     then publish                    Check()
@@ -51,9 +51,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "api/controller/status_tracker.h"
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
-#include "api/controller/status_tracker.h"
 #include "queueing/victim_guard.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/extender_service.h"
@@ -182,10 +182,9 @@ class AdmissionLoop : public AdmissionGate {
   struct BoundMember {
     std::string pod_key;
   };
-  using Input =
-      std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
-                   NodeBack, NodesComplete, GroupsListed, Policy,
-                   EvictionRefusal, BoundMember>;
+  using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted,
+                             NodeGone, NodeBack, NodesComplete, GroupsListed,
+                             Policy, EvictionRefusal, BoundMember>;
   // What filter reads: per admitted member its node, per waiting workload
   // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
   // pod its workload; and what kube-scheduler's preemption may take.

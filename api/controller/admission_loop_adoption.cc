@@ -201,10 +201,10 @@ void AdmissionLoop::SettleOrphans(int64_t now) {
     Adoption adoption =
         engine_->Adopt(orphan.pod, orphan.node, orphan.bound, now);
     using Outcome = Adoption::Outcome;
-    const bool waits = adoption.outcome == Outcome::kNodeUnknown
-                           ? orphan.bound || !NodeIsGone(orphan.node)
-                           : adoption.outcome == Outcome::kDoesNotFit &&
-                                 orphan.bound;
+    const bool waits =
+        adoption.outcome == Outcome::kNodeUnknown
+            ? orphan.bound || !NodeIsGone(orphan.node)
+            : adoption.outcome == Outcome::kDoesNotFit && orphan.bound;
     if (waits) {
       ++it;
       continue;

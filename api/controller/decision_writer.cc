@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-
 #include "api/kube/eviction.h"
 #include "api/kube/pod_admission.h"
 #include "api/kube/podgroup_status.h"
@@ -124,8 +123,8 @@ DecisionWriter::DecisionWriter(kube::KubeClient& client,
                                DecisionWriterOptions options)
     : client_(client),
       options_(options),
-      events_(client,
-              {.reporting_instance = InstanceName(options_.reporting_instance)}) {
+      events_(client, {.reporting_instance =
+                           InstanceName(options_.reporting_instance)}) {
   for (int i = 0; i < std::max(1, options_.max_in_flight); ++i) {
     workers_.emplace_back([this](std::stop_token stop) { Work(stop); });
   }
@@ -179,8 +178,8 @@ DecisionWriter::Counts DecisionWriter::counts() const {
 
 absl::StatusOr<DecisionWriter::Written> DecisionWriter::Write(
     const QueueDecision& decision) {
-  const kube::CallOptions call{
-      .deadline = std::chrono::steady_clock::now() + options_.call_timeout};
+  const kube::CallOptions call{.deadline = std::chrono::steady_clock::now() +
+                                           options_.call_timeout};
   absl::Status written;
   if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
     written = WriteAdmit(*admit, call);
@@ -222,8 +221,8 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
   const kube::PodTarget pod{revoke.pod.pod_namespace, revoke.pod.pod_name,
                             revoke.pod.uid};
   if (revoke.evict) {
-    absl::StatusOr<kube::EvictionResult> result = kube::EvictPod(
-        client_, {pod.namespace_name, pod.name, pod.uid}, call);
+    absl::StatusOr<kube::EvictionResult> result =
+        kube::EvictPod(client_, {pod.namespace_name, pod.name, pod.uid}, call);
     if (!result.ok()) return result.status();
     if (result->outcome == kube::EvictionOutcome::kBlockedByDisruptionBudget) {
       spdlog::warn("eviction refused pod={}/{} workload={}: {}",
@@ -240,8 +239,8 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
     }
   } else {
     const std::optional<Pod> watched = Watched(revoke.pod);
-    absl::StatusOr<kube::ClearResult> result = kube::ClearAdmission(
-        client_, pod, call, watched ? &*watched : nullptr);
+    absl::StatusOr<kube::ClearResult> result =
+        kube::ClearAdmission(client_, pod, call, watched ? &*watched : nullptr);
     if (!result.ok()) return result.status();
   }
   spdlog::info("revoked pod={}/{} workload={} node={} evicted={} reason=\"{}\"",
@@ -280,9 +279,9 @@ absl::Status DecisionWriter::WriteStatus(const WorkloadStatus& status,
 // pods left to tell, and its PodGroup's phase says it.
 void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
   if (status.code == ReasonCode::kFinished || !status.code_changed) return;
-  const kube::EventType type =
-      IsWarning(status.code) ? kube::EventType::kWarning
-                             : kube::EventType::kNormal;
+  const kube::EventType type = IsWarning(status.code)
+                                   ? kube::EventType::kWarning
+                                   : kube::EventType::kNormal;
   auto record = [&](kube::EventSubject subject) {
     events_.Record({.regarding = std::move(subject),
                     .type = type,
@@ -352,8 +351,8 @@ void DecisionWriter::Settle(Next next, const absl::StatusOr<Written>& written) {
     return;
   }
   const bool transient = IsTransient(written.status());
-  if (++pending.attempts < (transient ? options_.max_transient_attempts
-                                      : options_.max_attempts)) {
+  if (++pending.attempts <
+      (transient ? options_.max_transient_attempts : options_.max_attempts)) {
     ++counts_.retried;
     const std::chrono::milliseconds wait =
         transient ? TransientWait(options_, pending.attempts)

@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <functional>
 #include <list>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,7 +81,7 @@ class DecisionWriter : public DecisionSink {
   struct Counts {
     int64_t written = 0;
     int64_t retried = 0;
-    int64_t failed = 0;  // gave up after max_attempts
+    int64_t failed = 0;   // gave up after max_attempts
     int64_t blocked = 0;  // evictions a disruption budget refused
   };
   Counts counts() const;

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "api/controller/admission_loop.h"
 #include "api/kube/cluster_sync.h"
 #include "api/kube/podgroup_sync.h"
 #include "api/kube/watched_pods.h"
-#include "api/controller/admission_loop.h"
 
 namespace gpusched {
 

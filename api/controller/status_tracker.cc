@@ -18,9 +18,9 @@ WorkloadPhase PhaseOf(const Workload& w) {
     case Workload::State::kAdmitted:
       break;
   }
-  const bool all_bound =
-      !w.placements.empty() && w.bound.size() >= w.placements.size() &&
-      static_cast<int>(w.placements.size()) >= w.min_member;
+  const bool all_bound = !w.placements.empty() &&
+                         w.bound.size() >= w.placements.size() &&
+                         static_cast<int>(w.placements.size()) >= w.min_member;
   return all_bound ? WorkloadPhase::kRunning : WorkloadPhase::kAdmitted;
 }
 
@@ -90,18 +90,18 @@ WorkloadStatus StatusTracker::Current(
                          : engine.PendingReason(w, position->second.first,
                                                 position->second.second);
     if (status.code == ReasonCode::kBackingOff) {
-      status.message = absl::StrCat("retry in ",
-                                    (w.backoff_until_ms - now + 999) / 1000,
-                                    "s; ", status.message);
+      status.message =
+          absl::StrCat("retry in ", (w.backoff_until_ms - now + 999) / 1000,
+                       "s; ", status.message);
     }
   } else if (status.phase == WorkloadPhase::kFinished) {
     status.message = w.reason;
   } else if (auto e = admitted_events.find(w.key); e != admitted_events.end()) {
     status.message = absl::StrCat("admitted: ", e->second->reason);
   } else {
-    status.message = absl::StrCat("admitted: ", status.admitted, " of ",
-                                  w.pods.size(), " pods placed, ",
-                                  status.bound, " bound");
+    status.message =
+        absl::StrCat("admitted: ", status.admitted, " of ", w.pods.size(),
+                     " pods placed, ", status.bound, " bound");
   }
   return status;
 }
@@ -115,9 +115,8 @@ std::vector<QueueDecision> StatusTracker::Changes(
   TellEventOutcomes(engine, events, positions, now, seen, out);
   TellStatusChanges(engine, positions, now, seen, out);
   // Forgotten: workloads gone, or back to nothing to tell.
-  std::erase_if(told_, [&](const auto& entry) {
-    return entry.second.pass != pass_;
-  });
+  std::erase_if(told_,
+                [&](const auto& entry) { return entry.second.pass != pass_; });
   return out;
 }
 
@@ -164,8 +163,8 @@ void StatusTracker::TellStatusChanges(const QueueingEngine& engine,
     const bool code_changed = first || before->second.code != told.code;
     const bool same = !code_changed && before->second.phase == told.phase;
     before->second = told;
-    if (same || (first && seen.adopted.contains(key) &&
-                 !seen.admitted.contains(key))) {
+    if (same ||
+        (first && seen.adopted.contains(key) && !seen.admitted.contains(key))) {
       continue;
     }
     out.push_back(Current(engine, w, positions, seen.admitted, now));

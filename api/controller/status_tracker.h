@@ -20,8 +20,7 @@
 namespace gpusched {
 
 // Pending positions in their queues (QueueingEngine::PendingPositions).
-using PendingPositionMap =
-    std::map<const Workload*, std::pair<size_t, size_t>>;
+using PendingPositionMap = std::map<const Workload*, std::pair<size_t, size_t>>;
 
 class StatusTracker {
  public:
@@ -42,11 +41,11 @@ class StatusTracker {
   };
   // The workload's code, phase and sentence now; code kNone when there is
   // nothing to tell yet (pending, never looked at).
-  WorkloadStatus Current(const QueueingEngine& engine, const Workload& w,
-                         const PendingPositionMap& positions,
-                         const std::map<std::string, const EngineEvent*>&
-                             admitted_events,
-                         int64_t now) const;
+  WorkloadStatus Current(
+      const QueueingEngine& engine, const Workload& w,
+      const PendingPositionMap& positions,
+      const std::map<std::string, const EngineEvent*>& admitted_events,
+      int64_t now) const;
   // What a pass's events said, by workload key.
   struct PassEvents {
     std::map<std::string, const EngineEvent*> admitted;

@@ -314,9 +314,11 @@ absl::StatusOr<Response> ClientConnection::RoundTrip(
   return impl_->RoundTrip(request, timeout, stop, stale);
 }
 
-absl::StatusOr<Response> ClientConnection::Stream(
-    const ClientRequest& request, Millis header_timeout, Millis idle_timeout,
-    const BodyHandler& on_data, std::stop_token stop) {
+absl::StatusOr<Response> ClientConnection::Stream(const ClientRequest& request,
+                                                  Millis header_timeout,
+                                                  Millis idle_timeout,
+                                                  const BodyHandler& on_data,
+                                                  std::stop_token stop) {
   return impl_->Stream(request, header_timeout, idle_timeout, on_data, stop);
 }
 

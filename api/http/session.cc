@@ -318,17 +318,16 @@ class HttpSession final
       bool done = false;
     };
     auto pending = std::make_shared<Pending>(stream_.get_executor());
-    asio::post(*config_.blocking_pool,
-               [self = this->shared_from_this(), pending,
-                request = std::move(request)] {
-                 Response response = self->CallHandler(request);
-                 asio::post(pending->timer.get_executor(),
-                            [pending, response = std::move(response)]() mutable {
-                              pending->response = std::move(response);
-                              pending->done = true;
-                              pending->timer.cancel();
-                            });
-               });
+    asio::post(*config_.blocking_pool, [self = this->shared_from_this(),
+                                        pending, request = std::move(request)] {
+      Response response = self->CallHandler(request);
+      asio::post(pending->timer.get_executor(),
+                 [pending, response = std::move(response)]() mutable {
+                   pending->response = std::move(response);
+                   pending->done = true;
+                   pending->timer.cancel();
+                 });
+    });
     while (!pending->done) co_await pending->timer.async_wait(kAwait);
     co_return std::move(pending->response);
   }

@@ -102,9 +102,9 @@ absl::Status LoadIdentityFiles(ssl::context& context, const Identity& id) {
   if (ec) return FileError(cert_what, id.cert_file, ec);
   context.use_private_key_file(id.key_file, ssl::context::pem, ec);
   if (ec) return FileError(key_what, id.key_file, ec);
-  return KeyMatches(context, absl::StrFormat("%s %s does not match %s",
-                                             key_what, id.key_file,
-                                             id.cert_file));
+  return KeyMatches(
+      context, absl::StrFormat("%s %s does not match %s", key_what, id.key_file,
+                               id.cert_file));
 }
 
 absl::Status PemError(std::string_view what,
@@ -160,8 +160,7 @@ absl::Status LoadServerAuthorities(ssl::context& context,
     context.add_certificate_authority(boost::asio::buffer(options.ca_pem), ec);
     if (ec) return PemError("certificate authority", ec);
   } else if (!options.ca_file.empty()) {
-    if (auto status = CheckReadable("ca_file", options.ca_file);
-        !status.ok()) {
+    if (auto status = CheckReadable("ca_file", options.ca_file); !status.ok()) {
       return status;
     }
     context.load_verify_file(options.ca_file, ec);
@@ -201,8 +200,8 @@ absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
 
 absl::StatusOr<Context> MakeClientTlsContext(const ClientOptions& options) {
   if (!options.tls) return Context();
-  const Identity identity{options.cert_file, options.key_file,
-                          options.cert_pem, options.key_pem, kClientIdentity};
+  const Identity identity{options.cert_file, options.key_file, options.cert_pem,
+                          options.key_pem, kClientIdentity};
   if (auto status = CheckIdentity(identity); !status.ok()) return status;
   Context context = NewContext(ssl::context::tls_client);
   context->set_verify_mode(ssl::verify_peer);

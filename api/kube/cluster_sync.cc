@@ -73,8 +73,8 @@ template <class T>
 absl::Status DecodeItems(const std::string& body, std::vector<T>& out) {
   absl::StatusOr<DecodedList<T>> list = Kind<T>::DecodeList(body);
   if (!list.ok()) {
-    return absl::DataLossError(absl::StrFormat(
-        "list %s: %s", Kind<T>::kName, Message(list.status())));
+    return absl::DataLossError(
+        absl::StrFormat("list %s: %s", Kind<T>::kName, Message(list.status())));
   }
   for (const SkippedItem& skipped : list->skipped) {
     spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName, skipped.name,
@@ -189,12 +189,13 @@ absl::Status ClusterSync::WatchFrom(std::string& resource_version,
         absl::StatusOr<T> object = Kind<T>::Decode(event.object);
         if (!object.ok()) {
           spdlog::warn("kube sync: skipped {} event for {}: {}",
-                       WatchEventTypeName(event.type), ObjectNameForLogs(event.object),
+                       WatchEventTypeName(event.type),
+                       ObjectNameForLogs(event.object),
                        Message(object.status()));
           return absl::OkStatus();
         }
         Kind<T>::Apply(*updater_, options_.listener, event.type,
-                        *std::move(object));
+                       *std::move(object));
         return absl::OkStatus();
       },
       stop);

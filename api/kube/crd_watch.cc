@@ -52,9 +52,8 @@ CrdWatch::Wake CrdWatch::WaitUntilReady(const Mark& since,
     if (readied_ != since.readied) return Wake::kReady;
     if (answering_) {
       // The CRD watch will say when: no poll.
-      changed_.wait(lock, stop, [&] {
-        return readied_ != since.readied || !answering_;
-      });
+      changed_.wait(lock, stop,
+                    [&] { return readied_ != since.readied || !answering_; });
     } else if (std::chrono::steady_clock::now() >= deadline) {
       return Wake::kPollDue;
     } else {
@@ -116,7 +115,8 @@ absl::Status CrdWatch::WatchFrom(std::string& version, std::stop_token stop) {
           Observe(false);
           return absl::OkStatus();
         }
-        absl::StatusOr<CrdServing> crd = DecodeCrd(event.object, options_.version);
+        absl::StatusOr<CrdServing> crd =
+            DecodeCrd(event.object, options_.version);
         if (!crd.ok()) return crd.status();
         Observe(crd->name == options_.name && crd->ready());
         return absl::OkStatus();
@@ -143,9 +143,10 @@ bool CrdWatch::WaitAfterFailure(const absl::Status& status, Backoff& backoff,
     return SleepFor(options_.forbidden_retry, stop);
   }
   auto wait = backoff.Next();
-  spdlog::warn("kube sync: watching CustomResourceDefinition {} failed, "
-               "relisting in {} ms: {}",
-               options_.name, wait.count(), Message(status));
+  spdlog::warn(
+      "kube sync: watching CustomResourceDefinition {} failed, "
+      "relisting in {} ms: {}",
+      options_.name, wait.count(), Message(status));
   return SleepFor(wait, stop);
 }
 
@@ -160,11 +161,15 @@ void CrdWatch::Observe(bool ready) {
     changed_.notify_all();
   }
   if (ready) {
-    spdlog::info("kube sync: CustomResourceDefinition {} is established and "
-                 "serves {}", options_.name, options_.version);
+    spdlog::info(
+        "kube sync: CustomResourceDefinition {} is established and "
+        "serves {}",
+        options_.name, options_.version);
   } else {
-    spdlog::info("kube sync: CustomResourceDefinition {} was removed or no "
-                 "longer serves {}", options_.name, options_.version);
+    spdlog::info(
+        "kube sync: CustomResourceDefinition {} was removed or no "
+        "longer serves {}",
+        options_.name, options_.version);
   }
   // Outside the lock: ends the PodGroup watches of the period that ended.
   removed.request_stop();

@@ -118,9 +118,9 @@ void EventRecorder::Run(std::stop_token stop) {
 }
 
 void EventRecorder::Write(const EventRecord& event, std::stop_token stop) {
-  const std::string path = absl::StrFormat(
-      "/apis/events.k8s.io/v1/namespaces/%s/events",
-      EventNamespace(event.regarding));
+  const std::string path =
+      absl::StrFormat("/apis/events.k8s.io/v1/namespaces/%s/events",
+                      EventNamespace(event.regarding));
   const SystemClock::time_point now =
       options_.now ? options_.now() : SystemClock::now();
   const CallOptions call{

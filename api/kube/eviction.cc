@@ -16,9 +16,8 @@ std::string ServerMessage(const absl::Status& status) {
   const size_t http = message.find(": HTTP ");
   if (http == std::string_view::npos) return std::string(message);
   const size_t after = message.find(": ", http + 2);
-  return std::string(after == std::string_view::npos
-                         ? message
-                         : message.substr(after + 2));
+  return std::string(
+      after == std::string_view::npos ? message : message.substr(after + 2));
 }
 
 }  // namespace
@@ -26,9 +25,8 @@ std::string ServerMessage(const absl::Status& status) {
 absl::StatusOr<EvictionResult> EvictPod(KubeClient& client,
                                         const EvictionTarget& pod,
                                         const CallOptions& call) {
-  const std::string path =
-      absl::StrFormat("/api/v1/namespaces/%s/pods/%s/eviction",
-                      pod.namespace_name, pod.name);
+  const std::string path = absl::StrFormat(
+      "/api/v1/namespaces/%s/pods/%s/eviction", pod.namespace_name, pod.name);
   absl::StatusOr<std::string> posted =
       client.Post(path, EncodeEviction(pod), call);
   const absl::Status& status = posted.status();
@@ -48,8 +46,7 @@ absl::StatusOr<EvictionResult> EvictPod(KubeClient& client,
   // too; only the budget's answer names it.
   if (absl::IsResourceExhausted(status) &&
       absl::StrContains(message, "disruption budget")) {
-    return EvictionResult{EvictionOutcome::kBlockedByDisruptionBudget,
-                          message};
+    return EvictionResult{EvictionOutcome::kBlockedByDisruptionBudget, message};
   }
   return status;
 }

@@ -9,8 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "api/http/client.h"
 #include "api/kube/watch_stream.h"
-#include "scheduler/extender_service.h"
 #include "scheduler/base/strings.h"
+#include "scheduler/extender_service.h"
 
 namespace gpusched::kube {
 namespace {
@@ -96,8 +96,7 @@ absl::StatusOr<std::string> KubeClient::Impl::Authorization() {
 // than `timeout` from now.
 Millis TimeLeft(Millis timeout, const CallOptions& call) {
   if (!call.deadline) return timeout;
-  auto left =
-      std::chrono::duration_cast<Millis>(*call.deadline - Clock::now());
+  auto left = std::chrono::duration_cast<Millis>(*call.deadline - Clock::now());
   return std::min(timeout, left);
 }
 

@@ -105,8 +105,7 @@ absl::StatusOr<std::string> LeaseFollower::List(std::stop_token stop) {
   absl::StatusOr<ListResult> list =
       client_.List(LeasePath(options_), {.stop = stop});
   if (!list.ok()) return list.status();
-  absl::StatusOr<std::optional<LeaseState>> state =
-      DecodeLeaseList(list->body);
+  absl::StatusOr<std::optional<LeaseState>> state = DecodeLeaseList(list->body);
   if (!state.ok()) {
     return absl::DataLossError(
         absl::StrCat("leases list: ", state.status().message()));

@@ -100,9 +100,8 @@ void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
   std::erase_if(orphans_, [&](const auto& entry) {
     return !listed.contains(entry.first);
   });
-  std::erase_if(short_, [&](const auto& entry) {
-    return !listed.contains(entry.first);
-  });
+  std::erase_if(
+      short_, [&](const auto& entry) { return !listed.contains(entry.first); });
 }
 
 void ModelUpdater::ApplyPod(WatchEventType type, const Pod& pod) {

@@ -65,7 +65,8 @@ absl::StatusOr<Result> OnFreshPod(KubeClient& client, const PodTarget& pod,
   if (watched != nullptr && !watched->meta.resource_version.empty() &&
       (pod.uid.empty() || watched->meta.uid == pod.uid)) {
     ++attempt;
-    absl::StatusOr<std::optional<Result>> done = step(PodAdmissionViewOf(*watched));
+    absl::StatusOr<std::optional<Result>> done =
+        step(PodAdmissionViewOf(*watched));
     if (!done.ok()) return done.status();
     if (done->has_value()) return **std::move(done);
   }
@@ -80,9 +81,9 @@ absl::StatusOr<Result> OnFreshPod(KubeClient& client, const PodTarget& pod,
     if (!done.ok()) return done.status();
     if (done->has_value()) return **std::move(done);
   }
-  return absl::AbortedError(absl::StrFormat(
-      "PATCH %s: still conflicting after %d attempts", path,
-      kMaxAdmitAttempts));
+  return absl::AbortedError(
+      absl::StrFormat("PATCH %s: still conflicting after %d attempts", path,
+                      kMaxAdmitAttempts));
 }
 
 AdmitResult Gone(const PodTarget& pod) {
@@ -173,9 +174,9 @@ absl::StatusOr<std::optional<AdmitResult>> Nominate(KubeClient& client,
   if (nominated->wrote != Wrote::kDone) {
     return Unfinished(nominated->wrote, pod);
   }
-  return AdmitResult{AdmitOutcome::kNominated,
-                     absl::StrFormat("labelled and nominated to node %s",
-                                     node)};
+  return AdmitResult{
+      AdmitOutcome::kNominated,
+      absl::StrFormat("labelled and nominated to node %s", node)};
 }
 
 absl::StatusOr<std::optional<ClearResult>> Clear(KubeClient& client,
@@ -222,8 +223,8 @@ absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
                                            const CallOptions& call,
                                            const Pod* watched) {
   return OnFreshPod<ClearResult>(
-      client, pod, call,
-      ClearResult{ClearOutcome::kPodGone, Gone(pod).message}, watched,
+      client, pod, call, ClearResult{ClearOutcome::kPodGone, Gone(pod).message},
+      watched,
       [&](const PodView& view) { return Clear(client, pod, view, call); });
 }
 

@@ -26,13 +26,12 @@ std::string_view ApiName(PodGroup::Flavor flavor) {
 CrdWatchOptions CrdOf(PodGroup::Flavor flavor,
                       const PodGroupSyncOptions& options) {
   const bool volcano = flavor == PodGroup::Flavor::kVolcano;
-  return CrdWatchOptions{
-      .name = volcano ? "podgroups.scheduling.volcano.sh"
-                      : "podgroups.scheduling.x-k8s.io",
-      .version = volcano ? "v1beta1" : "v1alpha1",
-      .initial_backoff = options.initial_backoff,
-      .max_backoff = options.max_backoff,
-      .forbidden_retry = options.absent_poll};
+  return CrdWatchOptions{.name = volcano ? "podgroups.scheduling.volcano.sh"
+                                         : "podgroups.scheduling.x-k8s.io",
+                         .version = volcano ? "v1beta1" : "v1alpha1",
+                         .initial_backoff = options.initial_backoff,
+                         .max_backoff = options.max_backoff,
+                         .forbidden_retry = options.absent_poll};
 }
 
 // An item that does not decode is logged and skipped, as for pods.
@@ -118,14 +117,15 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
     }
     if (!version.ok()) {
       auto wait = backoff.Next();
-      spdlog::warn("kube sync: listing {} PodGroups failed, retrying in {} "
-                   "ms: {}", ApiName(flavor), wait.count(),
-                   Message(version.status()));
+      spdlog::warn(
+          "kube sync: listing {} PodGroups failed, retrying in {} "
+          "ms: {}",
+          ApiName(flavor), wait.count(), Message(version.status()));
       if (!SleepFor(wait, stop)) return;
       continue;
     }
-    if (absent) spdlog::info("kube sync: {} PodGroups are served now",
-                             ApiName(flavor));
+    if (absent)
+      spdlog::info("kube sync: {} PodGroups are served now", ApiName(flavor));
     absent = false;
     settled_[IndexOf(flavor)] = true;
     backoff.Reset();
@@ -190,8 +190,10 @@ bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
     if (watched.ok()) continue;
     if (IsGone(watched)) return true;
     auto wait = backoff.Next();
-    spdlog::warn("kube sync: watching {} PodGroups failed, relisting in {} "
-                 "ms: {}", ApiName(flavor), wait.count(), Message(watched));
+    spdlog::warn(
+        "kube sync: watching {} PodGroups failed, relisting in {} "
+        "ms: {}",
+        ApiName(flavor), wait.count(), Message(watched));
     return SleepFor(wait, stop);
   }
 }
@@ -200,14 +202,15 @@ bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
 void PodGroupSync::ReportAbsent(PodGroup::Flavor flavor,
                                 const absl::Status& status) {
   if (absl::IsNotFound(status)) {
-    spdlog::info("kube sync: {} PodGroups are not served (CRD not "
-                 "installed): skipped until the CRD is established",
-                 ApiName(flavor));
+    spdlog::info(
+        "kube sync: {} PodGroups are not served (CRD not "
+        "installed): skipped until the CRD is established",
+        ApiName(flavor));
   } else {
-    spdlog::error("kube sync: {} PodGroups may not be listed (RBAC): taken "
-                  "as none, asked again every {} s: {}",
-                  ApiName(flavor), options_.absent_poll.count() / 1000,
-                  Message(status));
+    spdlog::error(
+        "kube sync: {} PodGroups may not be listed (RBAC): taken "
+        "as none, asked again every {} s: {}",
+        ApiName(flavor), options_.absent_poll.count() / 1000, Message(status));
   }
   listener_.OnPodGroupsListed(flavor, {});
 }
@@ -235,7 +238,8 @@ absl::Status PodGroupSync::WatchFrom(PodGroup::Flavor flavor,
           version = std::string(event.resource_version);
         }
         if (event.type == WatchEventType::kBookmark) return absl::OkStatus();
-        absl::StatusOr<PodGroup> group = DecodePodGroupItem(event.object, ApiName(flavor));
+        absl::StatusOr<PodGroup> group =
+            DecodePodGroupItem(event.object, ApiName(flavor));
         if (!group.ok()) {
           spdlog::warn("kube sync: skipped {} event for {} PodGroup {}: {}",
                        WatchEventTypeName(event.type), ApiName(flavor),

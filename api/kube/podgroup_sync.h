@@ -21,8 +21,8 @@
 
 #include <array>
 #include <atomic>
-#include <memory>
 #include <chrono>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -58,7 +58,8 @@ struct PodGroupSyncOptions {
   int list_page_size = 500;
 };
 
-// The list path of each API, e.g. "/apis/scheduling.volcano.sh/v1beta1/podgroups".
+// The list path of each API, e.g.
+// "/apis/scheduling.volcano.sh/v1beta1/podgroups".
 std::string_view PodGroupListPath(PodGroup::Flavor flavor);
 
 // Thread-safe. The client and listener must outlive the PodGroupSync.

@@ -24,7 +24,6 @@
 namespace gpusched::kube {
 namespace {
 
-
 template <typename T, void (*Free)(T*)>
 struct Deleter {
   void operator()(T* p) const { Free(p); }
@@ -95,8 +94,8 @@ absl::Status AddExtensions(X509* cert, X509* issuer, const CertSpec& spec) {
 }
 
 // Issues a certificate for `key`; a null `issuer` makes it self-signed.
-absl::StatusOr<CertPtr> Issue(EVP_PKEY* key, const CertSpec& spec,
-                              X509* issuer, EVP_PKEY* issuer_key) {
+absl::StatusOr<CertPtr> Issue(EVP_PKEY* key, const CertSpec& spec, X509* issuer,
+                              EVP_PKEY* issuer_key) {
   CertPtr cert(X509_new());
   X509* x = cert.get();
   if (x == nullptr || X509_set_version(x, X509_VERSION_3) != 1) {
@@ -109,8 +108,8 @@ absl::StatusOr<CertPtr> Issue(EVP_PKEY* key, const CertSpec& spec,
   X509_NAME* subject = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(
       subject, "CN", MBSTRING_UTF8,
-      reinterpret_cast<const unsigned char*>(spec.common_name.c_str()), -1,
-      -1, 0);
+      reinterpret_cast<const unsigned char*>(spec.common_name.c_str()), -1, -1,
+      0);
   X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : subject);
   X509_set_pubkey(x, key);
   if (absl::Status s = AddExtensions(x, issuer ? issuer : x, spec); !s.ok()) {
@@ -191,25 +190,25 @@ absl::StatusOr<WebhookCerts> MakeWebhookCerts(
   KeyPtr ca_key(EVP_EC_gen("P-256"));
   KeyPtr key(EVP_EC_gen("P-256"));
   if (ca_key == nullptr || key == nullptr) return OpenSslError("EVP_EC_gen");
-  absl::StatusOr<CertPtr> ca = Issue(
-      ca_key.get(),
-      {.common_name = "gpusched-webhook-ca",
-       .validity = validity,
-       .extensions = {{NID_basic_constraints, "critical,CA:TRUE"},
-                      {NID_key_usage, "critical,keyCertSign,cRLSign"},
-                      {NID_subject_key_identifier, "hash"}}},
-      nullptr, nullptr);
+  absl::StatusOr<CertPtr> ca =
+      Issue(ca_key.get(),
+            {.common_name = "gpusched-webhook-ca",
+             .validity = validity,
+             .extensions = {{NID_basic_constraints, "critical,CA:TRUE"},
+                            {NID_key_usage, "critical,keyCertSign,cRLSign"},
+                            {NID_subject_key_identifier, "hash"}}},
+            nullptr, nullptr);
   if (!ca.ok()) return ca.status();
-  absl::StatusOr<CertPtr> cert = Issue(
-      key.get(),
-      {.common_name = names.front(),
-       .validity = validity,
-       .extensions = {{NID_basic_constraints, "critical,CA:FALSE"},
-                      {NID_key_usage, "critical,digitalSignature"},
-                      {NID_ext_key_usage, "serverAuth"},
-                      {NID_authority_key_identifier, "keyid"},
-                      {NID_subject_alt_name, SubjectAltNames(names)}}},
-      ca->get(), ca_key.get());
+  absl::StatusOr<CertPtr> cert =
+      Issue(key.get(),
+            {.common_name = names.front(),
+             .validity = validity,
+             .extensions = {{NID_basic_constraints, "critical,CA:FALSE"},
+                            {NID_key_usage, "critical,digitalSignature"},
+                            {NID_ext_key_usage, "serverAuth"},
+                            {NID_authority_key_identifier, "keyid"},
+                            {NID_subject_alt_name, SubjectAltNames(names)}}},
+            ca->get(), ca_key.get());
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> ca_pem = CertPem(ca->get());
   absl::StatusOr<std::string> cert_pem = CertPem(cert->get());
@@ -253,9 +252,9 @@ absl::StatusOr<WebhookCerts> GetOrCreateWebhookSecret(
       MakeWebhookCerts(options.names, options.validity);
   if (!made.ok()) return made.status();
   absl::StatusOr<std::string> created = client.Post(
-      absl::StrCat("/api/v1/namespaces/", options.secret_namespace,
-                   "/secrets"),
-      EncodeWebhookSecret(options.secret_namespace, options.secret_name, *made), call);
+      absl::StrCat("/api/v1/namespaces/", options.secret_namespace, "/secrets"),
+      EncodeWebhookSecret(options.secret_namespace, options.secret_name, *made),
+      call);
   if (created.ok()) {
     spdlog::info("webhook: created Secret {} names={}", name,
                  absl::StrJoin(options.names, ","));

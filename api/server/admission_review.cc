@@ -9,11 +9,10 @@ namespace gpusched {
 // decode (api/codec) -> decide -> the patch (api/codec).
 absl::StatusOr<AdmissionDecision> DecidePodGating(
     std::string_view body, const AdmissionWebhookOptions& options) {
-  absl::StatusOr<AdmissionReviewRequest> review = DecodeAdmissionReview(
-      body, options.body_limit_bytes, kAdmissionGateName);
+  absl::StatusOr<AdmissionReviewRequest> review =
+      DecodeAdmissionReview(body, options.body_limit_bytes, kAdmissionGateName);
   if (!review.ok()) return review.status();
-  AdmissionDecision decision{.uid = review->uid,
-                             .pod = review->pod_for_logs};
+  AdmissionDecision decision{.uid = review->uid, .pod = review->pod_for_logs};
   if (!review->pod_create || review->scheduler_name != options.scheduler_name) {
     return decision;
   }

@@ -28,8 +28,7 @@ http::Response AdmissionWebhook::Handle(const http::Request& request) const {
     return http::JsonError(400, Message(decision.status()));
   }
   if (decision->gating == PodGating::kGate) {
-    spdlog::debug("webhook: gated pod={} uid={}", decision->pod,
-                  decision->uid);
+    spdlog::debug("webhook: gated pod={} uid={}", decision->pod, decision->uid);
   }
   return http::Response{.body = AdmissionResponseJson(*decision)};
 }
@@ -57,9 +56,9 @@ absl::StatusOr<WebhookServerOptions> WebhookServerOptionsFrom(
   options.review.scheduler_name = flags.scheduler_name;
   std::vector<std::string> secret = absl::StrSplit(flags.secret, '/');
   if (secret.size() != 2 || secret[0].empty() || secret[1].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "serve: --webhook-secret wants NAMESPACE/NAME, got \"", flags.secret,
-        "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("serve: --webhook-secret wants NAMESPACE/NAME, got \"",
+                     flags.secret, "\""));
   }
   options.certs.secret_namespace = secret[0];
   options.certs.secret_name = secret[1];
@@ -166,8 +165,7 @@ bool WebhookServer::Listen(const kube::WebhookCerts& certs,
   std::chrono::milliseconds backoff = kFirstBackoff;
   while (!stop.stop_requested()) {
     absl::StatusOr<std::unique_ptr<http::Server>> server = http::Server::Start(
-        server_options,
-        [router](const http::Request& request) {
+        server_options, [router](const http::Request& request) {
           return router->Handle(request);
         });
     if (server.ok()) {
@@ -194,13 +192,13 @@ void WebhookServer::KeepCaBundle(const std::string& ca_pem,
     std::chrono::milliseconds pause = options_.recheck;
     if (patched.ok() && *patched) {
       spdlog::info(
-          "webhook: set the caBundle of MutatingWebhookConfiguration {}",
-          name);
+          "webhook: set the caBundle of MutatingWebhookConfiguration {}", name);
     }
     if (!patched.ok() && !stop.stop_requested()) {
-      spdlog::warn("webhook: caBundle not set, the API server cannot call the "
-                   "webhook yet: {}",
-                   Message(patched.status()));
+      spdlog::warn(
+          "webhook: caBundle not set, the API server cannot call the "
+          "webhook yet: {}",
+          Message(patched.status()));
       pause = backoff;
       backoff = NextBackoff(backoff, options_.recheck);
     } else {

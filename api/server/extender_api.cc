@@ -174,9 +174,9 @@ http::Response ExtenderApi::Preempt(const http::Request& request) {
     }
     const size_t proposed = args->candidates.size();
     std::vector<std::string> notes;
-    std::vector<PreemptionCandidate> kept = service_.PreemptCatchingUp(
-        args->pod, std::move(args->candidates), &notes, kFreshNodeMs,
-        kNodeCatchUp);
+    std::vector<PreemptionCandidate> kept =
+        service_.PreemptCatchingUp(args->pod, std::move(args->candidates),
+                                   &notes, kFreshNodeMs, kNodeCatchUp);
     spdlog::info("preempt pod={} proposed={} kept={}", args->pod.Key(),
                  proposed, kept.size());
     for (const std::string& note : notes) {

@@ -32,9 +32,9 @@ absl::Status FlagSet::Set(const Flag& flag, std::string_view value) const {
       return absl::OkStatus();
     case Kind::kInt:
       if (!absl::SimpleAtoi(Sv(value), static_cast<int*>(flag.out))) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            command_, ": --", flag.name, " wants an integer, got \"",
-            Sv(value), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(command_, ": --", flag.name,
+                         " wants an integer, got \"", Sv(value), "\""));
       }
       return absl::OkStatus();
     case Kind::kBool:
@@ -43,9 +43,9 @@ absl::Status FlagSet::Set(const Flag& flag, std::string_view value) const {
       } else if (value == "false" || value == "0") {
         *static_cast<bool*>(flag.out) = false;
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            command_, ": --", flag.name, " wants true or false, got \"",
-            Sv(value), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(command_, ": --", flag.name,
+                         " wants true or false, got \"", Sv(value), "\""));
       }
       return absl::OkStatus();
   }
@@ -64,8 +64,8 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args,
     std::string_view name = arg.substr(0, arg.find('='));
     const Flag* flag = Find(name);
     if (flag == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          command_, ": unknown flag --", Sv(name), "\n", Usage()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(command_, ": unknown flag --", Sv(name), "\n", Usage()));
     }
     if (arg.find('=') != std::string_view::npos) {
       if (auto s = Set(*flag, arg.substr(name.size() + 1)); !s.ok()) return s;

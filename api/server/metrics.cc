@@ -39,8 +39,8 @@ void Metrics::RenderRequests(std::string& out) const {
   Header(out, "gpusched_extender_requests_total", "counter",
          "Extender requests by verb and HTTP status code.");
   for (const auto& [key, count] : requests_) {
-    absl::StrAppend(&out, "gpusched_extender_requests_total{verb=\"",
-                    key.first, "\",code=\"", key.second, "\"} ", count, "\n");
+    absl::StrAppend(&out, "gpusched_extender_requests_total{verb=\"", key.first,
+                    "\",code=\"", key.second, "\"} ", count, "\n");
   }
   Header(out, "gpusched_extender_request_duration_seconds", "histogram",
          "Server time per extender request, by verb.");
@@ -70,9 +70,9 @@ void RenderGpuCounts(const GpuCounts& gpus, std::string& out) {
                   "gpusched_gpus{state=\"shared\"} ", gpus.shared, "\n",
                   "gpusched_gpus{state=\"unhealthy\"} ", gpus.unhealthy, "\n");
   Header(out, "gpusched_mig_instances", "gauge", "MIG instances by state.");
-  absl::StrAppend(&out, "gpusched_mig_instances{state=\"free\"} ",
-                  gpus.mig_free, "\n", "gpusched_mig_instances{state=\"used\"} ",
-                  gpus.mig_used, "\n");
+  absl::StrAppend(
+      &out, "gpusched_mig_instances{state=\"free\"} ", gpus.mig_free, "\n",
+      "gpusched_mig_instances{state=\"used\"} ", gpus.mig_used, "\n");
 }
 
 }  // namespace

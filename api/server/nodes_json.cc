@@ -70,7 +70,8 @@ void WriteGpuSummary(JsonWriter& w, const GpuInventory& gpus) {
   w.Raw(",").Key("replicas").Int(l.replicas);
   w.Raw(",").Key("sharingStrategy").String(l.sharing_strategy);
   w.Raw(",").Key("migStrategy").String(l.mig_strategy);
-  w.Raw(",").Key("computeCapability")
+  w.Raw(",")
+      .Key("computeCapability")
       .String(std::to_string(l.compute_major) + "." +
               std::to_string(l.compute_minor));
   w.Raw(",").Key("freeMilli").Int(gpus.free_milli());

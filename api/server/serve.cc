@@ -8,10 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/codec/cluster_file.h"
+#include "api/controller/decision_writer.h"
 #include "api/http/router.h"
 #include "api/server/demo_cluster.h"
 #include "api/server/logging.h"
-#include "api/controller/decision_writer.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
 #include "scheduler/base/strings.h"
@@ -29,7 +29,8 @@ absl::Status ServeApp::LoadCluster(const ServeConfig& config) {
   cluster_source_ = config.cluster_file.empty()
                         ? "embedded demo cluster"
                         : absl::StrCat("cluster file ", config.cluster_file);
-  for (const std::string& w : service_->UpsertNodes(std::move(objects->nodes))) {
+  for (const std::string& w :
+       service_->UpsertNodes(std::move(objects->nodes))) {
     spdlog::warn("model: {}", w);
   }
   for (const std::string& w : service_->AddRunningPods(objects->pods)) {
@@ -55,8 +56,9 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
   if (config.policy_file.empty()) return absl::OkStatus();
   PolicyResult result = LoadPolicyFiles({config.policy_file});
   if (!result.policy) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "policy ", config.policy_file, " is invalid:", JoinErrors(result.errors)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy ", config.policy_file,
+                     " is invalid:", JoinErrors(result.errors)));
   }
   // Live, the loop decides nothing before the cluster is listed whole
   // (pods, nodes, PodGroups), nor while a watch relists.
@@ -82,7 +84,8 @@ void ServeApp::ReloadPolicyIfChanged() {
   if (!result.policy) {
     metrics_.CountPolicyReloadError();
     for (const PolicyError& e : result.errors) {
-      spdlog::error("policy reload rejected, keeping the previous policy: {}", e.message);
+      spdlog::error("policy reload rejected, keeping the previous policy: {}",
+                    e.message);
     }
     return;
   }
@@ -258,12 +261,12 @@ void ServeApp::StartGate(const ServeConfig& config) {
     AdmissionLoop* gate = gate_.get();
     writer_ = std::make_unique<DecisionWriter>(
         live_->client(),
-        DecisionWriterOptions{.reporting_instance = config.leader_identity,
-                              .watched = &watched_pods_,
-                              .on_eviction_blocked =
-                                  [gate](EvictionRefusal refusal) {
-                                    gate->EvictionBlocked(std::move(refusal));
-                                  }});
+        DecisionWriterOptions{
+            .reporting_instance = config.leader_identity,
+            .watched = &watched_pods_,
+            .on_eviction_blocked = [gate](EvictionRefusal refusal) {
+              gate->EvictionBlocked(std::move(refusal));
+            }});
   }
   // A replica of two stands by until the Lease says otherwise: it must
   // not decide in the moment before the follower's first answer.
@@ -281,8 +284,9 @@ absl::Status ServeApp::StartHttp(const ServeConfig& config) {
   auto router = std::make_shared<http::Router>();
   api_->Register(*router);
   absl::StatusOr<std::unique_ptr<http::Server>> server = http::Server::Start(
-      HttpOptionsFrom(config),
-      [router](const http::Request& request) { return router->Handle(request); });
+      HttpOptionsFrom(config), [router](const http::Request& request) {
+        return router->Handle(request);
+      });
   if (!server.ok()) return server.status();
   server_ = *std::move(server);
   return absl::OkStatus();
@@ -332,13 +336,14 @@ std::string ExampleFilterCurl(const std::string& url,
                               const ExtenderService& service) {
   std::vector<std::string> names = service.Read([](const ClusterModel& model) {
     std::vector<std::string> out;
-    for (const NodeState* node : model.SortedNodes()) out.push_back(node->name());
+    for (const NodeState* node : model.SortedNodes())
+      out.push_back(node->name());
     return out;
   });
-  std::string quoted = absl::StrJoin(names, ",", [](std::string* out,
-                                                     const std::string& n) {
-    absl::StrAppend(out, "\"", n, "\"");
-  });
+  std::string quoted =
+      absl::StrJoin(names, ",", [](std::string* out, const std::string& n) {
+        absl::StrAppend(out, "\"", n, "\"");
+      });
   return absl::StrCat(
       "curl -s -X POST ", url,
       "/filter -H 'Content-Type: application/json' -d '{\"Pod\":{\"metadata\":"

@@ -6,22 +6,22 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/controller/admission_loop.h"
+#include "api/controller/decision_writer.h"
+#include "api/controller/loop_feed.h"
 #include "api/http/server.h"
-#include "api/kube/live_mode.h"
 #include "api/kube/lease_follower.h"
+#include "api/kube/live_mode.h"
 #include "api/kube/podgroup_sync.h"
 #include "api/server/admission_webhook.h"
-#include "api/controller/decision_writer.h"
 #include "api/server/extender_api.h"
-#include "api/controller/loop_feed.h"
 #include "api/server/metrics.h"
 #include "api/server/serve_flags.h"
-#include "api/controller/admission_loop.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {
@@ -74,7 +74,7 @@ class ServeApp {
   kube::WatchedPods watched_pods_;
   // The loop's decisions to the API server (live mode).
   std::unique_ptr<DecisionWriter> writer_;
-  std::unique_ptr<LoopFeed> feed_;  // the watches -> gate_
+  std::unique_ptr<LoopFeed> feed_;                 // the watches -> gate_
   std::unique_ptr<kube::PodGroupSync> podgroups_;  // live, with a gate
   std::unique_ptr<kube::LeaseFollower> leader_;    // --leader-lease
   std::string policy_file_;

@@ -108,9 +108,9 @@ absl::Status CheckLeaderLease(const ServeConfig& config) {
   if (slash == std::string::npos || slash == 0 ||
       slash + 1 == config.leader_lease.size() ||
       config.leader_lease.find('/', slash + 1) != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "serve: --leader-lease \"", config.leader_lease,
-        "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("serve: --leader-lease \"", config.leader_lease,
+                     "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
   }
   return absl::OkStatus();
 }

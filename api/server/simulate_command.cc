@@ -75,8 +75,8 @@ std::optional<SimulateOptions> ParseOptions(
 absl::StatusOr<SimulationReport> Simulate(const Scenario& scenario,
                                           const SimulateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<SimulationReport> report = RunSimulation(
-      scenario, {.check_invariants = options.check_invariants});
+  absl::StatusOr<SimulationReport> report =
+      RunSimulation(scenario, {.check_invariants = options.check_invariants});
   if (!report.ok()) return report;
   const std::chrono::duration<double> wall =
       std::chrono::steady_clock::now() - start;

@@ -15,8 +15,8 @@ namespace gpusched {
 // EXPECTED.json and prints a diff on mismatch; with --compare the report is
 // written only when --output is given, so that a check prints nothing but
 // its verdict. --check-invariants checks queueing/invariants.h after every
-// step and stops at the first violation. Exit codes: 0 done (and equal), 1 a bad scenario, an
-// unreadable or unwritable file or a mismatch, 2 bad usage.
+// step and stops at the first violation. Exit codes: 0 done (and equal), 1 a
+// bad scenario, an unreadable or unwritable file or a mismatch, 2 bad usage.
 int RunSimulate(const std::vector<std::string>& args);
 
 }  // namespace gpusched

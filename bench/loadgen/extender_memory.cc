@@ -161,8 +161,8 @@ int Main(int argc, char** argv) {
         {"machine", MachineConditions()}}},
       {"rows", rows},
       {"derived", derived}};
-  return WriteResultsAndExit(
-      "extender_memory", args.Get("out", "bench/results/memory.json"), doc);
+  return WriteResultsAndExit("extender_memory",
+                             args.Get("out", "bench/results/memory.json"), doc);
 }
 
 }  // namespace

@@ -73,15 +73,19 @@ TEST(AdmissionReviewJsonTest, BadReviewsNameTheField) {
 
 TEST(AdmissionReviewJsonTest, PatchAndResponseBytes) {
   const std::string create = EncodeAddGatePatch(GateListing::kNoList, kGate);
-  EXPECT_EQ(create,
-            R"([{"op":"add","path":"/spec/schedulingGates","value":[{"name":"gpusched.io/admission"}]}])");
-  EXPECT_EQ(EncodeAddGatePatch(GateListing::kWithoutGate, kGate),
-            R"([{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"gpusched.io/admission"}}])");
-  EXPECT_EQ(EncodeAdmissionResponse("r1", create),
-            absl::StrCat(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
-                         R"("response":{"allowed":true,"patch":")",
-                         absl::Base64Escape(create),
-                         R"(","patchType":"JSONPatch","uid":"r1"}})"));
+  EXPECT_EQ(
+      create,
+      R"([{"op":"add","path":"/spec/schedulingGates","value":[{"name":"gpusched.io/admission"}]}])");
+  EXPECT_EQ(
+      EncodeAddGatePatch(GateListing::kWithoutGate, kGate),
+      R"([{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"gpusched.io/admission"}}])");
+  EXPECT_EQ(
+      EncodeAdmissionResponse("r1", create),
+      absl::StrCat(
+          R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+          R"("response":{"allowed":true,"patch":")",
+          absl::Base64Escape(create),
+          R"(","patchType":"JSONPatch","uid":"r1"}})"));
   EXPECT_EQ(EncodeAdmissionResponse("r2", ""),
             R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
             R"("response":{"allowed":true,"uid":"r2"}})");

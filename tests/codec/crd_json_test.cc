@@ -22,13 +22,13 @@ Json PodGroupCrd(std::string_view version, bool established) {
       {"metadata", {{"name", std::string(kVolcanoCrd)}}},
       {"spec",
        {{"group", "scheduling.volcano.sh"},
-        {"versions", Json::array({{{"name", version},
-                                   {"served", true},
-                                   {"storage", true}}})}}}};
+        {"versions",
+         Json::array(
+             {{{"name", version}, {"served", true}, {"storage", true}}})}}}};
   if (established) {
-    crd["status"]["conditions"] = Json::array(
-        {{{"type", "NamesAccepted"}, {"status", "True"}},
-         {{"type", "Established"}, {"status", "True"}}});
+    crd["status"]["conditions"] =
+        Json::array({{{"type", "NamesAccepted"}, {"status", "True"}},
+                     {{"type", "Established"}, {"status", "True"}}});
   }
   return crd;
 }
@@ -53,11 +53,9 @@ TEST(DecodeCrdTest, SaysWhetherEstablishedAndServingTheVersion) {
   not_served["spec"]["versions"][0]["served"] = false;
   const Case cases[] = {
       {"established", PodGroupCrd("v1beta1", true), true, true},
-      {"just created, no status", PodGroupCrd("v1beta1", false),
-       false, true},
+      {"just created, no status", PodGroupCrd("v1beta1", false), false, true},
       {"Established False", established_false, false, true},
-      {"another version only", PodGroupCrd("v1alpha1", true), true,
-       false},
+      {"another version only", PodGroupCrd("v1alpha1", true), true, false},
       {"the version not served", not_served, true, false},
   };
   for (const Case& c : cases) {
@@ -138,11 +136,15 @@ TEST(DecodeCrdListTest, ReadsEveryItem) {
 }
 
 TEST(DecodeCrdListTest, BadListsNameWhatIsWrong) {
-  EXPECT_NE(DecodeCrdList(R"({"items":{}})", "v1").status().message().find(
-                "CustomResourceDefinitionList.items: expected array"),
+  EXPECT_NE(DecodeCrdList(R"({"items":{}})", "v1")
+                .status()
+                .message()
+                .find("CustomResourceDefinitionList.items: expected array"),
             std::string::npos);
-  EXPECT_NE(DecodeCrdList(R"({"items":[)", "v1").status().message().find(
-                "malformed JSON at byte"),
+  EXPECT_NE(DecodeCrdList(R"({"items":[)", "v1")
+                .status()
+                .message()
+                .find("malformed JSON at byte"),
             std::string::npos);
 }
 

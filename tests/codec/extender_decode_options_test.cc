@@ -84,7 +84,8 @@ absl::StatusOr<std::string> Filter(std::string_view body,
   EXPECT_TRUE(request->args.node_json.empty());
   if (names != nullptr) *names = request->args.node_names;
   FilterResultWriter result(*request);
-  for (const Verdict& verdict : verdicts) result.Add(verdict.code, verdict.reason);
+  for (const Verdict& verdict : verdicts)
+    result.Add(verdict.code, verdict.reason);
   return result.Finish();
 }
 
@@ -137,7 +138,7 @@ TEST(ExtenderDecodeOptionsTest, FilterWithNamesAndItems) {
   absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(body);
   ASSERT_TRUE(args.ok()) << args.status();
   absl::StatusOr<std::string> got =
-      Filter(body, {{FitVerdict::Code::kFits, ""},           // c
+      Filter(body, {{FitVerdict::Code::kFits, ""},             // c
                     {FitVerdict::Code::kUnavailable, "busy"},  // b
                     {FitVerdict::Code::kFits, ""}});           // a
   ASSERT_TRUE(got.ok()) << got.status();

@@ -15,9 +15,8 @@ constexpr char kPod[] = R"("Pod":{"metadata":{"name":"p","namespace":"ns"}})";
 // simdjson element that points at no document (a null dereference; UBSan
 // reported it, a release build could crash).
 TEST(ExtenderPreemptDecodeTest, VictimsWithoutPodsNameNoVictims) {
-  for (const char* victims :
-       {R"({"NumPDBViolations":0})", R"({})", R"({"pods":null})",
-        R"({"Pods":null})"}) {
+  for (const char* victims : {R"({"NumPDBViolations":0})", R"({})",
+                              R"({"pods":null})", R"({"Pods":null})"}) {
     const std::string body = std::string("{") + kPod +
                              R"(,"NodeNameToMetaVictims":{"n1":)" + victims +
                              "}}";

@@ -93,8 +93,8 @@ TEST(K8sJsonTest, DeletionTimestampMarksThePodDeleting) {
       R"({"metadata": {"deletionTimestamp": "2025-01-01T00:00:30Z"}})");
   ASSERT_TRUE(going.ok()) << going.status();
   EXPECT_TRUE(going->meta.deleting);
-  for (std::string_view json :
-       {R"({"metadata": {"deletionTimestamp": null}})", R"({"metadata": {}})"}) {
+  for (std::string_view json : {R"({"metadata": {"deletionTimestamp": null}})",
+                                R"({"metadata": {}})"}) {
     absl::StatusOr<Pod> staying = PodFromJson(json);
     ASSERT_TRUE(staying.ok()) << json << ": " << staying.status();
     EXPECT_FALSE(staying->meta.deleting) << json;

@@ -42,8 +42,7 @@ TEST(EventJsonTest, NoteIsCutToTheLimitOnACharacterBoundary) {
   std::string note = "a";
   for (int i = 0; i < 600; ++i) note += "\xC3\xA9";  // é, two bytes
   const Json event = Json::parse(
-      EncodeEvent(PodWarning(note), "r1",
-                std::chrono::system_clock::now()));
+      EncodeEvent(PodWarning(note), "r1", std::chrono::system_clock::now()));
   // 1 + 2 * 511 = 1023 bytes: the 512th é would end at byte 1025.
   EXPECT_EQ(event["note"].get<std::string>().size(), 1023u);
 }
@@ -53,17 +52,16 @@ TEST(EventJsonTest, EventTimeIsRfc3339WithMicroseconds) {
       std::chrono::microseconds(1700000000123456));
   const Json event = Json::parse(EncodeEvent(PodWarning("n"), "r1", when));
   EXPECT_EQ(event["eventTime"], "2023-11-14T22:13:20.123456Z");
-  EXPECT_EQ(event["regarding"],
-            Json({{"apiVersion", "v1"},
-                  {"kind", "Pod"},
-                  {"namespace", "team-a"},
-                  {"name", "p"},
-                  {"uid", "uid-p"}}));
+  EXPECT_EQ(event["regarding"], Json({{"apiVersion", "v1"},
+                                      {"kind", "Pod"},
+                                      {"namespace", "team-a"},
+                                      {"name", "p"},
+                                      {"uid", "uid-p"}}));
 }
 
 TEST(PodGroupPatchTest, OptionalCoschedulingFieldsAreLeftOut) {
-  EXPECT_EQ(EncodeCoschedulingStatusPatch({.phase = CoschedulingPhase::kFinished,
-                                     .succeeded = 4}),
+  EXPECT_EQ(EncodeCoschedulingStatusPatch(
+                {.phase = CoschedulingPhase::kFinished, .succeeded = 4}),
             R"({"status":{"phase":"Finished","running":0,"succeeded":4,)"
             R"("failed":0}})");
 }

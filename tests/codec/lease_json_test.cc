@@ -46,8 +46,8 @@ TEST(LeaseStateTest, ReleasedLeaseHasNoHolder) {
 }
 
 TEST(LeaseStateTest, BadRenewTimeNamesTheField) {
-  absl::StatusOr<LeaseState> state =
-      Decode(R"({"spec": {"holderIdentity": "a_1", "renewTime": "yesterday"}})");
+  absl::StatusOr<LeaseState> state = Decode(
+      R"({"spec": {"holderIdentity": "a_1", "renewTime": "yesterday"}})");
   ASSERT_FALSE(state.ok());
   EXPECT_NE(state.status().message().find("Lease.spec.renewTime"),
             std::string::npos)

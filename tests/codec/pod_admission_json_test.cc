@@ -66,13 +66,16 @@ TEST(PodAdmissionJsonTest, UngatePatchPinsEveryTermAndKeepsOtherGates) {
 }
 
 TEST(PodAdmissionJsonTest, ClearingPatchesRemoveWithNull) {
-  EXPECT_EQ(EncodeAdmittedMarkPatch("7", ""),
-            R"({"metadata":{"resourceVersion":"7","labels":{"gpusched.io/admitted":null},)"
-            R"("annotations":{"gpusched.io/assigned-node":null}}})");
-  EXPECT_EQ(EncodeNominationPatch("8", ""),
-            R"({"metadata":{"resourceVersion":"8"},"status":{"nominatedNodeName":null}})");
-  EXPECT_EQ(EncodeNominationPatch("8", "n"),
-            R"({"metadata":{"resourceVersion":"8"},"status":{"nominatedNodeName":"n"}})");
+  EXPECT_EQ(
+      EncodeAdmittedMarkPatch("7", ""),
+      R"({"metadata":{"resourceVersion":"7","labels":{"gpusched.io/admitted":null},)"
+      R"("annotations":{"gpusched.io/assigned-node":null}}})");
+  EXPECT_EQ(
+      EncodeNominationPatch("8", ""),
+      R"({"metadata":{"resourceVersion":"8"},"status":{"nominatedNodeName":null}})");
+  EXPECT_EQ(
+      EncodeNominationPatch("8", "n"),
+      R"({"metadata":{"resourceVersion":"8"},"status":{"nominatedNodeName":"n"}})");
 }
 
 TEST(PodAdmissionJsonTest, MalformedPodsNameTheField) {
@@ -87,7 +90,8 @@ TEST(PodAdmissionJsonTest, MalformedPodsNameTheField) {
       {R"({"spec":{"affinity":{"nodeAffinity":{"requiredDuringScheduling)"
        R"(IgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":{}}]}}}}})",
        "Pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
-       "Execution.nodeSelectorTerms[0].matchFields: expected array, got object"},
+       "Execution.nodeSelectorTerms[0].matchFields: expected array, got "
+       "object"},
       {R"({"metadata":{"uid":5}})",
        "Pod.metadata.uid: expected string, got number"},
       {R"({"status":[]})", "Pod.status: expected object, got array"},

@@ -112,7 +112,8 @@ constexpr ErrorCase kEventErrors[] = {
      "digit at character 1"},
     {"CreatePodBadRuntime",
      "events:\n- at: 0s\n  create:\n  - kind: Pod\n"
-     "    metadata: {name: p, annotations: {simulation.gpusched.io/runtime: soon}}\n",
+     "    metadata: {name: p, annotations: {simulation.gpusched.io/runtime: "
+     "soon}}\n",
      "s.yaml: line 10: events[0].create[0].metadata.annotations[\"simulation."
      "gpusched.io/runtime\"]: must be a non-negative duration such as 20s or "
      "1m30s"},

@@ -88,9 +88,8 @@ TEST(CaBundlePatchTest, ConfigWithoutWebhooksIsAnError) {
   EXPECT_FALSE(EncodeCaBundlePatch("nope", "pem").ok());
   Json no_version = WebhookConfig(nullptr);
   no_version["metadata"].erase("resourceVersion");
-  EXPECT_EQ(
-      EncodeCaBundlePatch(no_version.dump(), "pem").status().message(),
-      "MutatingWebhookConfiguration.metadata.resourceVersion: missing");
+  EXPECT_EQ(EncodeCaBundlePatch(no_version.dump(), "pem").status().message(),
+            "MutatingWebhookConfiguration.metadata.resourceVersion: missing");
 }
 
 }  // namespace

@@ -36,10 +36,11 @@ class AdmissionLoopTest : public ::testing::Test {
         {.clock = [this] { return now_.load(); }, .max_idle_ms = max_idle_ms});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
-    service_ = std::make_unique<ExtenderService>(
-        ServiceOptions{.gate = loop_.get(), .clock = [this] { return now_.load(); }});
+    service_ = std::make_unique<ExtenderService>(ServiceOptions{
+        .gate = loop_.get(), .clock = [this] { return now_.load(); }});
     std::vector<Node> all;
-    for (int i = 0; i < nodes; ++i) all.push_back(Dgx("dgx-" + std::to_string(i)));
+    for (int i = 0; i < nodes; ++i)
+      all.push_back(Dgx("dgx-" + std::to_string(i)));
     service_->UpsertNodes(std::move(all));
     loop_->Start(*service_, &sink_);
   }
@@ -100,11 +101,14 @@ TEST_F(AdmissionLoopTest, SucceededPodsGiveTheirQuotaBackAtOnce) {
   Policy policy = TwoTeams();
   policy.cluster_queues[0].cohort.clear();  // no borrowing: 8 is the limit
   Start(std::move(policy), 2);
-  for (int i = 0; i < 2; ++i) loop_->PodUpserted(GangPod("team-a", "first", i, 4, 2));
+  for (int i = 0; i < 2; ++i)
+    loop_->PodUpserted(GangPod("team-a", "first", i, 4, 2));
   loop_->WaitIdle();
-  for (int i = 0; i < 2; ++i) loop_->PodUpserted(GangPod("team-a", "second", i, 4, 2));
+  for (int i = 0; i < 2; ++i)
+    loop_->PodUpserted(GangPod("team-a", "second", i, 4, 2));
   loop_->WaitIdle();
-  EXPECT_EQ(loop_->Check(GangPod("team-a", "second", 0, 4, 2)).assigned_node, "");
+  EXPECT_EQ(loop_->Check(GangPod("team-a", "second", 0, 4, 2)).assigned_node,
+            "");
   sink_.Take();
 
   for (int i = 0; i < 2; ++i) {
@@ -114,7 +118,8 @@ TEST_F(AdmissionLoopTest, SucceededPodsGiveTheirQuotaBackAtOnce) {
     loop_->PodUpserted(done);
   }
   loop_->WaitIdle();
-  EXPECT_NE(loop_->Check(GangPod("team-a", "second", 0, 4, 2)).assigned_node, "");
+  EXPECT_NE(loop_->Check(GangPod("team-a", "second", 0, 4, 2)).assigned_node,
+            "");
   EXPECT_EQ(sink_.Take().size(), 2u);  // the second gang's two admissions
 }
 
@@ -136,7 +141,8 @@ std::vector<RevokeMember> RevocationsWithin(RecordingSink& sink,
 // A running gang of two whose member 0 ends in `phase`.
 void RunGangThenEndMember(AdmissionLoop& loop, RecordingSink& sink,
                           PodPhase phase) {
-  for (int i = 0; i < 2; ++i) loop.PodUpserted(Gated(GangPod("team-a", "ring", i, 4, 2)));
+  for (int i = 0; i < 2; ++i)
+    loop.PodUpserted(Gated(GangPod("team-a", "ring", i, 4, 2)));
   loop.WaitIdle();
   ASSERT_EQ(sink.Take().size(), 2u);
   for (int i = 0; i < 2; ++i) {
@@ -211,7 +217,8 @@ TEST_F(AdmissionLoopTest, ChecksRaceWithPassesAndNoGpuIsGivenTwice) {
   std::thread reader([&] {
     while (!done) {
       for (int i = 0; i < 16; ++i) {
-        GateVerdict v = loop_->Check(GangPod("team-a", "p" + std::to_string(i), 0, 1, 1));
+        GateVerdict v =
+            loop_->Check(GangPod("team-a", "p" + std::to_string(i), 0, 1, 1));
         EXPECT_NE(v.assigned_node.empty(), v.waiting_reason.empty());
       }
     }
@@ -224,7 +231,8 @@ TEST_F(AdmissionLoopTest, ChecksRaceWithPassesAndNoGpuIsGivenTwice) {
   done = true;
   reader.join();
   int admitted = 0;
-  for (const QueueDecision& d : sink_.Take()) admitted += std::holds_alternative<AdmitMember>(d);
+  for (const QueueDecision& d : sink_.Take())
+    admitted += std::holds_alternative<AdmitMember>(d);
   EXPECT_EQ(admitted, 8);  // team-a's 8 and the 8 it may borrow share 8 GPUs
   EXPECT_EQ(service_->CountGpus().free, 0);
 }
@@ -248,8 +256,9 @@ TEST_F(AdmissionLoopTest, WaitingIsToldOnceAndNotWhenOnlyItsPositionMoves) {
   EXPECT_EQ(low[0].phase, WorkloadPhase::kWaiting);
   EXPECT_NE(low[0].message.find("position 1 of 1"), std::string::npos)
       << low[0].message;
-  EXPECT_EQ(loop_->Check(QueuedPod("team-a", "low", 8)).waiting_reason.rfind(
-                "WaitingForQuota: queue team-a: needs 8 nvidia.com/gpu", 0),
+  EXPECT_EQ(loop_->Check(QueuedPod("team-a", "low", 8))
+                .waiting_reason.rfind(
+                    "WaitingForQuota: queue team-a: needs 8 nvidia.com/gpu", 0),
             0u);
 
   // A higher priority pod queues ahead: low is now "position 2 of 2",
@@ -259,8 +268,8 @@ TEST_F(AdmissionLoopTest, WaitingIsToldOnceAndNotWhenOnlyItsPositionMoves) {
   Add(high);
   now_ += 1000;
   loop_->WaitIdle();
-  EXPECT_NE(loop_->Check(QueuedPod("team-a", "low", 8)).waiting_reason.find(
-                "position 2 of 2"),
+  EXPECT_NE(loop_->Check(QueuedPod("team-a", "low", 8))
+                .waiting_reason.find("position 2 of 2"),
             std::string::npos);
   std::vector<WorkloadStatus> all = sink_.TakeStatuses();
   ASSERT_EQ(all.size(), 1u);
@@ -294,8 +303,8 @@ TEST_F(AdmissionLoopTest, AGangThatGetsItsQuotaIsToldAdmittedThenRunning) {
 }
 
 TEST_F(AdmissionLoopTest, APreemptedWorkloadIsToldPreemptedThenWhyItWaits) {
-  Start(TwoTeams(PreemptionPolicy{
-            .within_cluster_queue = WithinClusterQueue::kLowerPriority}),
+  Start(TwoTeams(PreemptionPolicy{.within_cluster_queue =
+                                      WithinClusterQueue::kLowerPriority}),
         1);
   Add(GangPod("team-a", "low", 0, 8, 1, /*priority=*/1));
   ASSERT_EQ(StatusesOf(sink_, "team-a/low").size(), 1u);  // Admitted
@@ -315,8 +324,8 @@ TEST_F(AdmissionLoopTest, APreemptedWorkloadIsToldPreemptedThenWhyItWaits) {
 class EvictedJobGangTest : public AdmissionLoopTest {
  protected:
   void SetUp() override {
-    Start(TwoTeams(PreemptionPolicy{
-              .within_cluster_queue = WithinClusterQueue::kLowerPriority}),
+    Start(TwoTeams(PreemptionPolicy{.within_cluster_queue =
+                                        WithinClusterQueue::kLowerPriority}),
           1);
     for (int i = 0; i < 2; ++i) Add(Gated(Old(i)));
     for (int i = 0; i < 2; ++i) {
@@ -363,8 +372,9 @@ class EvictedJobGangTest : public AdmissionLoopTest {
 TEST_F(EvictedJobGangTest, ItsTerminatingPodsAreNotAdoptedAgain) {
   for (int i = 0; i < 2; ++i) Add(Terminating(i));
   EXPECT_EQ(loop_->Check(Old(0)).assigned_node, "");
-  EXPECT_EQ(loop_->Check(GangPod("team-a", "urgent", 0, 4, 2, 100)).assigned_node,
-            "dgx-0");
+  EXPECT_EQ(
+      loop_->Check(GangPod("team-a", "urgent", 0, 4, 2, 100)).assigned_node,
+      "dgx-0");
   EXPECT_TRUE(sink_.Take().empty());
   for (const WorkloadStatus& s : StatusesOf(sink_, "team-a/job")) {
     EXPECT_NE(s.phase, WorkloadPhase::kAdmitted) << s.message;

@@ -3,9 +3,9 @@
 // no gang is split, no queue loses what its nominal quota guarantees.
 #include <algorithm>
 
+#include "api/controller/admission_loop.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/controller/admission_loop.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {
@@ -52,9 +52,8 @@ Pod Preemptor(int gpus) {
 class PreemptGuardTest : public ::testing::Test {
  protected:
   void Start(Policy policy, int nodes) {
-    auto loop = AdmissionLoop::Create(std::move(policy), {.clock = [] {
-                                        return int64_t{1000};
-                                      }});
+    auto loop = AdmissionLoop::Create(std::move(policy),
+                                      {.clock = [] { return int64_t{1000}; }});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
     service_ = std::make_unique<ExtenderService>(ServiceOptions{
@@ -77,9 +76,7 @@ class PreemptGuardTest : public ::testing::Test {
       ASSERT_FALSE(loop_->Check(pod).assigned_node.empty()) << pod.Key();
     }
   }
-  std::string NodeOf(const Pod& pod) {
-    return loop_->Check(pod).assigned_node;
-  }
+  std::string NodeOf(const Pod& pod) { return loop_->Check(pod).assigned_node; }
   // What kube-scheduler would propose: every pod on the node.
   PreemptionCandidate EveryPodOn(const std::string& node) {
     return service_->Read([&](const ClusterModel& model) {
@@ -122,10 +119,10 @@ TEST_F(PreemptGuardTest, AGangOnOneNodeGoesOnlyWithAllItsMembers) {
               IsEmpty());
   // Both named: both go, though 4 GPUs would do (no member is reprieved
   // alone).
-  EXPECT_THAT(Preempt(4, {EveryPodOn("dgx-0")}),
-              ElementsAre(PreemptionCandidate{
-                  .node = "dgx-0",
-                  .victim_uids = {"lab-pair-0", "lab-pair-1"}}));
+  EXPECT_THAT(
+      Preempt(4, {EveryPodOn("dgx-0")}),
+      ElementsAre(PreemptionCandidate{
+          .node = "dgx-0", .victim_uids = {"lab-pair-0", "lab-pair-1"}}));
 }
 
 TEST_F(PreemptGuardTest, AQueuedPodWithinItsNominalQuotaIsNoVictim) {

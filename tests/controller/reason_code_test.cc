@@ -1,7 +1,7 @@
 // Why a workload waits, as one code: each code in its situation (the
 // admission loop's tests check it is told once per change).
-#include "gtest/gtest.h"
 #include "api/controller/status_tracker.h"
+#include "gtest/gtest.h"
 #include "queueing/engine.h"
 #include "tests/queueing/builders.h"
 
@@ -18,14 +18,16 @@ class ReasonCodeTest : public ::testing::Test {
   }
   void Start(Policy policy, int nodes = 2) {
     std::vector<Node> all;
-    for (int i = 0; i < nodes; ++i) all.push_back(Dgx("dgx-" + std::to_string(i)));
+    for (int i = 0; i < nodes; ++i)
+      all.push_back(Dgx("dgx-" + std::to_string(i)));
     Start(std::move(policy), std::move(all));
   }
   void SubmitGang(const std::string& group, int pods, int gpus, int64_t now,
                   int declared = -1) {
     for (int i = 0; i < pods; ++i) {
-      engine_->AddPod(GangPod("team-a", group, i, gpus, declared < 0 ? pods : declared),
-                      now);
+      engine_->AddPod(
+          GangPod("team-a", group, i, gpus, declared < 0 ? pods : declared),
+          now);
     }
   }
   ReasonCode Code(const std::string& key) {
@@ -41,7 +43,8 @@ class ReasonCodeTest : public ::testing::Test {
 
 Policy TeamAWithNominal(int64_t gpus) {
   Policy policy = TwoTeams();
-  policy.cluster_queues[0].resource_groups[0].flavors[0].resources[0].nominal = gpus;
+  policy.cluster_queues[0].resource_groups[0].flavors[0].resources[0].nominal =
+      gpus;
   return policy;
 }
 
@@ -102,7 +105,8 @@ TEST_F(ReasonCodeTest, GangShortOfMembersOrPodGroupIsGangIncomplete) {
   engine_->AddPod(volcano, 0);
   engine_->Schedule(0);
   EXPECT_EQ(Code("team-a/short"), ReasonCode::kGangIncomplete);
-  EXPECT_EQ(Code("team-a/v"), ReasonCode::kGangIncomplete) << Reason("team-a/v");
+  EXPECT_EQ(Code("team-a/v"), ReasonCode::kGangIncomplete)
+      << Reason("team-a/v");
 }
 
 // The default gang admission timeout is 300 s, the first backoff 10 s.

@@ -4,11 +4,11 @@
 #include <atomic>
 #include <utility>
 
+#include "api/controller/admission_loop.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/controller/admission_loop.h"
-#include "tests/queueing/builders.h"
 #include "tests/controller/restart_fixture.h"
+#include "tests/queueing/builders.h"
 
 namespace gpusched {
 namespace {
@@ -59,10 +59,10 @@ TEST_F(RestartAdoptionTest, QueueOverItsQuotaAdmitsNothingUntilBelowIt) {
 
 TEST_F(RestartAdoptionTest, GangAdoptedWholeStaysAdmittedWithoutNewDecisions) {
   Start(TwoTeams(), 2);
-  const Pod m0 = BoundTo(GangPod("team-a", "ring", 0, 8, 2), "dgx-0",
-                         "0,1,2,3,4,5,6,7");
-  const Pod m1 = BoundTo(GangPod("team-a", "ring", 1, 8, 2), "dgx-1",
-                         "0,1,2,3,4,5,6,7");
+  const Pod m0 =
+      BoundTo(GangPod("team-a", "ring", 0, 8, 2), "dgx-0", "0,1,2,3,4,5,6,7");
+  const Pod m1 =
+      BoundTo(GangPod("team-a", "ring", 1, 8, 2), "dgx-1", "0,1,2,3,4,5,6,7");
   List({m0, m1});
   EXPECT_EQ(StateOf("team-a/ring"), Workload::State::kAdmitted);
   EXPECT_EQ(loop_->Check(m0).assigned_node, "dgx-0");
@@ -80,8 +80,8 @@ TEST_F(RestartAdoptionTest, GangAdoptedWholeStaysAdmittedWithoutNewDecisions) {
 // that lost members does, and is evicted whole after the grace.
 TEST_F(RestartAdoptionTest, GangAdoptedShortOfMinMemberIsEvictedAfterGrace) {
   Start(TwoTeams(), 2);
-  const Pod m0 = BoundTo(GangPod("team-a", "ring", 0, 8, 2), "dgx-0",
-                         "0,1,2,3,4,5,6,7");
+  const Pod m0 =
+      BoundTo(GangPod("team-a", "ring", 0, 8, 2), "dgx-0", "0,1,2,3,4,5,6,7");
   List({m0});
   EXPECT_EQ(StateOf("team-a/ring"), Workload::State::kAdmitted);
   EXPECT_TRUE(sink_.Take().empty());
@@ -159,7 +159,8 @@ TEST_F(RestartAdoptionTest, PodPinnedToAVanishedNodeIsEvictedOnce) {
   const auto* revoke = std::get_if<RevokeMember>(&decisions[0]);
   ASSERT_NE(revoke, nullptr);
   EXPECT_TRUE(revoke->evict);
-  EXPECT_THAT(revoke->reason, HasSubstr("node dgx-9 is no longer in the cluster"));
+  EXPECT_THAT(revoke->reason,
+              HasSubstr("node dgx-9 is no longer in the cluster"));
   List({pinned});
   EXPECT_TRUE(sink_.Take().empty());
   EXPECT_EQ(Usage("team-a"), 0);
@@ -170,8 +171,8 @@ TEST_F(RestartAdoptionTest, PodPinnedToAVanishedNodeIsEvictedOnce) {
 // adopted once the node is there.
 TEST_F(RestartAdoptionTest, BoundPodIsAdoptedWhenItsNodeArrives) {
   Start(TwoTeams(), 1);
-  const Pod early = BoundTo(QueuedPod("team-a", "early", 8), "dgx-5",
-                            "0,1,2,3,4,5,6,7");
+  const Pod early =
+      BoundTo(QueuedPod("team-a", "early", 8), "dgx-5", "0,1,2,3,4,5,6,7");
   List({early});
   EXPECT_EQ(Usage("team-a"), 0);
   EXPECT_TRUE(sink_.Take().empty());

@@ -10,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "api/controller/admission_loop.h"
+#include "gtest/gtest.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {
@@ -37,8 +37,8 @@ class RestartFixture : public ::testing::Test {
  protected:
   void Start(Policy policy, int nodes, bool await_lists = false) {
     auto loop = AdmissionLoop::Create(
-        std::move(policy), {.clock = [this] { return now_.load(); },
-                            .await_lists = await_lists});
+        std::move(policy),
+        {.clock = [this] { return now_.load(); }, .await_lists = await_lists});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
     service_ = std::make_unique<ExtenderService>(ServiceOptions{
@@ -81,11 +81,10 @@ class RestartFixture : public ::testing::Test {
   };
   FullQueue StartWithTeamAFull() {
     Start(TeamAWithoutCohort(), 2);
-    return {.old0 = BoundTo(QueuedPod("team-a", "old-0", 4), "dgx-0",
-                            "0,1,2,3"),
-            .old1 = BoundTo(QueuedPod("team-a", "old-1", 4), "dgx-0",
-                            "4,5,6,7"),
-            .fresh = QueuedPod("team-a", "fresh", 4)};
+    return {
+        .old0 = BoundTo(QueuedPod("team-a", "old-0", 4), "dgx-0", "0,1,2,3"),
+        .old1 = BoundTo(QueuedPod("team-a", "old-1", 4), "dgx-0", "4,5,6,7"),
+        .fresh = QueuedPod("team-a", "fresh", 4)};
   }
   // ... and with a pod that finished.
   void Finish(const Pod& pod) {

@@ -9,11 +9,11 @@
 #include <variant>
 #include <vector>
 
+#include "api/controller/admission_loop.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/controller/admission_loop.h"
-#include "tests/queueing/builders.h"
 #include "tests/controller/restart_fixture.h"
+#include "tests/queueing/builders.h"
 
 namespace gpusched {
 namespace {
@@ -190,8 +190,8 @@ TEST_F(RestartListsTest, MemberThatSucceededBeforeARestartCountsForItsGang) {
                            i < 2 ? "dgx-0" : "dgx-1",
                            i % 2 == 0 ? "0,1,2,3" : "4,5,6,7"));
   }
-  pods.push_back(
-      Succeeded(BoundTo(GangPod("team-a", "ring", 3, 4, 4), "dgx-1", "4,5,6,7")));
+  pods.push_back(Succeeded(
+      BoundTo(GangPod("team-a", "ring", 3, 4, 4), "dgx-1", "4,5,6,7")));
   service_->AddRunningPods({pods[0], pods[1], pods[2]});
   loop_->PodsListed(pods);
   loop_->WaitIdle();

@@ -4,8 +4,8 @@
 #include <memory>
 #include <variant>
 
-#include "gtest/gtest.h"
 #include "api/controller/admission_loop.h"
+#include "gtest/gtest.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {
@@ -15,12 +15,12 @@ class StandbyTest : public ::testing::Test {
  protected:
   void Start() {
     auto loop = AdmissionLoop::Create(
-        TwoTeams(), {.clock = [] { return int64_t{1000}; },
-                     .start_deciding = false});
+        TwoTeams(),
+        {.clock = [] { return int64_t{1000}; }, .start_deciding = false});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
-    service_ = std::make_unique<ExtenderService>(
-        ServiceOptions{.gate = loop_.get(), .clock = [] { return int64_t{1000}; }});
+    service_ = std::make_unique<ExtenderService>(ServiceOptions{
+        .gate = loop_.get(), .clock = [] { return int64_t{1000}; }});
     service_->UpsertNodes({Dgx("dgx-0"), Dgx("dgx-1")});
     loop_->Start(*service_, &sink_);
   }
@@ -132,10 +132,12 @@ TEST_F(StandbyTest, GangTakenOverCountsAMemberThatAlreadySucceeded) {
   Upsert(done);
   loop_->SetDeciding(true);
   loop_->WaitIdle();
-  EXPECT_EQ(Admitted(), (std::vector<std::string>{"ring-1", "ring-2", "ring-3"}));
+  EXPECT_EQ(Admitted(),
+            (std::vector<std::string>{"ring-1", "ring-2", "ring-3"}));
   for (int i = 1; i < 4; ++i) {
     EXPECT_NE(loop_->Check(members[i]).assigned_node, "")
-        << members[i].meta.name << ": " << loop_->Check(members[i]).waiting_reason;
+        << members[i].meta.name << ": "
+        << loop_->Check(members[i]).waiting_reason;
   }
 }
 

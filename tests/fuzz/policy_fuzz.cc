@@ -8,8 +8,8 @@
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  gpusched::PolicyResult result = gpusched::ParsePolicyText(
-      gpusched::fuzz::Text(data, size), "fuzz.yaml");
+  gpusched::PolicyResult result =
+      gpusched::ParsePolicyText(gpusched::fuzz::Text(data, size), "fuzz.yaml");
   if (result.ok()) (void)gpusched::PolicySummary(*result.policy);
   return 0;
 }

@@ -50,7 +50,8 @@ void Run(Stream stream, size_t read_size, std::string_view body) {
     if (!event.resource_version.empty()) {
       version = std::string(event.resource_version);
     }
-    if (event.type != kube::WatchEventType::kBookmark) ApplyObject(stream, event, updater);
+    if (event.type != kube::WatchEventType::kBookmark)
+      ApplyObject(stream, event, updater);
     return absl::OkStatus();
   };
   kube::internal::WatchLineReader reader(handler, "watch fuzz");

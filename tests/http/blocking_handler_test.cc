@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
-#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,8 +51,10 @@ TEST(BlockingHandlerTest, QuickRequestsAreAnsweredWhileBlockingOnesWait) {
   }
   // Every bind gets into its handler at once only if none holds the one
   // I/O thread.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (started.load() < kBlocked && std::chrono::steady_clock::now() < deadline) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (started.load() < kBlocked &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_EQ(started.load(), kBlocked);

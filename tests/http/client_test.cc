@@ -98,8 +98,8 @@ TEST(ClientTest, TimeoutIsDeadlineExceeded) {
   ASSERT_NE(server, nullptr);
   auto client = ConnectOrFail(server->port());
   ASSERT_NE(client, nullptr);
-  auto response = client->RoundTrip({.method = "GET", .target = "/"},
-                                    milliseconds(100));
+  auto response =
+      client->RoundTrip({.method = "GET", .target = "/"}, milliseconds(100));
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
@@ -135,19 +135,18 @@ TEST(ClientTest, StopCancelsABlockedCallPromptly) {
 
 TEST(ClientTest, StreamHandsASuccessfulBodyToTheHandler) {
   const std::string big(100000, 'x');  // several reads of 16 KiB
-  auto server = StartOrFail(LocalOptions(), [&big](const Request&) {
-    return Response{.body = big};
-  });
+  auto server = StartOrFail(
+      LocalOptions(), [&big](const Request&) { return Response{.body = big}; });
   ASSERT_NE(server, nullptr);
   auto client = ConnectOrFail(server->port());
   ASSERT_NE(client, nullptr);
   std::string received;
-  auto response = client->Stream(
-      {.method = "GET", .target = "/"}, milliseconds(5000), milliseconds(5000),
-      [&received](std::string_view data) {
-        received.append(data);
-        return absl::OkStatus();
-      });
+  auto response =
+      client->Stream({.method = "GET", .target = "/"}, milliseconds(5000),
+                     milliseconds(5000), [&received](std::string_view data) {
+                       received.append(data);
+                       return absl::OkStatus();
+                     });
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(response->body, "");  // all of it went to the handler
@@ -162,12 +161,12 @@ TEST(ClientTest, StreamReturnsAnErrorAnswerWhole) {
   auto client = ConnectOrFail(server->port());
   ASSERT_NE(client, nullptr);
   bool handled = false;
-  auto response = client->Stream({.method = "GET", .target = "/"},
-                                 milliseconds(5000), milliseconds(5000),
-                                 [&handled](std::string_view) {
-                                   handled = true;
-                                   return absl::OkStatus();
-                                 });
+  auto response =
+      client->Stream({.method = "GET", .target = "/"}, milliseconds(5000),
+                     milliseconds(5000), [&handled](std::string_view) {
+                       handled = true;
+                       return absl::OkStatus();
+                     });
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 410);
   EXPECT_EQ(response->body, "gone");

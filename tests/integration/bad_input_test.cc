@@ -37,7 +37,8 @@ TEST_F(BadInputTest, MalformedJsonIs400NamingTheByte) {
   // The stray '}' is the 22nd byte: offset 21, line 1, column 22.
   EXPECT_NE(error["error"].get<std::string>().find(
                 "malformed JSON at byte 21 (line 1, column 22)"),
-            std::string::npos) << error.dump();
+            std::string::npos)
+      << error.dump();
 }
 
 TEST_F(BadInputTest, BodyThatIsNotAnObjectIs400) {
@@ -46,7 +47,8 @@ TEST_F(BadInputTest, BodyThatIsNotAnObjectIs400) {
 }
 
 TEST_F(BadInputTest, MissingPodIs400) {
-  json error = PostJson(*client_, "/filter", R"({"NodeNames":["dgx-h100-1"]})", 400);
+  json error =
+      PostJson(*client_, "/filter", R"({"NodeNames":["dgx-h100-1"]})", 400);
   EXPECT_EQ(error["error"], "Pod: required, got null");
   error = PostJson(*client_, "/filter", R"({"Pod":null,"NodeNames":[]})", 400);
   EXPECT_EQ(error["error"], "Pod: required, got null");
@@ -55,16 +57,19 @@ TEST_F(BadInputTest, MissingPodIs400) {
 TEST_F(BadInputTest, InvalidQuantityNamesTheField) {
   json pod = GpuPod("bad", 1);
   pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "12x";
-  json error = PostJson(*client_, "/filter", FilterArgs(pod, {"l4-0"}).dump(), 400);
+  json error =
+      PostJson(*client_, "/filter", FilterArgs(pod, {"l4-0"}).dump(), 400);
   std::string message = error["error"];
   EXPECT_NE(message.find("Pod.spec.containers[0].resources.requests"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("12x"), std::string::npos) << message;
 }
 
 TEST_F(BadInputTest, BindWithoutNodeIs400) {
-  json error = PostJson(*client_, "/bind",
-                        R"({"PodName":"a","PodNamespace":"b","PodUID":"c"})", 400);
+  json error =
+      PostJson(*client_, "/bind",
+               R"({"PodName":"a","PodNamespace":"b","PodUID":"c"})", 400);
   EXPECT_EQ(error["error"], "Node: required");
 }
 
@@ -97,7 +102,8 @@ TEST_F(BadInputTest, InvalidGpuShareAnnotationFailsEveryNodeWithAReason) {
 TEST_F(BadInputTest, SlowClientIsCutOffByTheReadTimeout) {
   http::testing::RawSocket socket(app_->port());
   ASSERT_TRUE(socket.ok());
-  ASSERT_TRUE(socket.Send("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"Po"));
+  ASSERT_TRUE(socket.Send(
+      "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"Po"));
   bool closed = false;
   socket.ReadUntilClose(std::chrono::milliseconds(3000), &closed);
   EXPECT_TRUE(closed);

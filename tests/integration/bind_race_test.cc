@@ -25,13 +25,14 @@ TEST(BindRaceTest, ThirtyTwoClientsGetExactlyTheEightFreeGpus) {
     threads.emplace_back([&, i] {
       auto client = Connect(*app);
       json pod = GpuPod("racer-" + std::to_string(i), 1);
-      json filtered = PostJson(*client, "/filter",
-                               FilterArgs(pod, {"dgx-race"}).dump());
+      json filtered =
+          PostJson(*client, "/filter", FilterArgs(pod, {"dgx-race"}).dump());
       if (filtered["NodeNames"].empty()) {
         ++refused;
         return;
       }
-      json result = PostJson(*client, "/bind", BindArgs(pod, "dgx-race").dump());
+      json result =
+          PostJson(*client, "/bind", BindArgs(pod, "dgx-race").dump());
       if (result["Error"] == "") {
         ++bound;
       } else {
@@ -78,7 +79,8 @@ TEST(BindRaceTest, ConcurrentSharesNeverOverfillATimeSlicedGpu) {
   json nodes = json::parse(client->Send("GET", "/v1/nodes", "")->body);
   for (const json& node : nodes["nodes"]) {
     if (node["name"] != "l4-1") continue;
-    for (const json& gpu : node["gpus"]) EXPECT_GE(gpu["freeMilli"].get<int>(), 0);
+    for (const json& gpu : node["gpus"])
+      EXPECT_GE(gpu["freeMilli"].get<int>(), 0);
   }
 }
 

@@ -44,8 +44,8 @@ TEST_F(ExtenderProtocolTest, ConstructedFilterFixtureFailsUnknownNodes) {
 
 TEST_F(ExtenderProtocolTest, UpstreamExtenderArgsFixtureIsAccepted) {
   // types_test.go fills both Nodes and NodeNames; both come back.
-  json result =
-      PostJson(*client_, "/filter", SharedFixture("extender-v1/extender-args.json"));
+  json result = PostJson(*client_, "/filter",
+                         SharedFixture("extender-v1/extender-args.json"));
   EXPECT_EQ(result["Error"], "");
   EXPECT_TRUE(result["Nodes"].is_object());
   EXPECT_TRUE(result["NodeNames"].is_array());
@@ -56,13 +56,14 @@ TEST_F(ExtenderProtocolTest, FilterSortsNodesIntoVerdictsWithReasons) {
   std::vector<std::string> passed = result["NodeNames"];
   // dgx-h100-0 has 6 free, -1/-3 have 8, -2 has 4; A100s have 4 whole GPUs;
   // l4-0 has 4; time-sliced l4-1 gives 4 replicas on 4 GPUs.
-  EXPECT_EQ(passed, (std::vector<std::string>{
-                        "a100-mig-0", "a100-mig-1", "a100-mig-2", "dgx-h100-0",
-                        "dgx-h100-1", "dgx-h100-2", "dgx-h100-3", "l4-0",
-                        "l4-1"}));
+  EXPECT_EQ(passed,
+            (std::vector<std::string>{"a100-mig-0", "a100-mig-1", "a100-mig-2",
+                                      "dgx-h100-0", "dgx-h100-1", "dgx-h100-2",
+                                      "dgx-h100-3", "l4-0", "l4-1"}));
   json unresolvable = result["FailedAndUnresolvableNodes"];
   EXPECT_EQ(unresolvable["l4-2"], "node is cordoned (spec.unschedulable)");
-  EXPECT_EQ(unresolvable["t4-0"], "needs 4 nvidia.com/gpu; node has 2 Tesla-T4");
+  EXPECT_EQ(unresolvable["t4-0"],
+            "needs 4 nvidia.com/gpu; node has 2 Tesla-T4");
   EXPECT_EQ(unresolvable["t4-1"],
             "node has taint dedicated=inference:NoSchedule that the pod does "
             "not tolerate");
@@ -86,27 +87,34 @@ TEST_F(ExtenderProtocolTest, NullListsAndMapsAreAccepted) {
   pod["metadata"]["labels"] = nullptr;
   pod["spec"]["initContainers"] = nullptr;
   pod["spec"]["tolerations"] = nullptr;
-  json result = Post("/filter", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", nullptr}});
+  json result = Post(
+      "/filter", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", nullptr}});
   EXPECT_EQ(result["Error"], "");
   EXPECT_TRUE(result["NodeNames"].is_null());
 }
 
 TEST_F(ExtenderProtocolTest, FullNodeObjectsComeBackAndUpdateTheModel) {
-  json node = json::parse(SharedFixture("node-h20-8gpu-mig-mixed-partial.json"));
+  json node =
+      json::parse(SharedFixture("node-h20-8gpu-mig-mixed-partial.json"));
   json other = node;
   other["metadata"]["name"] = "h20-tainted";
   other["spec"]["taints"] = {{{"key", "maint"}, {"effect", "NoSchedule"}}};
-  json args = {{"Pod", GpuPod("h20-job", 2)},
-               {"Nodes", {{"metadata", json::object()}, {"items", {node, other}}}},
-               {"NodeNames", nullptr}};
+  json args = {
+      {"Pod", GpuPod("h20-job", 2)},
+      {"Nodes", {{"metadata", json::object()}, {"items", {node, other}}}},
+      {"NodeNames", nullptr}};
   json result = Post("/filter", args);
   EXPECT_TRUE(result["NodeNames"].is_null());
   ASSERT_EQ(result["Nodes"]["items"].size(), 1u);
-  EXPECT_EQ(result["Nodes"]["items"][0]["metadata"]["name"], "zkj-pa-uat-gpu-004");
-  EXPECT_EQ(result["Nodes"]["items"][0]["status"]["allocatable"]["nvidia.com/gpu"], "7");
+  EXPECT_EQ(result["Nodes"]["items"][0]["metadata"]["name"],
+            "zkj-pa-uat-gpu-004");
+  EXPECT_EQ(
+      result["Nodes"]["items"][0]["status"]["allocatable"]["nvidia.com/gpu"],
+      "7");
   EXPECT_TRUE(result["FailedAndUnresolvableNodes"].contains("h20-tainted"));
   // The nodes are in the model now: the names-only mode knows them.
-  json by_name = Post("/filter", FilterArgs(GpuPod("h20-job-2", 7), {"zkj-pa-uat-gpu-004"}));
+  json by_name = Post(
+      "/filter", FilterArgs(GpuPod("h20-job-2", 7), {"zkj-pa-uat-gpu-004"}));
   EXPECT_EQ(by_name["NodeNames"], json::array({"zkj-pa-uat-gpu-004"}));
 }
 
@@ -132,7 +140,8 @@ TEST_F(ExtenderProtocolTest, BindRecordsDevicesAndFilterSeesLessCapacity) {
   json bound = Post("/bind", BindArgs(pod, "dgx-h100-2"));
   EXPECT_EQ(bound, json({{"Error", ""}}));
   json again = Post("/filter", FilterArgs(GpuPod("next", 1), {"dgx-h100-2"}));
-  EXPECT_EQ(again["FailedNodes"]["dgx-h100-2"], "needs 1 nvidia.com/gpu; 0 free");
+  EXPECT_EQ(again["FailedNodes"]["dgx-h100-2"],
+            "needs 1 nvidia.com/gpu; 0 free");
   auto nodes = client_->Send("GET", "/v1/nodes", "");
   ASSERT_TRUE(nodes.ok());
   json model = json::parse(nodes->body);
@@ -184,7 +193,8 @@ TEST_F(ExtenderProtocolTest, PreemptKeepsOnlyNodesWhereVictimsFreeAGpuSet) {
       {"NodeNameToMetaVictims",
        {// Both victims: frees all 8 GPUs.
         {"dgx-h100-1",
-         {{"Pods", {{{"UID", a["metadata"]["uid"]}}, {{"UID", b["metadata"]["uid"]}}}},
+         {{"Pods",
+           {{{"UID", a["metadata"]["uid"]}}, {{"UID", b["metadata"]["uid"]}}}},
           {"NumPDBViolations", 0}}},
         // The 2-GPU pod on dgx-h100-0 frees 2: 6 + 2 = 8 GPUs, so it stays.
         {"dgx-h100-0",
@@ -224,9 +234,13 @@ TEST_F(ExtenderProtocolTest, HealthAndMetricsEndpoints) {
   auto metrics = client_->Send("GET", "/metrics", "");
   ASSERT_TRUE(metrics.ok());
   const std::string& text = metrics->body;
-  EXPECT_NE(text.find("gpusched_extender_requests_total{verb=\"filter\",code=\"200\"} 1"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("gpusched_extender_request_duration_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 1"),
+  EXPECT_NE(
+      text.find(
+          "gpusched_extender_requests_total{verb=\"filter\",code=\"200\"} 1"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpusched_extender_request_duration_seconds_bucket{verb="
+                      "\"filter\",le=\"+Inf\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("gpusched_nodes 12"), std::string::npos);
   // Demo: 4x8 H100 + 3x4 A100 + 3x4 L4 + 2x2 T4 = 60 whole GPUs; the pods

@@ -47,16 +47,17 @@ inline std::unique_ptr<http::Client> Connect(const ServeApp& app) {
 // A pod as kube-scheduler embeds it in ExtenderArgs.
 inline nlohmann::json GpuPod(const std::string& name, int gpus,
                              const std::string& ns = "team-a") {
-  return {{"metadata",
-           {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}}},
-          {"spec",
-           {{"containers",
-             {{{"name", "main"},
-               {"resources",
-                {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}},
-                 {"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}},
-            {"schedulerName", "gpusched"}}},
-          {"status", {{"phase", "Pending"}}}};
+  return {
+      {"metadata",
+       {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "main"},
+           {"resources",
+            {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}},
+             {"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}},
+        {"schedulerName", "gpusched"}}},
+      {"status", {{"phase", "Pending"}}}};
 }
 
 inline nlohmann::json FilterArgs(const nlohmann::json& pod,
@@ -74,7 +75,8 @@ inline nlohmann::json BindArgs(const nlohmann::json& pod,
 
 // POSTs JSON and parses the JSON answer; fails the test on transport errors.
 inline nlohmann::json PostJson(http::Client& client, const std::string& path,
-                               const std::string& body, int expect_status = 200) {
+                               const std::string& body,
+                               int expect_status = 200) {
   auto response = client.Send("POST", path, body);
   EXPECT_TRUE(response.ok()) << response.status();
   if (!response.ok()) return nullptr;

@@ -22,9 +22,8 @@ constexpr char kFilterBody[] =
 class NotSyncedTest : public ::testing::Test {
  protected:
   http::Response Post(std::string_view verb, std::string body) {
-    http::Request request{.method = "POST",
-                          .target = std::string(verb),
-                          .body = std::move(body)};
+    http::Request request{
+        .method = "POST", .target = std::string(verb), .body = std::move(body)};
     if (verb == "/filter") return api_.Filter(request);
     if (verb == "/prioritize") return api_.Prioritize(request);
     if (verb == "/preempt") return api_.Preempt(request);

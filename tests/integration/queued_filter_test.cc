@@ -50,10 +50,14 @@ TEST_F(QueuedFilterTest, GangMembersWaitThenPassOnlyOnTheirAssignedNode) {
   EXPECT_EQ(Filter(second)["NodeNames"], json::array({"dgx-race"}));
   EXPECT_EQ(Filter(first)["NodeNames"], json::array({"dgx-race"}));
   for (const json& pod : {first, second}) {
-    EXPECT_EQ(PostJson(*client_, "/bind", BindArgs(pod, "dgx-race").dump())["Error"], "");
+    EXPECT_EQ(
+        PostJson(*client_, "/bind", BindArgs(pod, "dgx-race").dump())["Error"],
+        "");
   }
   // Binding again is idempotent; binding elsewhere is refused.
-  EXPECT_EQ(PostJson(*client_, "/bind", BindArgs(first, "dgx-race").dump())["Error"], "");
+  EXPECT_EQ(
+      PostJson(*client_, "/bind", BindArgs(first, "dgx-race").dump())["Error"],
+      "");
 }
 
 TEST_F(QueuedFilterTest, PodOverQuotaFailsEveryNodeWithTheQueueReason) {

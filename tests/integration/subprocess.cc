@@ -20,7 +20,8 @@ Subprocess::Subprocess(const std::vector<std::string>& argv) {
     close(fds[0]);
     close(fds[1]);
     std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
@@ -73,7 +74,8 @@ int Subprocess::Wait(std::chrono::milliseconds timeout) {
       pid_ = -1;
       char buffer[4096];
       ssize_t n;
-      while ((n = read(out_fd_, buffer, sizeof(buffer))) > 0) out_.append(buffer, n);
+      while ((n = read(out_fd_, buffer, sizeof(buffer))) > 0)
+        out_.append(buffer, n);
       return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -195,8 +195,7 @@ TEST_F(ClusterSyncTest, ListenerHearsEachRelistStartAndEachCompleteList) {
   server.DeleteNodeUnwatched("n2");
   ASSERT_TRUE(WaitUntil([&] { return recorder.NodeSays().size() == 3; }));
   EXPECT_EQ(recorder.NodeSays(),
-            (std::vector<std::string>{"nodes listed with n2",
-                                      "relisting nodes",
+            (std::vector<std::string>{"nodes listed with n2", "relisting nodes",
                                       "nodes listed without n2"}));
 }
 

@@ -43,9 +43,10 @@ TEST_F(CrdWatchTest, WaiterWakesWhenTheCrdIsEstablished) {
   FakeApiServer server;
   Start(server);
   const CrdWatch::Mark mark = watch_->mark();
-  server.PutCrd(PodGroupCrd("scheduling.x-k8s.io", "v1alpha1", true));  // not ours
-  server.PutCrd(PodGroupCrd(kVolcano, "v1beta1", false));  // created
-  server.PutCrd(PodGroupCrd(kVolcano, "v1beta1", true));   // established
+  server.PutCrd(
+      PodGroupCrd("scheduling.x-k8s.io", "v1alpha1", true));  // not ours
+  server.PutCrd(PodGroupCrd(kVolcano, "v1beta1", false));     // created
+  server.PutCrd(PodGroupCrd(kVolcano, "v1beta1", true));      // established
   // A minute of poll: only the CRD can end this wait in time.
   EXPECT_EQ(watch_->WaitUntilReady(mark, 60s, {}), CrdWatch::Wake::kReady);
   EXPECT_TRUE(watch_->ready());

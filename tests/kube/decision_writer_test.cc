@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <memory>
-#include <string>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "api/codec/k8s_json.h"
@@ -33,8 +33,9 @@ WorkloadStatus RingStatus(PodGroup::Flavor flavor, ReasonCode code,
   return WorkloadStatus{
       .workload = "team-a/ring",
       .code = code,
-      .message = "queue team-a: needs 16 nvidia.com/gpu of flavor h100; "
-                 "0 free of nominal 8; position 1 of 1",
+      .message =
+          "queue team-a: needs 16 nvidia.com/gpu of flavor h100; "
+          "0 free of nominal 8; position 1 of 1",
       .phase = phase,
       .members = {{"team-a", "ring-0", "uid-ring-0"},
                   {"team-a", "ring-1", "uid-ring-1"}},
@@ -60,9 +61,9 @@ class DecisionWriterTest : public ::testing::Test {
   DecisionWriterTest()
       : client_(*kube::KubeClient::Create(server_.Config())),
         writer_(std::make_unique<DecisionWriter>(
-            *client_, DecisionWriterOptions{.retry_after =
-                                                std::chrono::milliseconds(10),
-                                            .reporting_instance = "gpusched-0"})) {}
+            *client_,
+            DecisionWriterOptions{.retry_after = std::chrono::milliseconds(10),
+                                  .reporting_instance = "gpusched-0"})) {}
   void TearDown() override { writer_->Stop(); }
   bool Written(int64_t n) {
     return WaitUntil([&] { return writer_->counts().written >= n; });
@@ -83,9 +84,9 @@ class DecisionWriterTest : public ::testing::Test {
 
 TEST_F(DecisionWriterTest, WaitingGangGetsAnEventOnEachPodAndItsPodGroup) {
   server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
-  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
-                               ReasonCode::kWaitingForQuota,
-                               WorkloadPhase::kWaiting)});
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kWaitingForQuota,
+                  WorkloadPhase::kWaiting)});
   ASSERT_TRUE(Written(1));
   ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 3; }));
   for (const char* pod : {"ring-0", "ring-1"}) {
@@ -100,19 +101,22 @@ TEST_F(DecisionWriterTest, WaitingGangGetsAnEventOnEachPodAndItsPodGroup) {
   std::vector<Json> group = EventsAbout("ring");
   ASSERT_EQ(group.size(), 1u);
   EXPECT_EQ(group[0]["regarding"]["kind"], "PodGroup");
-  EXPECT_EQ(group[0]["regarding"]["apiVersion"], "scheduling.volcano.sh/v1beta1");
+  EXPECT_EQ(group[0]["regarding"]["apiVersion"],
+            "scheduling.volcano.sh/v1beta1");
   EXPECT_EQ(group[0]["regarding"]["uid"], "uid-group-ring");
   EXPECT_EQ(group[0]["reason"], "WaitingForQuota");
 }
 
-TEST_F(DecisionWriterTest, WaitingVolcanoGroupIsPendingAndUnschedulableWithTheCode) {
+TEST_F(DecisionWriterTest,
+       WaitingVolcanoGroupIsPendingAndUnschedulableWithTheCode) {
   server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
-  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
-                               ReasonCode::kWaitingForQuota,
-                               WorkloadPhase::kWaiting)});
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kWaitingForQuota,
+                  WorkloadPhase::kWaiting)});
   ASSERT_TRUE(Written(1));
   EXPECT_EQ(server_.Count("PATCH podgroup"), 1);  // the object: no /status
-  Json status = server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"];
+  Json status =
+      server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"];
   EXPECT_EQ(status["phase"], "Pending");
   ASSERT_EQ(status["conditions"].size(), 1u);
   EXPECT_EQ(status["conditions"][0]["type"], "Unschedulable");
@@ -125,10 +129,12 @@ TEST_F(DecisionWriterTest, WaitingVolcanoGroupIsPendingAndUnschedulableWithTheCo
 
 TEST_F(DecisionWriterTest, RunningVolcanoGroupIsRunningAndScheduled) {
   server_.AddPodGroup(VolcanoPodGroup("team-a/ring", 2));
-  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
-                               WorkloadPhase::kRunning)});
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
+                  WorkloadPhase::kRunning)});
   ASSERT_TRUE(Written(1));
-  Json status = server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"];
+  Json status =
+      server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"];
   EXPECT_EQ(status["phase"], "Running");
   EXPECT_EQ(status["running"], 2);
   ASSERT_EQ(status["conditions"].size(), 1u);
@@ -137,17 +143,20 @@ TEST_F(DecisionWriterTest, RunningVolcanoGroupIsRunningAndScheduled) {
 
 TEST_F(DecisionWriterTest, CoschedulingGroupPhaseAndCountsGoToItsStatus) {
   server_.AddPodGroup(CoschedulingPodGroup("team-a/ring", 2));
-  writer_->Publish({RingStatus(PodGroup::Flavor::kCoscheduling,
-                               ReasonCode::kWaitingForQuota,
-                               WorkloadPhase::kWaiting)});
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kCoscheduling, ReasonCode::kWaitingForQuota,
+                  WorkloadPhase::kWaiting)});
   ASSERT_TRUE(Written(1));
-  EXPECT_EQ(server_.PodGroup("scheduling.x-k8s.io", "team-a/ring")["status"]["phase"],
-            "Pending");
-  writer_->Publish({RingStatus(PodGroup::Flavor::kCoscheduling,
-                               ReasonCode::kAdmitted, WorkloadPhase::kRunning)});
+  EXPECT_EQ(
+      server_.PodGroup("scheduling.x-k8s.io", "team-a/ring")["status"]["phase"],
+      "Pending");
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kCoscheduling, ReasonCode::kAdmitted,
+                  WorkloadPhase::kRunning)});
   ASSERT_TRUE(Written(2));
   EXPECT_EQ(server_.Count("PATCH podgroup/status"), 2);
-  Json status = server_.PodGroup("scheduling.x-k8s.io", "team-a/ring")["status"];
+  Json status =
+      server_.PodGroup("scheduling.x-k8s.io", "team-a/ring")["status"];
   EXPECT_EQ(status["phase"], "Running");
   EXPECT_EQ(status["running"], 2);
   ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring").size() == 2; }));
@@ -172,11 +181,12 @@ TEST_F(DecisionWriterTest, AdmittedIsToldOncePerWorkloadOnItsPodGroup) {
                      .workload = "team-a/ring",
                      .reason = "admitted on node n1"}});
   }
-  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
-                               WorkloadPhase::kAdmitted)});
-  WorkloadStatus running = RingStatus(PodGroup::Flavor::kVolcano,
-                                      ReasonCode::kAdmitted,
-                                      WorkloadPhase::kRunning);
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
+                  WorkloadPhase::kAdmitted)});
+  WorkloadStatus running =
+      RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kAdmitted,
+                 WorkloadPhase::kRunning);
   running.code_changed = false;
   writer_->Publish({running});
   ASSERT_TRUE(Written(4));
@@ -184,14 +194,16 @@ TEST_F(DecisionWriterTest, AdmittedIsToldOncePerWorkloadOnItsPodGroup) {
   writer_->Stop();
   EXPECT_EQ(EventsAbout("ring")[0]["reason"], "Admitted");
   EXPECT_EQ(server_.Events().size(), 1u);  // none on the members
-  EXPECT_EQ(server_.PodGroup("scheduling.volcano.sh", "team-a/ring")["status"]["phase"],
+  EXPECT_EQ(server_.PodGroup("scheduling.volcano.sh",
+                             "team-a/ring")["status"]["phase"],
             "Running");
 }
 
 // A workload without a PodGroup (most often a single pod) is told on its
 // pod: it has no other object a user could look at.
 TEST_F(DecisionWriterTest, AdmittedWithoutAPodGroupIsToldOnItsPod) {
-  writer_->Publish({SoloStatus(ReasonCode::kAdmitted, WorkloadPhase::kAdmitted)});
+  writer_->Publish(
+      {SoloStatus(ReasonCode::kAdmitted, WorkloadPhase::kAdmitted)});
   ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 1; }));
   EXPECT_EQ(EventsAbout("ring-0").size(), 1u);
   EXPECT_EQ(EventsAbout("ring-0")[0]["reason"], "Admitted");
@@ -199,7 +211,8 @@ TEST_F(DecisionWriterTest, AdmittedWithoutAPodGroupIsToldOnItsPod) {
 }
 
 TEST_F(DecisionWriterTest, PreemptedIsAWarningAndASinglePodHasNoGroupToWrite) {
-  writer_->Publish({SoloStatus(ReasonCode::kPreempted, WorkloadPhase::kWaiting)});
+  writer_->Publish(
+      {SoloStatus(ReasonCode::kPreempted, WorkloadPhase::kWaiting)});
   ASSERT_TRUE(Written(1));
   ASSERT_TRUE(WaitUntil([&] { return server_.Events().size() == 1; }));
   EXPECT_EQ(server_.Events()[0]["type"], "Warning");
@@ -228,7 +241,7 @@ TEST_F(DecisionWriterTest, AdmissionOutlastsAnApiServerOutage) {
   EXPECT_EQ(writer.counts().retried, 8);
   EXPECT_EQ(writer.counts().failed, 0);
   EXPECT_EQ(server_.Pod("team-a/solo")["metadata"]["annotations"]
-                       ["gpusched.io/assigned-node"],
+                                      ["gpusched.io/assigned-node"],
             "n1");
 }
 
@@ -247,9 +260,9 @@ TEST_F(DecisionWriterTest, RefusedWriteIsGivenUpAfterMaxAttempts) {
 }
 
 TEST_F(DecisionWriterTest, AGroupAlreadyGoneIsNotAFailure) {
-  writer_->Publish({RingStatus(PodGroup::Flavor::kVolcano,
-                               ReasonCode::kWaitingForQuota,
-                               WorkloadPhase::kWaiting)});
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kWaitingForQuota,
+                  WorkloadPhase::kWaiting)});
   ASSERT_TRUE(Written(1));
   EXPECT_EQ(writer_->counts().failed, 0);
   EXPECT_EQ(writer_->counts().retried, 0);
@@ -263,14 +276,13 @@ TEST_F(DecisionWriterTest, BudgetRefusalGoesBackToTheLoopAndIsNotRetried) {
   std::mutex mu;
   std::vector<EvictionRefusal> refusals;
   DecisionWriter writer(
-      *client_,
-      DecisionWriterOptions{
-          .retry_after = std::chrono::milliseconds(10),
-          .reporting_instance = "gpusched-0",
-          .on_eviction_blocked = [&](EvictionRefusal refusal) {
-            std::lock_guard lock(mu);
-            refusals.push_back(std::move(refusal));
-          }});
+      *client_, DecisionWriterOptions{
+                    .retry_after = std::chrono::milliseconds(10),
+                    .reporting_instance = "gpusched-0",
+                    .on_eviction_blocked = [&](EvictionRefusal refusal) {
+                      std::lock_guard lock(mu);
+                      refusals.push_back(std::move(refusal));
+                    }});
   const RevokeMember revoke{
       .pod = {"team-a", "victim", "uid-team-a-victim"},
       .node = "n1",
@@ -280,9 +292,9 @@ TEST_F(DecisionWriterTest, BudgetRefusalGoesBackToTheLoopAndIsNotRetried) {
   writer.Publish({revoke});
   ASSERT_TRUE(WaitUntil([&] { return writer.counts().blocked == 1; }));
   // Later decisions still go through: the refusal did not stall the queue.
-  writer.Publish({RingStatus(PodGroup::Flavor::kVolcano,
-                             ReasonCode::kPreempting,
-                             WorkloadPhase::kWaiting)});
+  writer.Publish(
+      {RingStatus(PodGroup::Flavor::kVolcano, ReasonCode::kPreempting,
+                  WorkloadPhase::kWaiting)});
   ASSERT_TRUE(WaitUntil([&] { return writer.counts().written == 1; }));
   writer.Stop();
   EXPECT_EQ(server_.Count("POST eviction"), 1);
@@ -341,8 +353,9 @@ TEST_F(DecisionWriterTest, AdmissionsOfDifferentPodsAreInFlightTogether) {
   ASSERT_TRUE(Written(12));
   EXPECT_GE(MostWritesAtOnce(server_.PodWriteLog()), 8);
   for (int i = 0; i < 12; ++i) {
-    EXPECT_EQ(server_.Pod("team-a/p" + std::to_string(i))["metadata"]
-                         ["annotations"]["gpusched.io/assigned-node"],
+    EXPECT_EQ(server_.Pod("team-a/p" +
+                          std::to_string(i))["metadata"]["annotations"]
+                                            ["gpusched.io/assigned-node"],
               "n1");
   }
 }
@@ -361,9 +374,10 @@ TEST_F(DecisionWriterTest, WritesOfOnePodKeepTheirOrder) {
                     Admit("p", "n2")});
   ASSERT_TRUE(Written(3));
   EXPECT_EQ(MostWritesAtOnce(server_.PodWriteLog()), 1);
-  EXPECT_EQ(server_.Pod("team-a/p")["metadata"]["annotations"]
-                       ["gpusched.io/assigned-node"],
-            "n2");
+  EXPECT_EQ(
+      server_.Pod(
+          "team-a/p")["metadata"]["annotations"]["gpusched.io/assigned-node"],
+      "n2");
 }
 
 // An eviction lands before the admission of its preemptor starts, whatever
@@ -373,12 +387,13 @@ TEST_F(DecisionWriterTest, AnEvictionIsWrittenBeforeLaterAdmissionsStart) {
   server_.AddPod(GpuPod("team-a/urgent", 8, ""));
   server_.AddPod(GpuPod("team-a/other", 1, ""));
   server_.SetPodWriteDelay(std::chrono::milliseconds(100));
-  writer_->Publish({RevokeMember{.pod = {"team-a", "victim", "uid-team-a-victim"},
-                                 .node = "n1",
-                                 .workload = "team-a/victim",
-                                 .evict = true,
-                                 .reason = "preempted by team-a/urgent"},
-                    Admit("urgent", "n1"), Admit("other", "n2")});
+  writer_->Publish(
+      {RevokeMember{.pod = {"team-a", "victim", "uid-team-a-victim"},
+                    .node = "n1",
+                    .workload = "team-a/victim",
+                    .evict = true,
+                    .reason = "preempted by team-a/urgent"},
+       Admit("urgent", "n1"), Admit("other", "n2")});
   ASSERT_TRUE(Written(3));
   const std::vector<std::string> log = server_.PodWriteLog();
   const int evicted = PositionOf(log, "end POST eviction team-a/victim");
@@ -397,8 +412,8 @@ TEST_F(DecisionWriterTest, AdmissionPatchesTheWatchedPodWithoutReadingIt) {
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   kube::WatchedPods watched;
   watched.Listed({*decoded});
-  DecisionWriter writer(*client_, {.reporting_instance = "gpusched-0",
-                                   .watched = &watched});
+  DecisionWriter writer(
+      *client_, {.reporting_instance = "gpusched-0", .watched = &watched});
   writer.Publish({Admit("p", "n1")});
   ASSERT_TRUE(WaitUntil([&] { return writer.counts().written == 1; }));
   writer.Stop();

@@ -203,15 +203,15 @@ bool FakeApiServer::Impl::Handle(tcp::socket& socket, const Request& request) {
     ++counts_["DENIED"];
     reply = {401, Status(401, "Unauthorized", "Unauthorized")};
   } else if (request.method() == bhttp::verb::get &&
-             (collection = CollectionOf(path, query)) &&
-             !collection->refused && query.contains("watch")) {
+             (collection = CollectionOf(path, query)) && !collection->refused &&
+             query.contains("watch")) {
     Watch(socket, *collection, query);
     return false;  // the client opens a new connection per watch
   } else if (std::optional<Reply> failing = Failing()) {
     reply = *std::move(failing);
   } else if (collection) {
-    reply = collection->refused ? *collection->refused
-                                : List(*collection, query);
+    reply =
+        collection->refused ? *collection->refused : List(*collection, query);
   } else {
     reply = Route(request, path, query);
   }
@@ -260,8 +260,8 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
              request.method() == bhttp::verb::post) {
     std::string_view ns = path.substr(kEvents.size());
     return CreateEvent(request, ns.substr(0, ns.find('/')));
-  } else if (path.starts_with("/apis/") && path.find("/podgroups/") !=
-                                                std::string_view::npos) {
+  } else if (path.starts_with("/apis/") &&
+             path.find("/podgroups/") != std::string_view::npos) {
     const size_t at = path.find("/namespaces/");
     if (at != std::string_view::npos) {
       return PodGroupCall(request, path.substr(6, at - 6),

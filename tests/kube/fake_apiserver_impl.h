@@ -149,7 +149,7 @@ class FakeApiServer::Impl {
   Store crds_;       // by name
   bool crds_forbidden_ = false;
   std::vector<Json> created_events_;
-  Store eviction_blocks_;                         // pod key -> budget name
+  Store eviction_blocks_;                          // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left
   std::chrono::milliseconds event_delay_{0};
   std::chrono::milliseconds pod_write_delay_{0};

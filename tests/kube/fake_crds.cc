@@ -50,12 +50,12 @@ Scope FakeApiServer::Impl::CrdScope(const Query& query) {
   std::lock_guard lock(mu_);
   if (crds_forbidden_) {
     ++counts_["FORBIDDEN " + scope.kind];
-    scope.refused = Reply{
-        403, Status(403, "Forbidden",
-                    "customresourcedefinitions.apiextensions.k8s.io is "
-                    "forbidden: User cannot list resource "
-                    "\"customresourcedefinitions\" in API group "
-                    "\"apiextensions.k8s.io\" at the cluster scope")};
+    scope.refused =
+        Reply{403, Status(403, "Forbidden",
+                          "customresourcedefinitions.apiextensions.k8s.io is "
+                          "forbidden: User cannot list resource "
+                          "\"customresourcedefinitions\" in API group "
+                          "\"apiextensions.k8s.io\" at the cluster scope")};
   }
   return scope;
 }
@@ -92,8 +92,9 @@ void FakeApiServer::Impl::DeleteCrd(std::string_view name) {
   Json crd = std::move(it->second);
   crds_.erase(it);
   const std::string prefix = crd["spec"].value("group", "") + "/";
-  std::erase_if(podgroups_,
-                [&](const auto& entry) { return entry.first.starts_with(prefix); });
+  std::erase_if(podgroups_, [&](const auto& entry) {
+    return entry.first.starts_with(prefix);
+  });
   Record(std::string(kCrdKind), "DELETED", crd);
 }
 
@@ -119,11 +120,12 @@ Json PodGroupCrd(std::string_view group, std::string_view version,
         {"scope", "Namespaced"},
         {"names", {{"kind", "PodGroup"}, {"plural", "podgroups"}}},
         {"versions",
-         Json::array({{{"name", version}, {"served", true}, {"storage", true}}})}}}};
+         Json::array(
+             {{{"name", version}, {"served", true}, {"storage", true}}})}}}};
   if (established) {
-    crd["status"]["conditions"] = Json::array(
-        {{{"type", "NamesAccepted"}, {"status", "True"}},
-         {{"type", "Established"}, {"status", "True"}}});
+    crd["status"]["conditions"] =
+        Json::array({{{"type", "NamesAccepted"}, {"status", "True"}},
+                     {{"type", "Established"}, {"status", "True"}}});
   }
   return crd;
 }

@@ -254,9 +254,9 @@ Reply FakeApiServer::Impl::Bind(const Request& request, Json& pod) {
   }
   // The registry's plain error, which the API server answers as a 500.
   if (!At(pod["spec"], "schedulingGates").empty()) {
-    return {500, Status(500, "InternalError",
-                        "pod " + name +
-                            " has non-empty .spec.schedulingGates")};
+    return {500,
+            Status(500, "InternalError",
+                   "pod " + name + " has non-empty .spec.schedulingGates")};
   }
   const std::string bound = pod["spec"].value("nodeName", "");
   if (!bound.empty()) {
@@ -267,7 +267,8 @@ Reply FakeApiServer::Impl::Bind(const Request& request, Json& pod) {
   }
   pod["spec"]["nodeName"] = node;
   if (binding["metadata"].contains("annotations")) {
-    for (const auto& [key, value] : binding["metadata"]["annotations"].items()) {
+    for (const auto& [key, value] :
+         binding["metadata"]["annotations"].items()) {
       pod["metadata"]["annotations"][key] = value;
     }
   }

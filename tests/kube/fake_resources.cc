@@ -152,17 +152,17 @@ Reply FakeApiServer::Impl::PodGroupCall(const Request& request,
     return {405, Status(405, "MethodNotAllowed", "method not allowed")};
   }
   const std::string group(api.substr(0, api.find('/')));
-  const std::string key = group + "/" + std::string(rest.substr(0, at)) + "/" +
-                          std::string(name);
+  const std::string key =
+      group + "/" + std::string(rest.substr(0, at)) + "/" + std::string(name);
   auto it = podgroups_.find(key);
   if (it == podgroups_.end()) return NotFound("podgroups." + group, name);
   if (get) return {200, it->second};
-  const PatchScope scope = status                   ? PatchScope::kStatusOnly
+  const PatchScope scope = status                    ? PatchScope::kStatusOnly
                            : crd->status_subresource ? PatchScope::kAllButStatus
                                                      : PatchScope::kAll;
   Json next;
-  if (auto refused = Merge(request, it->second, "podgroups." + group, scope,
-                           next)) {
+  if (auto refused =
+          Merge(request, it->second, "podgroups." + group, scope, next)) {
     return *refused;
   }
   it->second = std::move(next);

@@ -99,8 +99,8 @@ TEST(KubeClientTest, WatchDeliversEventsWhileTheStreamIsOpen) {
             "/api/v1/nodes", "1",
             [&](const WatchEvent& event) {
               if (!delivered) {
-                first.set_value(std::string(WatchEventTypeName(event.type)) + " " +
-                                std::string(event.resource_version));
+                first.set_value(std::string(WatchEventTypeName(event.type)) +
+                                " " + std::string(event.resource_version));
                 delivered = true;
               }
               return absl::OkStatus();

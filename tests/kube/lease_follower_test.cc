@@ -10,8 +10,8 @@ namespace {
 const absl::Time kRenewed = absl::FromUnixSeconds(1'800'000'000);
 
 LeaseState HeldFor(std::string holder) {
-  return {.holder = std::move(holder), .renewed = kRenewed,
-          .duration_seconds = 15};
+  return {
+      .holder = std::move(holder), .renewed = kRenewed, .duration_seconds = 15};
 }
 
 TEST(HeldByTest, OwnPodsSchedulerHoldsItUntilExpiry) {

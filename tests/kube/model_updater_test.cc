@@ -19,7 +19,8 @@ Node DomainNode(std::string_view name, int gpus) {
 TEST(ModelUpdaterTest, PodOnAnUnknownNodeWaitsForTheNode) {
   ExtenderService service;
   ModelUpdater updater(service);
-  updater.ApplyPod(WatchEventType::kAdded, DomainPod(GpuPod("a/early", 2, "n1")));
+  updater.ApplyPod(WatchEventType::kAdded,
+                   DomainPod(GpuPod("a/early", 2, "n1")));
   EXPECT_FALSE(HasPod(service, "uid-a-early"));
   EXPECT_EQ(updater.orphan_count(), 1u);
   updater.ApplyNode(WatchEventType::kAdded, DomainNode("n1", 8));

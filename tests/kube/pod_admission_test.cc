@@ -25,8 +25,8 @@ class PodAdmissionTest : public ::testing::Test {
   AdmitResult Admit(std::string_view name, std::string_view node,
                     std::string uid = "") {
     absl::StatusOr<AdmitResult> result = AdmitPod(
-        *client_, {.namespace_name = "team-a", .name = std::string(name),
-                   .uid = uid},
+        *client_,
+        {.namespace_name = "team-a", .name = std::string(name), .uid = uid},
         node);
     EXPECT_TRUE(result.ok()) << result.status();
     return result.ok() ? *result : AdmitResult{AdmitOutcome::kPodGone, ""};
@@ -40,16 +40,17 @@ class PodAdmissionTest : public ::testing::Test {
     return pod.ok() ? *pod : Pod{};
   }
   AdmitResult AdmitWatched(const Pod& watched, std::string_view node) {
-    absl::StatusOr<AdmitResult> result = AdmitPod(
-        *client_, {.namespace_name = "team-a", .name = watched.meta.name,
-                   .uid = watched.meta.uid},
-        node, {}, &watched);
+    absl::StatusOr<AdmitResult> result = AdmitPod(*client_,
+                                                  {.namespace_name = "team-a",
+                                                   .name = watched.meta.name,
+                                                   .uid = watched.meta.uid},
+                                                  node, {}, &watched);
     EXPECT_TRUE(result.ok()) << result.status();
     return result.ok() ? *result : AdmitResult{AdmitOutcome::kPodGone, ""};
   }
   Json Required(std::string_view key) {
     return server_.Pod(key)["spec"]["affinity"]["nodeAffinity"]
-                          ["requiredDuringSchedulingIgnoredDuringExecution"];
+                           ["requiredDuringSchedulingIgnoredDuringExecution"];
   }
 
   FakeApiServer server_;
@@ -62,9 +63,9 @@ TEST_F(PodAdmissionTest, GatedPodIsPinnedUngatedAndMarkedInOnePatch) {
   EXPECT_EQ(result.outcome, AdmitOutcome::kUngated) << result.message;
   Json pod = server_.Pod("team-a/ring-0");
   EXPECT_FALSE(pod["spec"].contains("schedulingGates"));  // null removes it
-  EXPECT_EQ(Required("team-a/ring-0"),
-            Json({{"nodeSelectorTerms",
-                   {{{"matchFields", {kOurRequirement}}}}}}));
+  EXPECT_EQ(
+      Required("team-a/ring-0"),
+      Json({{"nodeSelectorTerms", {{{"matchFields", {kOurRequirement}}}}}}));
   EXPECT_EQ(pod["metadata"]["labels"]["gpusched.io/admitted"], "true");
   EXPECT_EQ(pod["metadata"]["annotations"]["gpusched.io/assigned-node"],
             "dgx-3");
@@ -76,11 +77,9 @@ TEST_F(PodAdmissionTest, EveryExistingTermKeepsItsRequirementsAndGainsOurs) {
   const Json zone = {{"key", "topology.kubernetes.io/zone"},
                      {"operator", "In"},
                      {"values", {"a", "b"}}};
-  const Json gpu = {{"key", "nvidia.com/gpu.product"},
-                    {"operator", "Exists"}};
-  const Json not_n9 = {{"key", "metadata.name"},
-                       {"operator", "NotIn"},
-                       {"values", {"n9"}}};
+  const Json gpu = {{"key", "nvidia.com/gpu.product"}, {"operator", "Exists"}};
+  const Json not_n9 = {
+      {"key", "metadata.name"}, {"operator", "NotIn"}, {"values", {"n9"}}};
   Json pod = Gated(GpuPod("team-a/ring-1", 4), {kOurGate});
   pod["spec"]["affinity"] = {
       {"nodeAffinity",
@@ -98,9 +97,11 @@ TEST_F(PodAdmissionTest, EveryExistingTermKeepsItsRequirementsAndGainsOurs) {
                             {"matchFields", {kOurRequirement}}}));
   EXPECT_EQ(terms[1], Json({{"matchExpressions", {gpu}},
                             {"matchFields", {not_n9, kOurRequirement}}}));
-  EXPECT_EQ(server_.Pod("team-a/ring-1")["spec"]["affinity"]["nodeAffinity"]
-                       ["preferredDuringSchedulingIgnoredDuringExecution"]
-                           .size(),
+  EXPECT_EQ(server_
+                .Pod("team-a/ring-1")
+                    ["spec"]["affinity"]["nodeAffinity"]
+                    ["preferredDuringSchedulingIgnoredDuringExecution"]
+                .size(),
             1u);
 }
 
@@ -108,9 +109,9 @@ TEST_F(PodAdmissionTest, OnlyOurGateIsLifted) {
   server_.AddPod(Gated(GpuPod("team-a/ring-2", 1),
                        {"example.com/quota", kOurGate, "example.com/data"}));
   ASSERT_EQ(Admit("ring-2", "dgx-3").outcome, AdmitOutcome::kUngated);
-  EXPECT_EQ(server_.Pod("team-a/ring-2")["spec"]["schedulingGates"],
-            Json({{{"name", "example.com/quota"}},
-                  {{"name", "example.com/data"}}}));
+  EXPECT_EQ(
+      server_.Pod("team-a/ring-2")["spec"]["schedulingGates"],
+      Json({{{"name", "example.com/quota"}}, {{"name", "example.com/data"}}}));
 }
 
 // Issue G: the watch already holds the pod, so an admission is one PATCH
@@ -144,9 +145,11 @@ TEST_F(PodAdmissionTest, WatchedPodIsAdmittedWithoutAReadAndKeepsItsTerms) {
   Json read = server_.Pod("team-a/ring-5");
   Json watched = server_.Pod("team-a/ring-6");
   EXPECT_EQ(watched["spec"]["affinity"], read["spec"]["affinity"]);
-  EXPECT_EQ(watched["spec"]["schedulingGates"], read["spec"]["schedulingGates"]);
+  EXPECT_EQ(watched["spec"]["schedulingGates"],
+            read["spec"]["schedulingGates"]);
   EXPECT_EQ(watched["metadata"]["labels"], read["metadata"]["labels"]);
-  EXPECT_EQ(watched["metadata"]["annotations"], read["metadata"]["annotations"]);
+  EXPECT_EQ(watched["metadata"]["annotations"],
+            read["metadata"]["annotations"]);
 }
 
 // A watch that is behind holds an older resourceVersion: the patch made
@@ -154,9 +157,8 @@ TEST_F(PodAdmissionTest, WatchedPodIsAdmittedWithoutAReadAndKeepsItsTerms) {
 TEST_F(PodAdmissionTest, StaleWatchedPodCostsOneConflictAndARead) {
   server_.AddPod(Gated(GpuPod("team-a/ring-7", 1), {kOurGate}));
   const Pod stale = Watched("team-a/ring-7");
-  server_.UpdatePod("team-a/ring-7", [](Json& pod) {
-    pod["metadata"]["labels"]["team"] = "a";
-  });
+  server_.UpdatePod("team-a/ring-7",
+                    [](Json& pod) { pod["metadata"]["labels"]["team"] = "a"; });
   ASSERT_EQ(AdmitWatched(stale, "dgx-3").outcome, AdmitOutcome::kUngated);
   EXPECT_EQ(server_.Count("GET pod"), 1);
   EXPECT_EQ(server_.Count("PATCH pod"), 2);
@@ -171,10 +173,11 @@ TEST_F(PodAdmissionTest, StaleWatchedPodCostsOneConflictAndARead) {
 TEST_F(PodAdmissionTest, WatchedPodOfAnotherUidIsNotWrittenAgainst) {
   server_.AddPod(Gated(GpuPod("team-a/ring-8", 1), {kOurGate}));
   const Pod newer = Watched("team-a/ring-8");
-  absl::StatusOr<AdmitResult> result = AdmitPod(
-      *client_,
-      {.namespace_name = "team-a", .name = "ring-8", .uid = "uid-of-an-older-pod"},
-      "dgx-3", {}, &newer);
+  absl::StatusOr<AdmitResult> result = AdmitPod(*client_,
+                                                {.namespace_name = "team-a",
+                                                 .name = "ring-8",
+                                                 .uid = "uid-of-an-older-pod"},
+                                                "dgx-3", {}, &newer);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->outcome, AdmitOutcome::kPodGone);
   EXPECT_EQ(server_.Count("PATCH pod"), 0);
@@ -210,9 +213,9 @@ TEST_F(PodAdmissionTest, SecondAdmissionOnTheSameNodeWritesNothing) {
 TEST_F(PodAdmissionTest, UngatedPodPinnedToAnotherNodeIsANodeConflict) {
   server_.AddPod(Gated(GpuPod("team-a/ring-6", 1), {kOurGate}));
   ASSERT_EQ(Admit("ring-6", "dgx-3").outcome, AdmitOutcome::kUngated);
-  ASSERT_TRUE(ClearAdmission(*client_, {.namespace_name = "team-a",
-                                        .name = "ring-6"})
-                  .ok());
+  ASSERT_TRUE(
+      ClearAdmission(*client_, {.namespace_name = "team-a", .name = "ring-6"})
+          .ok());
   AdmitResult again = Admit("ring-6", "dgx-7");
   EXPECT_EQ(again.outcome, AdmitOutcome::kNodeConflict);
   EXPECT_THAT(again.message, HasSubstr("pins it to node dgx-3"));

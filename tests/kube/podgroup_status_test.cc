@@ -59,9 +59,9 @@ TEST_F(PodGroupStatusTest, VolcanoConditionsAreReplacedWhole) {
   VolcanoCondition scheduled{.type = VolcanoCondition::Type::kScheduled,
                              .reason = "Admitted",
                              .last_transition = kNoon};
-  ASSERT_TRUE(WriteVolcanoStatus(*client_, ring,
-                                 {.phase = VolcanoPhase::kInqueue,
-                                  .conditions = {scheduled}})
+  ASSERT_TRUE(WriteVolcanoStatus(
+                  *client_, ring,
+                  {.phase = VolcanoPhase::kInqueue, .conditions = {scheduled}})
                   .ok());
   Json stored = server_.PodGroup("scheduling.volcano.sh", "team-a/ring");
   ASSERT_EQ(stored["status"]["conditions"].size(), 1u);

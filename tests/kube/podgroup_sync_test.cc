@@ -36,7 +36,8 @@ class RecordingListener : public PodGroupListener {
   }
   void OnPodGroup(WatchEventType type, PodGroup group) override {
     std::lock_guard lock(mu_);
-    events_.push_back(std::string(WatchEventTypeName(type)) + " " + group.Key());
+    events_.push_back(std::string(WatchEventTypeName(type)) + " " +
+                      group.Key());
   }
   // The groups of the latest list of `flavor`; nullopt before the first.
   std::optional<Names> LastList(PodGroup::Flavor flavor) const {
@@ -78,7 +79,8 @@ class PodGroupSyncTest : public ::testing::Test {
   // Waits until the Volcano API was found absent: settled, listed as none.
   bool WaitAbsent() {
     return WaitUntil([&] {
-      return sync_->settled(kVolcano) && listener_.LastList(kVolcano) == Names{};
+      return sync_->settled(kVolcano) &&
+             listener_.LastList(kVolcano) == Names{};
     });
   }
   bool WaitListed(const Names& keys) {
@@ -123,9 +125,8 @@ TEST_F(PodGroupSyncTest, CrdNotReadyDoesNotWakeTheSync) {
   Start(server, kMinutePoll);
   ASSERT_TRUE(WaitAbsent());
   // Both APIs' first lists are in (each a 404) before counting.
-  ASSERT_TRUE(WaitUntil([&] {
-    return sync_->settled(PodGroup::Flavor::kCoscheduling);
-  }));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return sync_->settled(PodGroup::Flavor::kCoscheduling); }));
   const int refused = server.Count("NOT FOUND podgroups");
   server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", false));
   server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1alpha1", true));
@@ -161,9 +162,8 @@ TEST_F(PodGroupSyncTest, RemovedCrdListsItsGroupsAsNoneAndWaitsAgain) {
 TEST_F(PodGroupSyncTest, ForbiddenCrdWatchFallsBackToThePoll) {
   FakeApiServer server;
   server.ForbidCrds();
-  Start(server, {.initial_backoff = 10ms,
-                 .max_backoff = 200ms,
-                 .absent_poll = 300ms});
+  Start(server,
+        {.initial_backoff = 10ms, .max_backoff = 200ms, .absent_poll = 300ms});
   ASSERT_TRUE(WaitAbsent());
   server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
   server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
@@ -179,9 +179,8 @@ TEST_F(PodGroupSyncTest, MalformedCrdCrashesNothing) {
   Json crd = PodGroupCrd(kVolcanoGroup, "v1beta1", true);
   crd["spec"]["versions"] = "v1beta1";  // not a list
   server.PutCrd(crd);
-  Start(server, {.initial_backoff = 10ms,
-                 .max_backoff = 200ms,
-                 .absent_poll = 300ms});
+  Start(server,
+        {.initial_backoff = 10ms, .max_backoff = 200ms, .absent_poll = 300ms});
   ASSERT_TRUE(WaitAbsent());
   // 2 first lists (one per API), then Volcano's again after its failure.
   ASSERT_TRUE(WaitUntil(

@@ -36,9 +36,9 @@ TEST(WebhookCertsTest, ServingCertificateCoversDnsNamesAndIps) {
   EXPECT_THAT(certs.ca_pem, HasSubstr("BEGIN CERTIFICATE"));
   EXPECT_THAT(certs.key_pem, HasSubstr("PRIVATE KEY"));
   EXPECT_THAT(ServingProblems(certs, names), IsEmpty());
-  EXPECT_THAT(ServingProblems(certs, {"webhook.other.svc", "10.0.0.1"}),
-              ElementsAre(HasSubstr("webhook.other.svc"),
-                          HasSubstr("10.0.0.1")));
+  EXPECT_THAT(
+      ServingProblems(certs, {"webhook.other.svc", "10.0.0.1"}),
+      ElementsAre(HasSubstr("webhook.other.svc"), HasSubstr("10.0.0.1")));
 }
 
 TEST(WebhookCertsTest, ShortValidityIsReportedAsExpiringSoon) {
@@ -81,10 +81,10 @@ TEST(WebhookCertsTest, ServedFromMemoryAndTrustedThroughTheCa) {
 TEST(WebhookCertsTest, PemAndFileOptionsExcludeEachOther) {
   WebhookCerts certs = MustMake({"127.0.0.1"});
   auto handler = [](const http::Request&) { return http::Response{}; };
-  EXPECT_FALSE(http::Server::Start({.listen = "127.0.0.1:0",
-                                    .tls_cert_pem = certs.cert_pem},
-                                   handler)
-                   .ok());
+  EXPECT_FALSE(
+      http::Server::Start(
+          {.listen = "127.0.0.1:0", .tls_cert_pem = certs.cert_pem}, handler)
+          .ok());
   EXPECT_FALSE(http::Server::Start({.listen = "127.0.0.1:0",
                                     .tls_key_file = "/nonexistent",
                                     .tls_cert_pem = certs.cert_pem,

@@ -80,18 +80,16 @@ inline void DumpFlavor(const ResourceFlavor& f, std::string* out) {
 }
 
 inline void DumpConfig(const SchedulerConfig& c, std::string* out) {
-  absl::StrAppend(out, "SchedulerConfig fair=", c.fair_sharing,
-                  " strategies=",
-                  absl::StrJoin(c.preemption_strategies, ",",
-                                [](std::string* out, auto strategy) {
-                                  out->append(
-                                      FairPreemptionStrategyName(strategy));
-                                }),
-                  " admission=", c.gang_admission_timeout_ms,
-                  " backoff=", c.gang_backoff_base_ms, "..",
-                  c.gang_backoff_max_ms, " stale=", c.stale_gang_grace_ms,
-                  " starvation=", c.starvation_timeout_ms,
-                  " min_runtime=", c.preemption_minimum_runtime_ms, "\n");
+  absl::StrAppend(
+      out, "SchedulerConfig fair=", c.fair_sharing, " strategies=",
+      absl::StrJoin(c.preemption_strategies, ",",
+                    [](std::string* out, auto strategy) {
+                      out->append(FairPreemptionStrategyName(strategy));
+                    }),
+      " admission=", c.gang_admission_timeout_ms,
+      " backoff=", c.gang_backoff_base_ms, "..", c.gang_backoff_max_ms,
+      " stale=", c.stale_gang_grace_ms, " starvation=", c.starvation_timeout_ms,
+      " min_runtime=", c.preemption_minimum_runtime_ms, "\n");
   absl::StrAppend(out, "  scoring");
   for (const auto& [name, w] : c.scoring)
     absl::StrAppend(out, " ", name, "=", w);

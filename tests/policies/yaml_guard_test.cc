@@ -82,7 +82,9 @@ TEST(YamlGuardTest, RefusesACommaAfterAValueOutsideFlowCollections) {
   EXPECT_EQ(Message("\xEF\xBB\xBF, b"),
             "line 1, column 1: unexpected ',' where a value starts, outside "
             "any [ ] or { }");
-  EXPECT_EQ(Message("\xEF\xBB\xBF" "a: b, c\n"), "ok");
+  EXPECT_EQ(Message("\xEF\xBB\xBF"
+                    "a: b, c\n"),
+            "ok");
   // An item of an indented JSON array, cut out with its separator.
   EXPECT_EQ(Message("  {\"kind\": \"ResourceFlavor\"},\n ],"),
             "line 1, column 29: unexpected ',' after a complete value, "
@@ -93,9 +95,10 @@ TEST(YamlGuardTest, CommasInsideScalarsAndFlowCollectionsAreText) {
   EXPECT_EQ(Message("a: b, c\nd: 'x,' # y,\ne: \"p,q\"\n"), "ok");
   EXPECT_EQ(Message("{\n \"a\": [1, 2],\n \"b\": {\"c\": \"d\"}\n}\n"), "ok");
   EXPECT_EQ(Message("a: |\n  {x: 1},\n  ,\nb: >-\n  [y],\n"), "ok");
-  EXPECT_EQ(Message("a: 'it''s, ok',\n"), "line 1, column 15: unexpected "
-                                          "',' after a complete value, "
-                                          "outside any [ ] or { }");
+  EXPECT_EQ(Message("a: 'it''s, ok',\n"),
+            "line 1, column 15: unexpected "
+            "',' after a complete value, "
+            "outside any [ ] or { }");
 }
 
 TEST(YamlGuardTest, RefusesAliasesButNotAnchorsOrTags) {

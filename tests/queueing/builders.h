@@ -27,42 +27,45 @@ inline Node Dgx(const std::string& name, const std::string& rack = "rack-1") {
   return node;
 }
 
-inline ClusterQueue Queue(const std::string& name, int64_t gpus,
-                   PreemptionPolicy preemption = {},
-                   QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo) {
-  ClusterQueue cq{.name = name, .cohort = "research",
-                  .queueing_strategy = strategy, .preemption = preemption};
-  cq.resource_groups.push_back(ResourceGroup{
-      .covered_resources = {"nvidia.com/gpu"},
-      .flavors = {FlavorQuotas{.flavor = "h100",
-                               .resources = {ResourceQuota{.name = "nvidia.com/gpu",
-                                                           .nominal = gpus}}}}});
+inline ClusterQueue Queue(
+    const std::string& name, int64_t gpus, PreemptionPolicy preemption = {},
+    QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo) {
+  ClusterQueue cq{.name = name,
+                  .cohort = "research",
+                  .queueing_strategy = strategy,
+                  .preemption = preemption};
+  cq.resource_groups.push_back(
+      ResourceGroup{.covered_resources = {"nvidia.com/gpu"},
+                    .flavors = {FlavorQuotas{
+                        .flavor = "h100",
+                        .resources = {ResourceQuota{.name = "nvidia.com/gpu",
+                                                    .nominal = gpus}}}}});
   return cq;
 }
 
 inline Policy TwoTeams(PreemptionPolicy a = {}, PreemptionPolicy b = {}) {
   Policy policy;
-  policy.flavors = {ResourceFlavor{.name = "h100",
-                                   .node_labels = {{"nvidia.com/gpu.product", kProduct}}}};
+  policy.flavors = {ResourceFlavor{
+      .name = "h100", .node_labels = {{"nvidia.com/gpu.product", kProduct}}}};
   policy.cluster_queues = {Queue("team-a", 8, a), Queue("team-b", 8, b)};
   policy.local_queues = {LocalQueue{"team-a", "q", "team-a"},
                          LocalQueue{"team-b", "q", "team-b"}};
   return policy;
 }
 
-inline Pod GangPod(const std::string& ns, const std::string& group, int index, int gpus,
-            int count, int32_t priority = 0) {
+inline Pod GangPod(const std::string& ns, const std::string& group, int index,
+                   int gpus, int count, int32_t priority = 0) {
   Pod pod;
   pod.meta.name = group + "-" + std::to_string(index);
   pod.meta.namespace_name = ns;
   pod.meta.uid = ns + "-" + pod.meta.name;
   pod.meta.labels = {{"kueue.x-k8s.io/queue-name", "q"},
                      {"kueue.x-k8s.io/pod-group-name", group}};
-  pod.meta.annotations = {{"kueue.x-k8s.io/pod-group-total-count",
-                           std::to_string(count)}};
+  pod.meta.annotations = {
+      {"kueue.x-k8s.io/pod-group-total-count", std::to_string(count)}};
   pod.priority = priority;
-  pod.containers.push_back(Container{.name = "main",
-                                     .requests = {{"nvidia.com/gpu", gpus}}});
+  pod.containers.push_back(
+      Container{.name = "main", .requests = {{"nvidia.com/gpu", gpus}}});
   return pod;
 }
 
@@ -98,8 +101,7 @@ class RecordingSink : public DecisionSink {
 };
 
 // A pod of its own (no gang) in LocalQueue "q" of `ns`.
-inline Pod QueuedPod(const std::string& ns, const std::string& name,
-                     int gpus) {
+inline Pod QueuedPod(const std::string& ns, const std::string& name, int gpus) {
   Pod pod;
   pod.meta.name = name;
   pod.meta.namespace_name = ns;

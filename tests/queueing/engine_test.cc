@@ -10,7 +10,8 @@ namespace {
 class EngineTest : public ::testing::Test {
  protected:
   void Start(Policy policy, int nodes = 2) {
-    for (int i = 0; i < nodes; ++i) model_.UpsertNode(Dgx("dgx-" + std::to_string(i)));
+    for (int i = 0; i < nodes; ++i)
+      model_.UpsertNode(Dgx("dgx-" + std::to_string(i)));
     auto engine = QueueingEngine::Create(std::move(policy), &model_);
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
@@ -21,7 +22,9 @@ class EngineTest : public ::testing::Test {
       engine_->AddPod(GangPod(ns, group, i, gpus, pods, priority), now);
     }
   }
-  const Workload& W(const std::string& key) { return engine_->workloads().at(key); }
+  const Workload& W(const std::string& key) {
+    return engine_->workloads().at(key);
+  }
 
   ClusterModel model_;
   std::unique_ptr<QueueingEngine> engine_;
@@ -35,7 +38,8 @@ TEST_F(EngineTest, GangThatCannotBePlacedWholeTakesNothing) {
   engine_->Schedule(0);
   EXPECT_EQ(W("team-a/big").state, Workload::State::kPending);
   EXPECT_EQ(model_.pod_count(), 0u);
-  EXPECT_NE(W("team-a/big").reason.find("needs 24 nvidia.com/gpu"), std::string::npos)
+  EXPECT_NE(W("team-a/big").reason.find("needs 24 nvidia.com/gpu"),
+            std::string::npos)
       << W("team-a/big").reason;
 }
 
@@ -96,7 +100,8 @@ TEST_F(EngineTest, VolcanoGangWaitsForItsPodGroup) {
 }
 
 TEST_F(EngineTest, ReclaimEvictsTheWholeBorrowingGang) {
-  Start(TwoTeams({}, PreemptionPolicy{.reclaim_within_cohort = ReclaimWithinCohort::kAny}));
+  Start(TwoTeams({}, PreemptionPolicy{.reclaim_within_cohort =
+                                          ReclaimWithinCohort::kAny}));
   SubmitGang("team-a", "borrower", 2, 8, 0);  // uses team-b's 8 too
   engine_->Schedule(0);
   ASSERT_EQ(W("team-a/borrower").state, Workload::State::kAdmitted);
@@ -152,7 +157,7 @@ TEST_F(EngineTest, StrictFifoBlocksBehindItsHeadBestEffortDoesNot) {
   policy.cluster_queues[0].cohort = "";  // no borrowing: 8 GPUs only
   policy.cluster_queues[1].cohort = "";
   Start(policy, 2);
-  SubmitGang("team-a", "head", 2, 8, 0);   // 16 > 8: never fits
+  SubmitGang("team-a", "head", 2, 8, 0);  // 16 > 8: never fits
   SubmitGang("team-a", "small", 1, 1, 1000);
   SubmitGang("team-b", "head", 2, 8, 0);
   SubmitGang("team-b", "small", 1, 1, 1000);
@@ -164,9 +169,11 @@ TEST_F(EngineTest, StrictFifoBlocksBehindItsHeadBestEffortDoesNot) {
 
 TEST_F(EngineTest, TopologyRequiredKeepsTheGangInOneRack) {
   Policy policy = TwoTeams();
-  policy.cluster_queues[0].resource_groups[0].flavors[0].resources[0].nominal = 32;
+  policy.cluster_queues[0].resource_groups[0].flavors[0].resources[0].nominal =
+      32;
   for (int i = 0; i < 4; ++i) {
-    model_.UpsertNode(Dgx("dgx-" + std::to_string(i), i < 2 ? "rack-1" : "rack-2"));
+    model_.UpsertNode(
+        Dgx("dgx-" + std::to_string(i), i < 2 ? "rack-1" : "rack-2"));
   }
   auto engine = QueueingEngine::Create(policy, &model_);
   ASSERT_TRUE(engine.ok());
@@ -183,7 +190,8 @@ TEST_F(EngineTest, TopologyRequiredKeepsTheGangInOneRack) {
   const Workload& w = W("team-a/ring");
   ASSERT_EQ(w.state, Workload::State::kAdmitted) << w.reason;
   for (const auto& [pod, placement] : w.placements) {
-    EXPECT_TRUE(placement.node == "dgx-2" || placement.node == "dgx-3") << placement.node;
+    EXPECT_TRUE(placement.node == "dgx-2" || placement.node == "dgx-3")
+        << placement.node;
   }
 }
 
@@ -203,7 +211,8 @@ TEST_F(EngineTest, GangWhoseAssumedNodeVanishesIsReplannedWhole) {
   engine_->Schedule(1000);
   const Workload& w = W("team-a/ring");
   ASSERT_EQ(w.state, Workload::State::kAdmitted) << w.reason;
-  for (const auto& [pod, placement] : w.placements) EXPECT_NE(placement.node, lost);
+  for (const auto& [pod, placement] : w.placements)
+    EXPECT_NE(placement.node, lost);
   EXPECT_EQ(model_.pod_count(), 2u);  // nothing left behind from the first plan
   EXPECT_EQ(engine_->events()[1].type, EngineEvent::Type::kEvicted);
 }
@@ -303,7 +312,6 @@ TEST_F(EngineTest, NodeRelabelledIntoTheFlavorIsUsedAtOnce) {
   engine_->Schedule(1000);
   EXPECT_EQ(W("team-a/train").state, Workload::State::kAdmitted);
 }
-
 
 // A pending workload whose pods are all deleted (a Job deleted before it
 // ran) is over and forgotten, not kept for ever as "0 of 3"; a pod of the

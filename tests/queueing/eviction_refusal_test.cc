@@ -15,8 +15,8 @@ class EvictionRefusalTest : public ::testing::Test {
  protected:
   void SetUp() override {
     model_.UpsertNode(Dgx("dgx-0"));
-    const PreemptionPolicy lower{
-        .within_cluster_queue = WithinClusterQueue::kLowerPriority};
+    const PreemptionPolicy lower{.within_cluster_queue =
+                                     WithinClusterQueue::kLowerPriority};
     auto engine = QueueingEngine::Create(TwoTeams(lower), &model_);
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
@@ -29,8 +29,7 @@ class EvictionRefusalTest : public ::testing::Test {
     return engine_->workloads().at("team-a/" + group);
   }
   // The refused member still runs where it was: the loop adopts it again.
-  void Readopt(const std::string& group, const std::string& node,
-               int64_t now) {
+  void Readopt(const std::string& group, const std::string& node, int64_t now) {
     Pod pod = W(group).pods.begin()->second;
     pod.node_name = node;
     EXPECT_EQ(engine_->Adopt(pod, node, /*bound=*/true, now).outcome,

@@ -122,8 +122,8 @@ TEST(GangTimersTest, ReservationGoesToTheLongestWaitingAndIsLiftedOnAdmission) {
   std::map<std::string, Workload> workloads;
   Workload& old = workloads["team-a/old"] =
       SinglePodWorkload("team-a", "old", 8);
-  Workload& young =
-      workloads["team-a/young"] = SinglePodWorkload("team-a", "young", 8);
+  Workload& young = workloads["team-a/young"] =
+      SinglePodWorkload("team-a", "young", 8);
   old.key = "team-a/old";
   young.key = "team-a/young";
   young.pending_since_ms = 100;

@@ -26,9 +26,8 @@ class GangTrialTest : public ::testing::Test {
 
   // A placement for `w` found by the gang placer, as admission finds one.
   std::optional<PlacementTrial> Place(Workload& w) {
-    GangPlacementRequest request{.owner = w.key,
-                                 .members = w.MembersToAdmit(),
-                                 .weights = &weights_};
+    GangPlacementRequest request{
+        .owner = w.key, .members = w.MembersToAdmit(), .weights = &weights_};
     GangPlacement placement = PlaceGang(model_, request);
     if (!placement.placed()) return std::nullopt;
     return PlacementTrial(&model_, w, std::move(placement.placements), {},
@@ -94,7 +93,7 @@ TEST_F(GangTrialTest, VictimTrialFailingHalfWayPutsEverythingBack) {
     VictimTrial trial(&model_, &*quota_);
     trial.TakeOff(a);
     trial.TakeOff(b);
-    trial.PutBack(0);      // a back, b still off
+    trial.PutBack(0);       // a back, b still off
     trial.TakeOffAgain(0);  // a off again
     EXPECT_EQ(model_.FindNode("dgx-1")->pod_count(), 0);
     EXPECT_EQ(quota_->Usage("team-a", {"h100", "nvidia.com/gpu"}), 0);
@@ -134,8 +133,8 @@ TEST(PlacementStageTest, RemembersFailuresUntilCapacityIsFreed) {
   ScoringWeights weights = ScoringWeights::Defaults();
   GangPlacementStage stage;
   Workload w = SinglePodWorkload("team-a", "eight", 8);
-  GangPlacementRequest request{.owner = w.key, .members = w.MembersToAdmit(),
-                               .weights = &weights};
+  GangPlacementRequest request{
+      .owner = w.key, .members = w.MembersToAdmit(), .weights = &weights};
   GangPlacement first = stage.PlaceOrRecall(model, w.key, "shape", request);
   ASSERT_FALSE(first.placed());
   GangPlacement again =
@@ -157,8 +156,8 @@ TEST(PlacementStageTest, PreemptionTrialsAreNeitherRecalledNorRemembered) {
   ScoringWeights weights = ScoringWeights::Defaults();
   GangPlacementStage stage;
   Workload w = SinglePodWorkload("team-a", "huge", 16);
-  GangPlacementRequest request{.owner = w.key, .members = w.MembersToAdmit(),
-                               .weights = &weights};
+  GangPlacementRequest request{
+      .owner = w.key, .members = w.MembersToAdmit(), .weights = &weights};
   {
     GangPlacementStage::PreemptionTrialScope scope(&stage);
     EXPECT_TRUE(stage.in_preemption_trial());

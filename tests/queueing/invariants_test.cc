@@ -17,9 +17,10 @@ using ::testing::IsEmpty;
 const FlavorResource kGpu{"h100", "nvidia.com/gpu"};
 
 PodAllocation Alloc(const std::string& key, std::vector<int> ids, int milli) {
-  return PodAllocation{.pod_key = key, .uid = key,
-                       .gpus = GpuAssignment{.gpu_ids = std::move(ids),
-                                             .milli_per_gpu = milli}};
+  return PodAllocation{
+      .pod_key = key,
+      .uid = key,
+      .gpus = GpuAssignment{.gpu_ids = std::move(ids), .milli_per_gpu = milli}};
 }
 
 using PodMap = std::map<std::string, PodAllocation, std::less<>>;
@@ -27,7 +28,8 @@ using PodMap = std::map<std::string, PodAllocation, std::less<>>;
 TEST(DeviceInvariantTest, ExactlyWhatThePodsHoldPasses) {
   GpuInventory gpus = GpuInventory::FromNode(Dgx("dgx-0"));
   PodMap pods = {{"a", Alloc("a", {0, 1}, 1000)}, {"b", Alloc("b", {2}, 1000)}};
-  for (const auto& [key, pod] : pods) ASSERT_TRUE(gpus.Apply(pod.gpus, key).ok());
+  for (const auto& [key, pod] : pods)
+    ASSERT_TRUE(gpus.Apply(pod.gpus, key).ok());
   EXPECT_THAT(NodeDeviceViolations("dgx-0", gpus, pods), IsEmpty());
 }
 
@@ -45,7 +47,8 @@ TEST(DeviceInvariantTest, ShareTakenPastTheWholeGpuFails) {
   node.meta.labels["nvidia.com/gpu.replicas"] = "2";
   node.allocatable = {{"nvidia.com/gpu", 16}};
   GpuInventory gpus = GpuInventory::FromNode(node);
-  PodMap pods = {{"a", Alloc("a", {3}, 500)}, {"b", Alloc("b", {3}, 500)},
+  PodMap pods = {{"a", Alloc("a", {3}, 500)},
+                 {"b", Alloc("b", {3}, 500)},
                  {"c", Alloc("c", {3}, 500)}};
   EXPECT_THAT(NodeDeviceViolations("shared", gpus, pods),
               testing::Contains(HasSubstr("GPU 3 held twice: 1500 milli")));
@@ -76,8 +79,11 @@ TEST(DeviceInvariantTest, InventoryThatForgotAPodFails) {
 
 Workload Admitted(const std::string& key, const std::string& cq, int min,
                   int placed, int64_t gpus = 0) {
-  Workload w{.key = key, .is_gang = min > 1, .min_member = min,
-             .cluster_queue = cq, .state = Workload::State::kAdmitted};
+  Workload w{.key = key,
+             .is_gang = min > 1,
+             .min_member = min,
+             .cluster_queue = cq,
+             .state = Workload::State::kAdmitted};
   for (int i = 0; i < placed; ++i) {
     w.placements[key + "-" + std::to_string(i)] = Placement{.node = "dgx-0"};
   }
@@ -135,7 +141,10 @@ TEST(GangInvariantTest, MembersThatSucceededCount) {
 
 TEST(QuotaLimitInvariantTest, CohortCapacityAndBorrowingLimitHold) {
   Policy policy = TwoTeams();
-  policy.cluster_queues[1].resource_groups[0].flavors[0].resources[0]
+  policy.cluster_queues[1]
+      .resource_groups[0]
+      .flavors[0]
+      .resources[0]
       .borrowing_limit = 2;
   QuotaTree quota = *QuotaTree::Build(policy);
   quota.AddUsage("team-a", {{kGpu, 6}});
@@ -145,9 +154,10 @@ TEST(QuotaLimitInvariantTest, CohortCapacityAndBorrowingLimitHold) {
   quota.AddUsage("team-b", {{kGpu, 1}});
   EXPECT_THAT(
       QuotaLimitViolations(quota, nullptr),
-      ElementsAre("cohort:research uses 17 of h100/nvidia.com/gpu, over its "
-                  "limit of 16",
-                  "team-b uses 11 of h100/nvidia.com/gpu, over its limit of 10"));
+      ElementsAre(
+          "cohort:research uses 17 of h100/nvidia.com/gpu, over its "
+          "limit of 16",
+          "team-b uses 11 of h100/nvidia.com/gpu, over its limit of 10"));
 }
 
 TEST(QuotaLimitInvariantTest, ExcessFromBeforeIsAllowedButMayNotGrow) {
@@ -163,7 +173,8 @@ TEST(QuotaLimitInvariantTest, ExcessFromBeforeIsAllowedButMayNotGrow) {
 class EngineInvariantTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int i = 0; i < 2; ++i) model_.UpsertNode(Dgx("dgx-" + std::to_string(i)));
+    for (int i = 0; i < 2; ++i)
+      model_.UpsertNode(Dgx("dgx-" + std::to_string(i)));
     engine_ = *QueueingEngine::Create(TwoTeams(), &model_);
   }
   ClusterModel model_;
@@ -171,7 +182,8 @@ class EngineInvariantTest : public ::testing::Test {
 };
 
 TEST_F(EngineInvariantTest, StatesTheEngineMakesPass) {
-  for (int i = 0; i < 2; ++i) engine_->AddPod(GangPod("team-a", "g", i, 8, 2), 0);
+  for (int i = 0; i < 2; ++i)
+    engine_->AddPod(GangPod("team-a", "g", i, 8, 2), 0);
   engine_->Schedule(0);
   ASSERT_TRUE(engine_->workloads().at("team-a/g").admitted());
   EXPECT_TRUE(CheckInvariants(*engine_, model_, {.now = 0}).ok());
@@ -198,7 +210,8 @@ TEST_F(EngineInvariantTest, PodMissingFromTheModelFails) {
 }
 
 TEST_F(EngineInvariantTest, SucceededMemberLeavesNoPartialGang) {
-  for (int i = 0; i < 2; ++i) engine_->AddPod(GangPod("team-a", "g", i, 8, 2), 0);
+  for (int i = 0; i < 2; ++i)
+    engine_->AddPod(GangPod("team-a", "g", i, 8, 2), 0);
   engine_->Schedule(0);
   ASSERT_NE(engine_->Finish("team-a/g-0", 10), FinishOutcome::kUnknownKey);
   engine_->Schedule(10);
@@ -216,8 +229,9 @@ TEST_F(EngineInvariantTest, PassThatLeavesAViolationAborts) {
   engine_->Schedule(0);
   // The model moves the pod behind the engine's back.
   ASSERT_TRUE(model_.RemovePod("team-a-g-0"));
-  ASSERT_TRUE(model_.Place(GangPod("team-a", "g", 0, 8, 1), "dgx-1",
-                           GpuAssignment{{0, 1, 2, 3, 4, 5, 6, 7}, 1000, {}})
+  ASSERT_TRUE(model_
+                  .Place(GangPod("team-a", "g", 0, 8, 1), "dgx-1",
+                         GpuAssignment{{0, 1, 2, 3, 4, 5, 6, 7}, 1000, {}})
                   .ok());
   EXPECT_DEATH(engine_->Schedule(1),
                "places team-a/g-0 on dgx-0 but the model has it on dgx-1");

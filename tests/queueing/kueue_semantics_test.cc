@@ -82,9 +82,9 @@ class KueueSemanticsTest : public ::testing::Test {
 // borrow; with fair sharing it still takes from team-b, whose share is
 // the highest, and only from it (Kueue's LessThanOrEqualToFinalShare).
 TEST_F(KueueSemanticsTest, FairSharingPreemptorThatMustBorrow) {
-  Policy policy = Teams({Queue("team-a", 4, kReclaimAny),
-                         Queue("team-b", 4, kReclaimAny),
-                         Queue("team-c", 4, kReclaimAny)});
+  Policy policy =
+      Teams({Queue("team-a", 4, kReclaimAny), Queue("team-b", 4, kReclaimAny),
+             Queue("team-c", 4, kReclaimAny)});
   policy.config.fair_sharing = true;
   Start(std::move(policy));
   for (int i = 0; i < 4; ++i) Add("team-a", "a" + std::to_string(i), 1, 0, 0);

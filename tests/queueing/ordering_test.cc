@@ -1,8 +1,7 @@
 // Ordering and classes: equal workloads share a class, a class yields its
 // members in queue order, and a failed head speaks for the rest.
-#include "queueing/pending_classes.h"
-
 #include "gtest/gtest.h"
+#include "queueing/pending_classes.h"
 #include "tests/queueing/stage_builders.h"
 
 namespace gpusched {
@@ -53,7 +52,7 @@ TEST_F(OrderingTest, EqualShapesShareAClassInQueueOrder) {
   Workload& late = Add("late", 4, 0, 20);
   Workload& early = Add("early", 4, 0, 10);
   Workload& first = Add("first", 4, 0, 5);
-  Workload& other = Add("other", 2, 0, 0);   // another shape
+  Workload& other = Add("other", 2, 0, 0);    // another shape
   Workload& urgent = Add("urgent", 4, 9, 0);  // another priority
   EXPECT_EQ(late.indexed_signature, early.indexed_signature);
   EXPECT_EQ(late.indexed_signature, first.indexed_signature);

@@ -39,16 +39,18 @@ class PreemptionPlannerTest : public ::testing::Test {
   PreemptionPlanner::Trials Trials() {
     return {.could_fit = [](const Workload&,
                             const std::vector<Workload*>&) { return true; },
-            .fits = [this](Workload& w) {
-              ++fit_calls_;
-              const int64_t need = w.pods.begin()
-                                       ->second.containers[0]
-                                       .requests.Get("nvidia.com/gpu");
-              return quota_->Available(w.cluster_queue,
-                                       {"h100", "nvidia.com/gpu"}) >= need &&
-                     model_.FindNode("dgx-0")->gpus().free_milli() >=
-                         need * 1000;
-            }};
+            .fits =
+                [this](Workload& w) {
+                  ++fit_calls_;
+                  const int64_t need =
+                      w.pods.begin()->second.containers[0].requests.Get(
+                          "nvidia.com/gpu");
+                  return quota_->Available(w.cluster_queue,
+                                           {"h100", "nvidia.com/gpu"}) >=
+                             need &&
+                         model_.FindNode("dgx-0")->gpus().free_milli() >=
+                             need * 1000;
+                }};
   }
 
   Policy policy_;
@@ -105,10 +107,8 @@ TEST_F(PreemptionPlannerTest, MinimumRuntimeProtectsYoungWorkloads) {
   low.admitted_at_ms = 10'000;
   Workload w = SinglePodWorkload("team-a", "urgent", 4, 5);
   const ClusterQueue& cq = policy_.cluster_queues[0];
-  EXPECT_TRUE(
-      planner_->Candidates(w, cq, 69'999, Inputs()).workloads.empty());
-  EXPECT_EQ(planner_->Candidates(w, cq, 70'000, Inputs()).workloads.size(),
-            1u);
+  EXPECT_TRUE(planner_->Candidates(w, cq, 69'999, Inputs()).workloads.empty());
+  EXPECT_EQ(planner_->Candidates(w, cq, 70'000, Inputs()).workloads.size(), 1u);
 }
 
 TEST_F(PreemptionPlannerTest, PlanThatCannotFitLeavesEverythingAsItWas) {

@@ -15,14 +15,14 @@ ClusterQueue Queue(std::string name, std::string cohort, int64_t nominal,
   ClusterQueue cq;
   cq.name = std::move(name);
   cq.cohort = std::move(cohort);
-  cq.resource_groups.push_back(ResourceGroup{
-      .covered_resources = {"nvidia.com/gpu"},
-      .flavors = {FlavorQuotas{
-          .flavor = "h100",
-          .resources = {ResourceQuota{.name = "nvidia.com/gpu",
-                                      .nominal = nominal,
-                                      .borrowing_limit = borrow,
-                                      .lending_limit = lend}}}}});
+  cq.resource_groups.push_back(
+      ResourceGroup{.covered_resources = {"nvidia.com/gpu"},
+                    .flavors = {FlavorQuotas{
+                        .flavor = "h100",
+                        .resources = {ResourceQuota{.name = "nvidia.com/gpu",
+                                                    .nominal = nominal,
+                                                    .borrowing_limit = borrow,
+                                                    .lending_limit = lend}}}}});
   return cq;
 }
 
@@ -43,8 +43,8 @@ TEST(QuotaTreeTest, QueueWithoutCohortHasItsNominalQuota) {
 }
 
 TEST(QuotaTreeTest, CohortMembersBorrowWhatOthersDoNotUse) {
-  QuotaTree tree = Build(
-      Policy{.cluster_queues = {Queue("a", "research", 8), Queue("b", "research", 8)}});
+  QuotaTree tree = Build(Policy{.cluster_queues = {Queue("a", "research", 8),
+                                                   Queue("b", "research", 8)}});
   EXPECT_EQ(tree.Available("a", kGpu), 16);  // own 8 + b's unused 8
   tree.AddUsage("b", Gpus(6));
   EXPECT_EQ(tree.Available("a", kGpu), 10);  // 16 - 6
@@ -53,16 +53,16 @@ TEST(QuotaTreeTest, CohortMembersBorrowWhatOthersDoNotUse) {
 }
 
 TEST(QuotaTreeTest, BorrowingLimitCapsWhatAQueueTakesFromTheCohort) {
-  QuotaTree tree = Build(Policy{
-      .cluster_queues = {Queue("a", "research", 8, 4), Queue("b", "research", 8)}});
+  QuotaTree tree = Build(Policy{.cluster_queues = {Queue("a", "research", 8, 4),
+                                                   Queue("b", "research", 8)}});
   EXPECT_EQ(tree.Available("a", kGpu), 12);  // 8 + borrowingLimit 4
   EXPECT_EQ(tree.Available("b", kGpu), 16);
 }
 
 TEST(QuotaTreeTest, LendingLimitKeepsTheRestForTheOwner) {
-  QuotaTree tree = Build(Policy{.cluster_queues = {
-                                    Queue("a", "research", 8),
-                                    Queue("b", "research", 8, std::nullopt, 2)}});
+  QuotaTree tree = Build(
+      Policy{.cluster_queues = {Queue("a", "research", 8),
+                                Queue("b", "research", 8, std::nullopt, 2)}});
   EXPECT_EQ(tree.Available("a", kGpu), 10);  // 8 + b lends only 2
   EXPECT_EQ(tree.Available("b", kGpu), 16);  // b's 6 guaranteed + cohort's 10
   tree.AddUsage("a", Gpus(10));
@@ -72,9 +72,9 @@ TEST(QuotaTreeTest, LendingLimitKeepsTheRestForTheOwner) {
 }
 
 TEST(QuotaTreeTest, RemovingUsageRestoresAvailability) {
-  QuotaTree tree = Build(Policy{.cluster_queues = {
-                                    Queue("a", "research", 8),
-                                    Queue("b", "research", 8, std::nullopt, 2)}});
+  QuotaTree tree = Build(
+      Policy{.cluster_queues = {Queue("a", "research", 8),
+                                Queue("b", "research", 8, std::nullopt, 2)}});
   tree.AddUsage("b", Gpus(7));  // 6 guaranteed + 1 stored in the cohort
   tree.AddUsage("a", Gpus(9));
   EXPECT_EQ(tree.Usage("cohort:research", kGpu), 10);  // a's 9 + b's 1
@@ -110,7 +110,7 @@ TEST(QuotaTreeTest, WeightedShareIsBorrowedOverLendableOverWeight) {
   QuotaTree tree = Build(policy);
   EXPECT_EQ(tree.WeightedShare("a"), 0);  // not borrowing
   tree.AddUsage("a", Gpus(12));
-  EXPECT_EQ(tree.WeightedShare("a"), 250);  // 4 borrowed * 1000 / 16
+  EXPECT_EQ(tree.WeightedShare("a"), 250);            // 4 borrowed * 1000 / 16
   EXPECT_EQ(tree.WeightedShare("b", Gpus(12)), 125);  // 250 / weight 2
 }
 

@@ -60,8 +60,8 @@ inline std::string Snapshot(const ClusterModel& model) {
     absl::StrAppend(&out, node->name(), " free=", node->gpus().free_milli(),
                     "\n");
     for (const auto& [key, allocation] : node->pods()) {
-      absl::StrAppend(&out, "  ", key, " uid=", allocation.uid, " gpus=",
-                      FormatGpuIds(allocation.gpus.gpu_ids), "@",
+      absl::StrAppend(&out, "  ", key, " uid=", allocation.uid,
+                      " gpus=", FormatGpuIds(allocation.gpus.gpu_ids), "@",
                       allocation.gpus.milli_per_gpu, "\n");
     }
   }

@@ -120,8 +120,9 @@ TEST_F(BindInDoubtTest, BindingThatLandedElsewhereIsFollowed) {
   BindTimesOut(train_);
   Pod bound = train_;
   bound.node_name = "n2";  // the API server's word wins
-  EXPECT_THAT(service_.ObserveBound(bound),
-              ElementsAre(HasSubstr("held on node n1 but is bound to node n2")));
+  EXPECT_THAT(
+      service_.ObserveBound(bound),
+      ElementsAre(HasSubstr("held on node n1 but is bound to node n2")));
   EXPECT_THAT(Passed(other_), ElementsAre("n1"));
 }
 

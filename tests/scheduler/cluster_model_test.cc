@@ -96,15 +96,17 @@ TEST(AddRunningPod, FallsBackWithAWarningWhenTheIdsAreTaken) {
 // so the guess moves, and no GPU ends up with two holders.
 TEST(AddRunningPod, AGuessYieldsToARecordOfTheSameGpus) {
   ClusterModel model = OneNode();
-  ASSERT_TRUE(model.AddRunningPod(MakePod("ml/guessed").Gpus(2).OnNode("n1")).ok());
+  ASSERT_TRUE(
+      model.AddRunningPod(MakePod("ml/guessed").Gpus(2).OnNode("n1")).ok());
   ASSERT_THAT(GpusOf(model, "n1", "ml/guessed"), ElementsAre(0, 1));
   std::string warning;
-  ASSERT_TRUE(
-      model
-          .AddRunningPod(MakePod("ml/recorded").Gpus(4).OnNode("n1").Annotation(
-                             kGpuIdsAnnotation, "0,1,2,3"),
-                         &warning)
-          .ok());
+  ASSERT_TRUE(model
+                  .AddRunningPod(MakePod("ml/recorded")
+                                     .Gpus(4)
+                                     .OnNode("n1")
+                                     .Annotation(kGpuIdsAnnotation, "0,1,2,3"),
+                                 &warning)
+                  .ok());
   EXPECT_EQ(warning, "");
   EXPECT_THAT(GpusOf(model, "n1", "ml/recorded"), ElementsAre(0, 1, 2, 3));
   const std::vector<int> moved = GpusOf(model, "n1", "ml/guessed");
@@ -117,16 +119,18 @@ TEST(AddRunningPod, AGuessYieldsToARecordOfTheSameGpus) {
 // and says so, as before; a recorded pod never moves for another record.
 TEST(AddRunningPod, ARecordNeverYieldsToAnotherRecord) {
   ClusterModel model = OneNode();
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/a").Gpus(1).OnNode("n1").Annotation(
-                      kGpuIdsAnnotation, "0"))
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/a").Gpus(1).OnNode("n1").Annotation(
+              kGpuIdsAnnotation, "0"))
+          .ok());
   std::string warning;
-  ASSERT_TRUE(model
-                  .AddRunningPod(MakePod("ml/b").Gpus(1).OnNode("n1").Annotation(
-                                     kGpuIdsAnnotation, "0"),
-                                 &warning)
-                  .ok());
+  ASSERT_TRUE(
+      model
+          .AddRunningPod(MakePod("ml/b").Gpus(1).OnNode("n1").Annotation(
+                             kGpuIdsAnnotation, "0"),
+                         &warning)
+          .ok());
   EXPECT_THAT(GpusOf(model, "n1", "ml/a"), ElementsAre(0));
   EXPECT_THAT(warning, HasSubstr("does not match free GPUs"));
 }

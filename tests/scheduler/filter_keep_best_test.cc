@@ -23,19 +23,18 @@ using ::testing::Pair;
 // default weights (7 against 5 of 10, see extender_service_test.cc), and
 // half-busy (2 taken) lies between them; full has no GPU left.
 std::unique_ptr<ExtenderService> ServiceKeeping(size_t keep) {
-  auto service =
-      std::make_unique<ExtenderService>(ServiceOptions{.filter_keep_best = keep});
+  auto service = std::make_unique<ExtenderService>(
+      ServiceOptions{.filter_keep_best = keep});
   service->UpsertNodes({MakeNode("idle").Gpus(8), MakeNode("busy").Gpus(8),
-                       MakeNode("half").Gpus(8), MakeNode("full").Gpus(1)});
-  EXPECT_THAT(
-      service->AddRunningPods(
-          {MakePod("ml/a").Gpus(4).OnNode("busy").Annotation(kGpuIdsAnnotation,
-                                                              "0,1,2,3"),
-           MakePod("ml/b").Gpus(2).OnNode("half").Annotation(kGpuIdsAnnotation,
-                                                              "0,1"),
-           MakePod("ml/c").Gpus(1).OnNode("full").Annotation(kGpuIdsAnnotation,
-                                                              "0")}),
-      IsEmpty());
+                        MakeNode("half").Gpus(8), MakeNode("full").Gpus(1)});
+  EXPECT_THAT(service->AddRunningPods(
+                  {MakePod("ml/a").Gpus(4).OnNode("busy").Annotation(
+                       kGpuIdsAnnotation, "0,1,2,3"),
+                   MakePod("ml/b").Gpus(2).OnNode("half").Annotation(
+                       kGpuIdsAnnotation, "0,1"),
+                   MakePod("ml/c").Gpus(1).OnNode("full").Annotation(
+                       kGpuIdsAnnotation, "0")}),
+              IsEmpty());
   return service;
 }
 
@@ -90,9 +89,10 @@ TEST(FilterKeepBest, EqualScoresGoToTheFirstAsked) {
 TEST(FilterKeepBest, ChoiceFollowsTheModel) {
   auto owned = ServiceKeeping(1);
   ExtenderService& service = *owned;
-  EXPECT_THAT(service.AddRunningPods({MakePod("ml/d").Gpus(4).OnNode("busy").Annotation(
-                  kGpuIdsAnnotation, "4,5,6,7")}),
-              IsEmpty());
+  EXPECT_THAT(
+      service.AddRunningPods({MakePod("ml/d").Gpus(4).OnNode("busy").Annotation(
+          kGpuIdsAnnotation, "4,5,6,7")}),
+      IsEmpty());
   EXPECT_THAT(service.Filter(MakePod("ml/p").Gpus(1), kAsked).passed,
               ElementsAre("half"));
 }

@@ -174,10 +174,11 @@ TEST(GpuTopologyParseTest, CompactShorthandEqualsTheDgxH100Default) {
 }
 
 TEST(GpuTopologyParseTest, CompactShorthandTakesAsManyGpusAsANodeMayHave) {
-  const GpuTopology topology = MustParse(absl::StrCat(
-      R"({"gpus": )", kMaxGpusPerNode, R"(, "all": "NV4"})"));
+  const GpuTopology topology = MustParse(
+      absl::StrCat(R"({"gpus": )", kMaxGpusPerNode, R"(, "all": "NV4"})"));
   EXPECT_EQ(topology.gpu_count(), kMaxGpusPerNode);
-  EXPECT_EQ(topology.Link(kMaxGpusPerNode - 1, 0), (GpuLink{.kind = LinkKind::kNvLink, .nvlinks = 4}));
+  EXPECT_EQ(topology.Link(kMaxGpusPerNode - 1, 0),
+            (GpuLink{.kind = LinkKind::kNvLink, .nvlinks = 4}));
 }
 
 TEST(GpuTopologyParseTest, CompactShorthandWithoutNumaLeavesItUnknown) {

@@ -90,9 +90,9 @@ TEST(IsTerminal, HoldsOnlyForSucceededAndFailed) {
 }
 
 TEST(PodPhaseFromName, ReadsKubernetesNamesAndAnythingElseAsUnknown) {
-  for (PodPhase phase : {PodPhase::kPending, PodPhase::kRunning,
-                         PodPhase::kSucceeded, PodPhase::kFailed,
-                         PodPhase::kUnknown}) {
+  for (PodPhase phase :
+       {PodPhase::kPending, PodPhase::kRunning, PodPhase::kSucceeded,
+        PodPhase::kFailed, PodPhase::kUnknown}) {
     EXPECT_EQ(PodPhaseFromName(PodPhaseName(phase)), phase);
   }
   EXPECT_EQ(PodPhaseName(PodPhase::kSucceeded), "Succeeded");

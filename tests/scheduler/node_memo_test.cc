@@ -60,9 +60,10 @@ TEST_F(NodeMemoTest, RemembersPerKeyAndNode) {
 TEST_F(NodeMemoTest, AValueLapsesWhenItsNodeTakesOrLosesAPod) {
   Get("1 gpu", "a", 70);
   Get("1 gpu", "b", 60);
-  ASSERT_TRUE(model_.Place(OneGpu("p"), "a",
-                           GpuAssignment{.gpu_ids = {0}, .milli_per_gpu = 1000},
-                           /*bound=*/false)
+  ASSERT_TRUE(model_
+                  .Place(OneGpu("p"), "a",
+                         GpuAssignment{.gpu_ids = {0}, .milli_per_gpu = 1000},
+                         /*bound=*/false)
                   .ok());
   EXPECT_EQ(Get("1 gpu", "a", 80), 80);  // a changed
   EXPECT_EQ(Get("1 gpu", "b", 0), 60);   // b did not

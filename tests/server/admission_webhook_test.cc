@@ -16,22 +16,22 @@ using ::testing::HasSubstr;
 
 // An AdmissionReview as kube-apiserver sends it for a pod CREATE.
 Json Review(Json pod_spec, std::string operation = "CREATE") {
-  return {{"apiVersion", "admission.k8s.io/v1"},
-          {"kind", "AdmissionReview"},
-          {"request",
-           {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
-            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-            {"resource",
-             {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
-            {"namespace", "team-a"},
-            {"name", "train-0"},
-            {"operation", operation},
-            {"object",
-             {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", "train-0"}, {"namespace", "team-a"}}},
-              {"spec", std::move(pod_spec)}}},
-            {"oldObject", nullptr}}}};
+  return {
+      {"apiVersion", "admission.k8s.io/v1"},
+      {"kind", "AdmissionReview"},
+      {"request",
+       {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+        {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+        {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+        {"namespace", "team-a"},
+        {"name", "train-0"},
+        {"operation", operation},
+        {"object",
+         {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "train-0"}, {"namespace", "team-a"}}},
+          {"spec", std::move(pod_spec)}}},
+        {"oldObject", nullptr}}}};
 }
 
 Json GpuschedPodSpec() {
@@ -123,14 +123,13 @@ TEST(AdmissionWebhookTest, OtherPodsAndOperationsPassUnpatched) {
 TEST(AdmissionWebhookTest, ConfiguredSchedulerNameIsGated) {
   Json spec = GpuschedPodSpec();
   spec["schedulerName"] = "gpu-batch";
-  absl::StatusOr<AdmissionDecision> mine = DecidePodGating(
-      Review(spec).dump(), {.scheduler_name = "gpu-batch"});
+  absl::StatusOr<AdmissionDecision> mine =
+      DecidePodGating(Review(spec).dump(), {.scheduler_name = "gpu-batch"});
   ASSERT_TRUE(mine.ok()) << mine.status();
   EXPECT_EQ(mine->gating, PodGating::kGate);
   EXPECT_EQ(mine->pod, "team-a/train-0");
-  absl::StatusOr<AdmissionDecision> theirs =
-      DecidePodGating(Review(GpuschedPodSpec()).dump(),
-                      {.scheduler_name = "gpu-batch"});
+  absl::StatusOr<AdmissionDecision> theirs = DecidePodGating(
+      Review(GpuschedPodSpec()).dump(), {.scheduler_name = "gpu-batch"});
   ASSERT_TRUE(theirs.ok()) << theirs.status();
   EXPECT_EQ(theirs->gating, PodGating::kNotOurs);
 }
@@ -140,11 +139,10 @@ TEST(AdmissionWebhookTest, ConfiguredSchedulerNameIsGated) {
 // nobody would lift its gate.
 TEST(AdmissionWebhookTest, OnlyPodsTheQueueingCoreManagesAreGated) {
   std::vector<std::string> asked;
-  const AdmissionWebhookOptions options{
-      .manages = [&asked](const Pod& pod) {
-        asked.push_back(pod.meta.namespace_name + "/" + pod.meta.name);
-        return pod.meta.labels.contains("kueue.x-k8s.io/queue-name");
-      }};
+  const AdmissionWebhookOptions options{.manages = [&asked](const Pod& pod) {
+    asked.push_back(pod.meta.namespace_name + "/" + pod.meta.name);
+    return pod.meta.labels.contains("kueue.x-k8s.io/queue-name");
+  }};
   Json plain = Review(GpuschedPodSpec());
   Json queued = Review(GpuschedPodSpec());
   queued["request"]["object"]["metadata"]["labels"] = {
@@ -157,8 +155,8 @@ TEST(AdmissionWebhookTest, OnlyPodsTheQueueingCoreManagesAreGated) {
       DecidePodGating(queued.dump(), options);
   ASSERT_TRUE(queued_decision.ok()) << queued_decision.status();
   EXPECT_EQ(queued_decision->gating, PodGating::kGate);
-  EXPECT_EQ(asked, (std::vector<std::string>{"team-a/train-0",
-                                             "team-a/train-0"}));
+  EXPECT_EQ(asked,
+            (std::vector<std::string>{"team-a/train-0", "team-a/train-0"}));
   // Another scheduler's pod is not even looked at.
   Json other = GpuschedPodSpec();
   other["schedulerName"] = "default-scheduler";
@@ -216,10 +214,10 @@ TEST(AdmissionWebhookTest, BodyOverTheLimitGets400) {
 TEST(AdmissionWebhookTest, RegisteredForPostOnMutatePods) {
   http::Router router;
   AdmissionWebhook({}).Register(router);
-  http::Response post = router.Handle(
-      {.method = "POST",
-       .target = "/mutate-pods",
-       .body = Review(GpuschedPodSpec()).dump()});
+  http::Response post =
+      router.Handle({.method = "POST",
+                     .target = "/mutate-pods",
+                     .body = Review(GpuschedPodSpec()).dump()});
   EXPECT_EQ(post.status, 200) << post.body;
   EXPECT_EQ(router.Handle({.method = "GET", .target = "/mutate-pods"}).status,
             405);
@@ -240,10 +238,9 @@ TEST(WebhookFlagsTest, DefaultsNameTheDeployedObjects) {
 }
 
 TEST(WebhookFlagsTest, MalformedFlagsAreErrors) {
-  EXPECT_THAT(std::string(
-                  WebhookServerOptionsFrom({.secret = "no-namespace"})
-                      .status()
-                      .message()),
+  EXPECT_THAT(std::string(WebhookServerOptionsFrom({.secret = "no-namespace"})
+                              .status()
+                              .message()),
               HasSubstr("--webhook-secret"));
   EXPECT_FALSE(WebhookServerOptionsFrom({.dns_names = " , "}).ok());
   EXPECT_FALSE(WebhookServerOptionsFrom({.config_name = ""}).ok());
