@@ -197,6 +197,9 @@ TEST_F(ClusterSyncTest, ListenerHearsEachRelistStartAndEachCompleteList) {
   EXPECT_EQ(recorder.NodeSays(),
             (std::vector<std::string>{"nodes listed with n2", "relisting nodes",
                                       "nodes listed without n2"}));
+  // The sync threads still call the recorder (the pod relist); stop them
+  // before it goes out of scope, ahead of the fixture's TearDown.
+  sync_->Stop();
 }
 
 TEST_F(ClusterSyncTest, NotSyncedWhileUnauthorized) {
