@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 # Targets from the issue (extender speed, ingest, memory growth).
 FILTER_P99_US = 200
 FILTER_RPS = 20000
+# Issue G §1: filter CPU p99 with passes under way over without a queue.
+FILTER_DURING_PASSES_RATIO = 1.1
 INGEST_MB_S = 500
 SOAK_GROWTH_PCT = 5
 
@@ -249,6 +251,14 @@ def google_benchmark(name, doc):
             targets.append([f"{n}: filter p99 (handler)",
                             f"≤ {FILTER_P99_US} µs", b["p99_us"],
                             verdict(b["p99_us"] <= FILTER_P99_US)])
+        if (n.startswith("BM_FilterUnqueuedPodDuringPasses/")
+                and "cpu_p99_ratio" in b and b.get("run_type") != "aggregate"):
+            ratio = b["cpu_p99_ratio"]
+            targets.append([f"{n}: filter CPU p99, passes ÷ no queue (paired)",
+                            f"≤ {FILTER_DURING_PASSES_RATIO}", fmt(ratio, 2),
+                            verdict(ratio <= FILTER_DURING_PASSES_RATIO)])
+            targets.append([f"{n}: filter wall p99, passes ÷ no queue",
+                            "reported", fmt(b.get("p99_ratio"), 2), ""])
         if ("Nodes" in n and "bytes_per_second" in b
                 and not n.endswith("/20")):
             mbs = b["bytes_per_second"] / 1e6

@@ -20,15 +20,20 @@ class Latencies {
   // `prefix` names a second series beside the first ("cpu_p99_us").
   void Publish(benchmark::State& state, const std::string& prefix = "") {
     if (samples_.empty()) return;
-    std::sort(samples_.begin(), samples_.end());
-    auto at = [&](double q) {
-      size_t i = static_cast<size_t>(q * (samples_.size() - 1));
-      return samples_[i] / 1000.0;
-    };
-    state.counters[prefix + "p50_us"] = at(0.50);
-    state.counters[prefix + "p99_us"] = at(0.99);
-    state.counters[prefix + "p999_us"] = at(0.999);
-    state.counters[prefix + "max_us"] = samples_.back() / 1000.0;
+    state.counters[prefix + "p50_us"] = At(0.50);
+    state.counters[prefix + "p99_us"] = At(0.99);
+    state.counters[prefix + "p999_us"] = At(0.999);
+    state.counters[prefix + "max_us"] = At(1.0);
+  }
+
+  // The q-quantile in microseconds (0 with no samples).
+  double At(double q) {
+    if (samples_.empty()) return 0;
+    if (!std::is_sorted(samples_.begin(), samples_.end())) {
+      std::sort(samples_.begin(), samples_.end());
+    }
+    size_t i = static_cast<size_t>(q * (samples_.size() - 1));
+    return samples_[i] / 1000.0;
   }
 
  private:
