@@ -400,13 +400,24 @@ def gang_time_to_bound(doc):
         bound = [r.get("last_created_to_all_bound_ms") or 0 for r in of]
         median = statistics.median(bound)
         target = targets.get(str(members)) if arm == "gang" else None
+        # CPU from the last creation to all bound: near 100 % of both
+        # cores, the machine sets the pace (older files lack it).
+        shares = [r["cpu_share_of_two_cores"] for r in of
+                  if "cpu_share_of_two_cores" in r]
+        cpu = [r.get("cpu_after_last_created_ms") or {} for r in of]
+        def cpu_median(name):
+            values = [c[name] for c in cpu if name in c]
+            return statistics.median(values) if values else None
         rows.append([arm, members, len(of), statistics.median(ungated),
                      max(ungated), median, max(bound),
+                     f"{100 * statistics.median(shares):.0f} %" if shares else "–",
+                     cpu_median("kube-apiserver"), cpu_median("gpusched"),
                      "–" if target is None else f"≤ {target:,.0f}",
                      "" if target is None else verdict(median <= target)])
     out += table(["arm", "members", "rounds", "→ gates lifted ms (median)",
-                  "(max)", "→ all bound ms (median)", "(max)", "target",
-                  "verdict"], rows)
+                  "(max)", "→ all bound ms (median)", "(max)",
+                  "CPU of 2 cores meanwhile", "kube-apiserver CPU ms",
+                  "gpusched CPU ms", "target", "verdict"], rows)
     out.append("")
     return out
 

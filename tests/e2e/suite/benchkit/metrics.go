@@ -88,6 +88,24 @@ func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *contro
 	return ticks
 }
 
+// ProcessCPUMs is the CPU time (user + system) each running control-plane
+// process and this benchmark process have used so far, in ms, at the
+// kernel's clock-tick resolution (10 ms).
+func ProcessCPUMs(b testing.TB, cp *controlplane.ControlPlane) map[string]float64 {
+	b.Helper()
+	pids := cp.Pids()
+	pids[tpBenchClient] = os.Getpid()
+	out := map[string]float64{}
+	for name, pid := range pids {
+		t, err := tpProcessTicks(pid)
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		out[name] = t * 1000 / tpClockTicks
+	}
+	return out
+}
+
 // tpProcessTicks is utime+stime of /proc/<pid>/stat (fields 14 and 15, in
 // clock ticks). The command name, field 2, may hold spaces: count from
 // its closing parenthesis.
