@@ -28,6 +28,7 @@ std::string PodUid(const Pod& pod) {
 
 std::string ClusterModel::UpsertNode(Node node) {
   std::string name = node.meta.name;
+  Touch(name);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) {
     ++node_set_generation_;
@@ -50,6 +51,7 @@ bool ClusterModel::RemoveNode(std::string_view name,
                               std::vector<DetachedPod>* detached) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
+  Touch(name);
   ++node_set_generation_;
   for (const auto& [key, allocation] : it->second->pods()) {
     auto placed = pods_by_uid_.find(allocation.uid);
@@ -85,7 +87,9 @@ absl::Status ClusterModel::Attach(std::string_view node_name,
 
 NodeState* ClusterModel::MutableNode(std::string_view name) {
   auto it = nodes_.find(name);
-  return it == nodes_.end() ? nullptr : it->second.get();
+  if (it == nodes_.end()) return nullptr;
+  Touch(name);
+  return it->second.get();
 }
 
 const NodeState* ClusterModel::FindNode(std::string_view name) const {
@@ -228,6 +232,7 @@ bool ClusterModel::MarkBound(std::string_view uid) {
   if (it == pods_by_uid_.end()) return false;
   if (it->second.bound) return true;
   it->second.bound = true;
+  Touch(it->second.node);
   bound_marks_.insert_or_assign(it->second.node, NextBoundMark());
   NoteChanged(uid, it->second.pod_key, false);
   return true;

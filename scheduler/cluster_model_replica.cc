@@ -1,6 +1,9 @@
 // ClusterModel as a replica of another: versions, the sync by version and
 // the record of the pods a replica's owner changed (cluster_model.h).
+#include <atomic>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler/cluster_model.h"
@@ -67,29 +70,83 @@ void ClusterModel::CopyNodeFrom(const ClusterModel& source,
   }
 }
 
+uint64_t ClusterModel::NextModelId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ClusterModel::Touch(std::string_view name) {
+  const uint64_t stamp = ++touch_clock_;
+  if (auto it = stamp_of_node_.find(name); it != stamp_of_node_.end()) {
+    touched_by_stamp_.erase(it->second);
+    it->second = stamp;
+  } else {
+    stamp_of_node_.emplace(std::string(name), stamp);
+  }
+  touched_by_stamp_.emplace(stamp, std::string(name));
+}
+
 size_t ClusterModel::SyncFrom(const ClusterModel& source) {
-  size_t synced = 0;
-  std::vector<std::string> dropped;
-  for (const auto& [name, mine] : nodes_) {
-    if (!source.nodes_.contains(name)) dropped.push_back(name);
-  }
-  for (const std::string& name : dropped) {
-    UnindexPodsOf(*nodes_.find(name)->second);
-    bound_marks_.erase(name);
-    nodes_.erase(name);
-    ++node_set_generation_;
-    ++synced;
-  }
-  for (const auto& [name, theirs] : source.nodes_) {
-    auto mine = nodes_.find(name);
-    if (mine != nodes_.end() &&
-        VersionOf(*mine->second) == source.VersionOf(*theirs)) {
-      continue;
-    }
-    CopyNodeFrom(source, *theirs);
-    ++synced;
-  }
+  const bool same_source =
+      synced_from_ == &source && synced_from_id_ == source.id_;
+  const size_t synced =
+      same_source ? SyncTouchedNodes(source) : SyncEveryNode(source);
+  synced_from_ = &source;
+  synced_from_id_ = source.id_;
+  source_synced_through_ = source.touch_clock_;
+  own_synced_through_ = touch_clock_;
   return synced;
+}
+
+size_t ClusterModel::SyncEveryNode(const ClusterModel& source) {
+  std::vector<std::string> names;
+  for (const auto& [name, mine] : nodes_) {
+    if (!source.nodes_.contains(name)) names.push_back(name);
+  }
+  for (const auto& [name, theirs] : source.nodes_) names.push_back(name);
+  size_t synced = 0;
+  for (const std::string& name : names) synced += SyncNode(source, name);
+  return synced;
+}
+
+// The nodes the source touched since the last sync (its changes to bring
+// over) and those this model touched (the owner's trials to undo).
+size_t ClusterModel::SyncTouchedNodes(const ClusterModel& source) {
+  std::set<std::string> names;
+  for (const auto& [model, since] :
+       {std::pair{&source, source_synced_through_},
+        std::pair{static_cast<const ClusterModel*>(this),
+                  own_synced_through_}}) {
+    for (auto it = model->touched_by_stamp_.upper_bound(since);
+         it != model->touched_by_stamp_.end(); ++it) {
+      names.insert(it->second);
+    }
+  }
+  size_t synced = 0;
+  for (const std::string& name : names) synced += SyncNode(source, name);
+  return synced;
+}
+
+bool ClusterModel::SyncNode(const ClusterModel& source,
+                            const std::string& name) {
+  auto theirs = source.nodes_.find(name);
+  auto mine = nodes_.find(name);
+  if (theirs == source.nodes_.end()) {
+    if (mine == nodes_.end()) return false;
+    Touch(name);
+    UnindexPodsOf(*mine->second);
+    bound_marks_.erase(name);
+    nodes_.erase(mine);
+    ++node_set_generation_;
+    return true;
+  }
+  if (mine != nodes_.end() &&
+      VersionOf(*mine->second) == source.VersionOf(*theirs->second)) {
+    return false;
+  }
+  Touch(name);
+  CopyNodeFrom(source, *theirs->second);
+  return true;
 }
 
 }  // namespace gpusched

@@ -1,6 +1,7 @@
 // A ClusterModel kept as a replica of another (the admission loop's): the
 // sync copies only the nodes whose version changed, and the replica records
 // which pods its owner changed.
+#include <random>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,95 @@ TEST(ClusterModelReplicaTest, ChangedPodKeepsWhetherItWasBoundBeforeThePass) {
   EXPECT_THAT(replica.TakeChangedPods(),
               ElementsAre(Pair("uid-ml-run", ChangedPod{"ml/run", true}),
                           Pair("uid-ml-wait", ChangedPod{"ml/wait", false})));
+}
+
+// Every node alike in version, and the same pods indexed.
+void ExpectSameAs(const ClusterModel& replica, const ClusterModel& source) {
+  ASSERT_EQ(replica.node_count(), source.node_count());
+  EXPECT_EQ(replica.pod_count(), source.pod_count());
+  for (const NodeState* theirs : source.SortedNodes()) {
+    const NodeState* mine = replica.FindNode(theirs->name());
+    ASSERT_NE(mine, nullptr) << theirs->name();
+    EXPECT_EQ(replica.VersionOf(*mine), source.VersionOf(*theirs))
+        << theirs->name();
+    for (const auto& [key, allocation] : theirs->pods()) {
+      const PlacedPod* placed = replica.FindPodByUid(allocation.uid);
+      ASSERT_NE(placed, nullptr) << allocation.uid;
+      EXPECT_EQ(placed->node, theirs->name());
+    }
+  }
+}
+
+// Synced again from the same source, the replica looks only at the nodes
+// either side touched: a seeded run of changes on both sides (the source's
+// watches, the owner's trial placements) must leave it equal to the source
+// after every sync, as a sync of every node would.
+TEST(ClusterModelReplica, SyncByTouchedNodesMatchesTheSourceAfterEveryChange) {
+  ClusterModel source;
+  for (int i = 0; i < 12; ++i) {
+    source.UpsertNode(MakeNode("n" + std::to_string(i)).Gpus(8));
+  }
+  ClusterModel replica;
+  replica.SyncFrom(source);
+  std::mt19937 random(7);
+  int pods = 0;
+  for (int round = 0; round < 200; ++round) {
+    const std::string node = "n" + std::to_string(random() % 14);
+    const std::string uid = "uid-ml-p" + std::to_string(random() % (pods + 1));
+    switch (random() % 7) {
+      case 0:
+        source.UpsertNode(MakeNode(node).Gpus(8));
+        break;
+      case 1:
+        source.RemoveNode(node);
+        break;
+      case 2:  // assumed, not bound yet: MarkBound has work to do
+        (void)source.Place(MakePod("ml/p" + std::to_string(pods++)).Gpus(1),
+                           node,
+                           {.gpu_ids = {static_cast<int>(random() % 8)},
+                            .milli_per_gpu = kMilliPerGpu},
+                           false);
+        break;
+      case 3:
+        source.MarkBound(uid);
+        break;
+      case 4:
+        source.RemovePod(uid);
+        break;
+      default:  // the owner's trials, undone by the next sync
+        (void)replica.AddRunningPod(
+            MakePod("ml/t" + std::to_string(round)).Gpus(2).OnNode(node));
+        replica.RemovePod(uid);
+        break;
+    }
+    if (random() % 3 == 0) {
+      replica.SyncFrom(source);
+      ExpectSameAs(replica, source);
+    }
+  }
+  replica.SyncFrom(source);
+  ExpectSameAs(replica, source);
+}
+
+// Another model, or another one moved into the same address, has other
+// journal stamps: the replica compares every node then.
+TEST(ClusterModelReplica, SyncFromAnotherModelComparesEveryNode) {
+  ClusterModel first = ThreeNodes();
+  ClusterModel replica;
+  replica.SyncFrom(first);
+  ClusterModel other;
+  other.UpsertNode(MakeNode("n9").Gpus(4));
+  EXPECT_EQ(replica.SyncFrom(other), 4u);  // three dropped, one added
+  ExpectSameAs(replica, other);
+
+  ClusterModel moved = ThreeNodes();
+  ASSERT_TRUE(moved.AddRunningPod(MakePod("ml/a").Gpus(1).OnNode("n2")).ok());
+  replica.SyncFrom(first);
+  first = std::move(moved);  // same address, other stamps
+  // Its three nodes are other objects (other versions); its journal's
+  // last stamp alone names only n2.
+  EXPECT_EQ(replica.SyncFrom(first), 3u);
+  ExpectSameAs(replica, first);
 }
 
 }  // namespace
