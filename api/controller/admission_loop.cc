@@ -196,13 +196,12 @@ void AdmissionLoop::Run(std::stop_token stop) {
     int64_t paused = 0;
     {
       std::unique_lock lock(inbox_mu_);
-      inbox_cv_.wait_for(lock, stop, std::chrono::milliseconds(sleep_ms), [&] {
-        return ListsComplete() && (!inbox_.empty() || pass_requested_);
-      });
-      if (stop.stop_requested()) break;
-      // Half a picture decides nothing, timers included (await_lists).
-      if (!ListsComplete()) continue;
+      if (!AwaitPass(stop, lock, sleep_ms)) {
+        if (stop.stop_requested()) break;
+        continue;
+      }
       inputs = std::exchange(inbox_, {});
+      last_pass_began_ = std::chrono::steady_clock::now();
       pass_requested_ = false;
       ++passes_begun_;
       if (relisting_since_) {
@@ -213,6 +212,22 @@ void AdmissionLoop::Run(std::stop_token stop) {
   }
   std::lock_guard lock(inbox_mu_);
   idle_cv_.notify_all();
+}
+
+bool AdmissionLoop::AwaitPass(std::stop_token stop,
+                              std::unique_lock<std::mutex>& lock,
+                              int64_t sleep_ms) {
+  inbox_cv_.wait_for(lock, stop, std::chrono::milliseconds(sleep_ms), [&] {
+    return ListsComplete() && (!inbox_.empty() || pass_requested_);
+  });
+  // Half a picture decides nothing, timers included (await_lists).
+  if (stop.stop_requested() || !ListsComplete()) return false;
+  if (!pass_requested_ && !inbox_.empty()) {
+    const auto due = last_pass_began_ +
+                     std::chrono::milliseconds(options_.min_pass_interval_ms);
+    inbox_cv_.wait_until(lock, stop, due, [&] { return pass_requested_; });
+  }
+  return !stop.stop_requested() && ListsComplete();
 }
 
 // The inputs were drained before the sync: the service's model already

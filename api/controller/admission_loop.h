@@ -35,6 +35,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,13 @@ struct AdmissionLoopOptions {
   // (serve --cluster, tests): passes run at once, and a node the model
   // lacks is only not known yet.
   bool await_lists = false;
+  // While inputs keep arriving, a pass begins at most this often (explicit
+  // requests such as WaitIdle's excepted); what arrives meanwhile waits
+  // for it. A pass costs about the same for one input as for a hundred
+  // (it walks every workload to diff, publish and tell statuses), and a
+  // burst of queued pods sends about three watch events each: unpaced,
+  // the loop ran a pass per event. 10 ms is under a pod's own round trips.
+  int64_t min_pass_interval_ms = 10;
   // Tests: runs on the loop thread after a pass planned on its replica
   // (given, as planned) and before it commits to the service's model, to
   // race a bind against it.
@@ -230,6 +238,11 @@ class AdmissionLoop : public AdmissionGate {
   void PushListed(ListKind kind, Input input);
   bool ListsComplete() const;  // inbox_mu_ held
   void Run(std::stop_token stop);
+  // Under inbox_mu_: waits until a pass may begin (inputs or a request,
+  // paced by min_pass_interval_ms, or `sleep_ms` for timers); false on
+  // stop or while lists are incomplete.
+  bool AwaitPass(std::stop_token stop, std::unique_lock<std::mutex>& lock,
+                 int64_t sleep_ms);
   // `paused_ms`: how long the loop waited for a relist before this pass.
   void Pass(std::vector<Input> inputs, int64_t paused_ms);
   // The pass's work on the replica, engine_mu_ held and no service lock.
@@ -297,12 +310,13 @@ class AdmissionLoop : public AdmissionGate {
   mutable std::mutex inbox_mu_;
   std::condition_variable_any inbox_cv_;
   std::vector<Input> inbox_;
-  uint64_t inputs_pushed_ = 0;    // guarded by inbox_mu_
-  uint64_t inputs_applied_ = 0;   // guarded by inbox_mu_
-  uint64_t passes_ = 0;           // guarded by inbox_mu_ (passes ended)
-  uint64_t passes_begun_ = 0;     // guarded by inbox_mu_
-  bool pass_requested_ = false;   // guarded by inbox_mu_
-  uint64_t refused_commits_ = 0;  // guarded by inbox_mu_
+  uint64_t inputs_pushed_ = 0;   // guarded by inbox_mu_
+  uint64_t inputs_applied_ = 0;  // guarded by inbox_mu_
+  uint64_t passes_ = 0;          // guarded by inbox_mu_ (passes ended)
+  uint64_t passes_begun_ = 0;    // guarded by inbox_mu_
+  bool pass_requested_ = false;  // guarded by inbox_mu_
+  std::chrono::steady_clock::time_point last_pass_began_;  // inbox_mu_
+  uint64_t refused_commits_ = 0;           // guarded by inbox_mu_
   std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
   // When the loop began to wait for a relist, if it waits (inbox_mu_).
   std::optional<int64_t> relisting_since_;

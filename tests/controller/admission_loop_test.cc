@@ -3,6 +3,7 @@
 #include "api/controller/admission_loop.h"
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -30,10 +31,12 @@ std::vector<WorkloadStatus> StatusesOf(RecordingSink& sink,
 
 class AdmissionLoopTest : public ::testing::Test {
  protected:
-  void Start(Policy policy, int nodes = 1, int64_t max_idle_ms = 1000) {
+  void Start(Policy policy, int nodes = 1, int64_t max_idle_ms = 1000,
+             int64_t min_pass_interval_ms = 10) {
     auto loop = AdmissionLoop::Create(
-        std::move(policy),
-        {.clock = [this] { return now_.load(); }, .max_idle_ms = max_idle_ms});
+        std::move(policy), {.clock = [this] { return now_.load(); },
+                            .max_idle_ms = max_idle_ms,
+                            .min_pass_interval_ms = min_pass_interval_ms});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
     service_ = std::make_unique<ExtenderService>(ServiceOptions{
@@ -95,6 +98,22 @@ TEST_F(AdmissionLoopTest, CheckOfAnUnseenPodHandsItToTheLoopWithoutAPass) {
   loop_->WaitIdle();
   EXPECT_GT(loop_->passes(), passes);
   EXPECT_EQ(loop_->Check(pod).assigned_node, "dgx-0");
+}
+
+// Inputs that arrive soon after a pass began wait for the pace (and are
+// gathered into one pass); an explicit request, as WaitIdle's, does not.
+TEST_F(AdmissionLoopTest, InputsSoonAfterAPassWaitForThePaceARequestDoesNot) {
+  Start(TwoTeams(), 1, 1000, /*min_pass_interval_ms=*/3'600'000);
+  loop_->WaitIdle();
+  const uint64_t passes = loop_->passes();
+  loop_->PodUpserted(Gated(GangPod("team-a", "solo", 0, 2, 1)));
+  loop_->PodUpserted(Gated(GangPod("team-a", "duo", 0, 2, 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(loop_->passes(), passes);  // an hour between passes
+  EXPECT_TRUE(sink_.Take().empty());
+  loop_->WaitIdle();
+  EXPECT_EQ(loop_->passes(), passes + 1);
+  EXPECT_EQ(sink_.Take().size(), 2u);  // both admitted in that one pass
 }
 
 TEST_F(AdmissionLoopTest, SucceededPodsGiveTheirQuotaBackAtOnce) {
