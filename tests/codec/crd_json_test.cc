@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/codec/crd_objects.h"
+
 namespace gpusched {
 namespace {
 
@@ -16,21 +18,8 @@ constexpr std::string_view kVolcanoCrd = "podgroups.scheduling.volcano.sh";
 
 // Volcano's PodGroup CRD as the API server answers it, serving `version`.
 Json PodGroupCrd(std::string_view version, bool established) {
-  Json crd = {
-      {"apiVersion", "apiextensions.k8s.io/v1"},
-      {"kind", "CustomResourceDefinition"},
-      {"metadata", {{"name", std::string(kVolcanoCrd)}}},
-      {"spec",
-       {{"group", "scheduling.volcano.sh"},
-        {"versions",
-         Json::array(
-             {{{"name", version}, {"served", true}, {"storage", true}}})}}}};
-  if (established) {
-    crd["status"]["conditions"] =
-        Json::array({{{"type", "NamesAccepted"}, {"status", "True"}},
-                     {{"type", "Established"}, {"status", "True"}}});
-  }
-  return crd;
+  return testing::PodGroupCrdObject("scheduling.volcano.sh", version,
+                                    established);
 }
 
 absl::StatusOr<CrdServing> Decode(const Json& crd,

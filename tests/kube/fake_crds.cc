@@ -2,6 +2,7 @@
 // they serve.
 #include <string>
 
+#include "tests/codec/crd_objects.h"
 #include "tests/kube/fake_apiserver_impl.h"
 
 namespace gpusched::kube::testing {
@@ -111,23 +112,7 @@ void FakeApiServer::ForbidCrds() { impl_->ForbidCrds(); }
 
 Json PodGroupCrd(std::string_view group, std::string_view version,
                  bool established) {
-  Json crd = {
-      {"apiVersion", "apiextensions.k8s.io/v1"},
-      {"kind", "CustomResourceDefinition"},
-      {"metadata", {{"name", "podgroups." + std::string(group)}}},
-      {"spec",
-       {{"group", group},
-        {"scope", "Namespaced"},
-        {"names", {{"kind", "PodGroup"}, {"plural", "podgroups"}}},
-        {"versions",
-         Json::array(
-             {{{"name", version}, {"served", true}, {"storage", true}}})}}}};
-  if (established) {
-    crd["status"]["conditions"] =
-        Json::array({{{"type", "NamesAccepted"}, {"status", "True"}},
-                     {{"type", "Established"}, {"status", "True"}}});
-  }
-  return crd;
+  return gpusched::testing::PodGroupCrdObject(group, version, established);
 }
 
 }  // namespace gpusched::kube::testing
