@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/codec/pod_admission_state.h"
 #include "api/controller/admission_loop.h"
 #include "bench/lib/cluster_generator.h"
 #include "bench/lib/latency.h"
@@ -61,6 +62,7 @@ Pod QueuedPod(const std::string& name, int gpus) {
   pod.meta.namespace_name = "team-ns";
   pod.meta.uid = "uid-" + name;
   pod.meta.labels = {{"kueue.x-k8s.io/queue-name", "q"}};
+  ReadPodAdmissionState(pod);  // as api/codec does for a pod it reads
   return pod;
 }
 

@@ -6,6 +6,7 @@
 #include <deque>
 #include <random>
 
+#include "api/codec/pod_admission_state.h"
 #include "bench/lib/cluster_generator.h"
 #include "bench/lib/latency.h"
 #include "benchmark/benchmark.h"
@@ -66,6 +67,7 @@ void BM_AdmitPendingWorkloads(benchmark::State& state) {
             {"kueue.x-k8s.io/pod-group-name", "g" + std::to_string(w)}};
         pod.meta.annotations = {
             {"kueue.x-k8s.io/pod-group-total-count", std::to_string(pods)}};
+        ReadPodAdmissionState(pod);  // as api/codec does for a pod it reads
         pod.priority = static_cast<int32_t>(random() % 3) * 100;
         engine->AddPod(pod, 0);
       }

@@ -20,7 +20,9 @@ namespace gpusched {
 // A pod annotated with a runtime ("20s", "1m30s") finishes that long after
 // its workload is admitted in the simulator, as Kueue's performance tests
 // run each job for a set time once admitted. Without it a pod runs until a
-// `finish` event.
+// `finish` event. Unlike the keys admission reads (Pod::admission, decoded
+// by api/codec), this one stays with the simulator that reads it: it is a
+// scenario's instruction to the simulator, not part of any pod's admission.
 inline constexpr char kSimulatedRuntimeAnnotation[] =
     "simulation.gpusched.io/runtime";
 // The pod's simulated runtime in ms; -1 when it has none; an error for a

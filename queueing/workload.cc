@@ -1,6 +1,5 @@
 #include "queueing/workload.h"
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -11,33 +10,24 @@ std::string NamespaceOf(const Pod& pod) {
   return pod.meta.namespace_name.empty() ? "default" : pod.meta.namespace_name;
 }
 
-const std::string* Find(const StringMap& map, const char* key) {
-  auto it = map.find(key);
-  return it == map.end() || it->second.empty() ? nullptr : &it->second;
-}
-
 }  // namespace
 
 WorkloadRef WorkloadOf(const Pod& pod) {
-  const std::string ns = NamespaceOf(pod);
-  if (const std::string* group = Find(pod.meta.labels, kKueueGroupLabel)) {
-    WorkloadRef ref{WorkloadRef::Kind::kKueueGroup, ns + "/" + *group};
-    if (const std::string* count =
-            Find(pod.meta.annotations, kKueueGroupCountAnnotation)) {
-      if (!absl::SimpleAtoi(*count, &ref.declared_count))
-        ref.declared_count = 0;
-    }
-    return ref;
+  using Group = PodAdmissionState::GroupKind;
+  const PodAdmissionState& admission = pod.admission;
+  if (admission.group_kind == Group::kNone) {
+    return {WorkloadRef::Kind::kSinglePod, pod.Key()};
   }
-  if (const std::string* group =
-          Find(pod.meta.annotations, kVolcanoGroupAnnotation)) {
-    return {WorkloadRef::Kind::kVolcanoGroup, ns + "/" + *group};
+  WorkloadRef ref{.kind = WorkloadRef::Kind::kKueueGroup,
+                  .key = NamespaceOf(pod) + "/" + admission.group_name};
+  if (admission.group_kind == Group::kKueue) {
+    ref.declared_count = admission.declared_count;
+  } else {
+    ref.kind = admission.group_kind == Group::kVolcano
+                   ? WorkloadRef::Kind::kVolcanoGroup
+                   : WorkloadRef::Kind::kCoschedulingGroup;
   }
-  if (const std::string* group =
-          Find(pod.meta.labels, kCoschedulingGroupLabel)) {
-    return {WorkloadRef::Kind::kCoschedulingGroup, ns + "/" + *group};
-  }
-  return {WorkloadRef::Kind::kSinglePod, pod.Key()};
+  return ref;
 }
 
 std::vector<const Pod*> Workload::MembersToAdmit() const {

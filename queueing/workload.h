@@ -26,11 +26,11 @@ struct WorkloadRef {
   };
   Kind kind = Kind::kSinglePod;
   std::string key;  // "ns/name": the group's for gangs, the pod's otherwise
-  int declared_count = 0;  // kueue.x-k8s.io/pod-group-total-count
+  int declared_count = 0;  // a Kueue pod group's declared size
 };
 
-// Reads the gang keys in the order the issue lists them: Kueue pod group,
-// Volcano group-name annotation, coscheduling label; else the pod itself.
+// The gang the pod's admission state names (Kueue pod group, Volcano or
+// coscheduling group, as api/codec decoded it), else the pod itself.
 WorkloadRef WorkloadOf(const Pod& pod);
 
 struct Placement {

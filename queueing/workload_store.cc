@@ -25,11 +25,6 @@ std::string ClusterQueueOf(const Policy& policy, const std::string& ns,
   return cluster_queue;
 }
 
-std::string AnnotationOf(const Pod& pod, const char* key) {
-  auto it = pod.meta.annotations.find(key);
-  return it == pod.meta.annotations.end() ? std::string() : it->second;
-}
-
 int32_t PriorityOf(const Policy& policy, const Pod& pod,
                    const PodGroup* group) {
   auto find_class = [&](const std::string& name) -> std::optional<int32_t> {
@@ -38,9 +33,8 @@ int32_t PriorityOf(const Policy& policy, const Pod& pod,
     }
     return std::nullopt;
   };
-  if (auto it = pod.meta.labels.find(kPriorityClassLabel);
-      it != pod.meta.labels.end()) {
-    if (auto value = find_class(it->second)) return *value;
+  if (const std::string& name = pod.admission.priority_class; !name.empty()) {
+    if (auto value = find_class(name)) return *value;
   }
   if (group != nullptr && !group->priority_class_name.empty()) {
     if (auto value = find_class(group->priority_class_name)) return *value;
@@ -173,18 +167,18 @@ void WorkloadStore::Resolve(const StoreInputs& in, Workload& w) {
   }
   w.podgroup_missing = w.declared_by_podgroup && group == nullptr;
   w.priority = PriorityOf(in.policy, first, group);
-  auto label = first.meta.labels.find(kQueueNameLabel);
-  w.local_queue = label != first.meta.labels.end() ? label->second
-                  : group != nullptr               ? group->queue
-                                                   : "";
+  const std::optional<std::string>& queue = first.admission.queue_name;
+  w.local_queue = queue.has_value()  ? *queue
+                  : group != nullptr ? group->queue
+                                     : "";
   w.cluster_queue = ClusterQueueOf(in.policy, w.namespace_name, w.local_queue);
   if (!w.local_queue.empty() && w.cluster_queue.empty()) {
     w.Explain({ReasonCode::kNoMatchingFlavor,
                absl::StrCat("LocalQueue ", w.namespace_name, "/", w.local_queue,
                             " does not exist")});
   }
-  w.topology_required = AnnotationOf(first, kTopologyRequiredAnnotation);
-  w.topology_preferred = AnnotationOf(first, kTopologyPreferredAnnotation);
+  w.topology_required = first.admission.topology_required;
+  w.topology_preferred = first.admission.topology_preferred;
   IndexAdmitted(w);
   IndexOutside(w);
   classes_.Reindex(w, in.flavors);

@@ -9,25 +9,9 @@
 
 namespace gpusched {
 
-// Labels and annotations that make pods a gang or put them in a queue.
-inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
-inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
-inline constexpr char kKueueGroupLabel[] = "kueue.x-k8s.io/pod-group-name";
-inline constexpr char kKueueGroupCountAnnotation[] =
-    "kueue.x-k8s.io/pod-group-total-count";
-inline constexpr char kVolcanoGroupAnnotation[] =
-    "scheduling.k8s.io/group-name";
-inline constexpr char kCoschedulingGroupLabel[] =
-    "scheduling.x-k8s.io/pod-group";
-inline constexpr char kTopologyRequiredAnnotation[] =
-    "gpusched.io/topology-required";
-inline constexpr char kTopologyPreferredAnnotation[] =
-    "gpusched.io/topology-preferred";
-inline constexpr char kAdmittedLabel[] = "gpusched.io/admitted";
-// The scheduling gate gpusched's webhook puts on its pods; admission
-// removes it (kube-scheduler leaves gated pods alone).
-inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
-inline constexpr char kAssignedNodeAnnotation[] = "gpusched.io/assigned-node";
+// The labels and annotations that put pods in a queue or a gang are read
+// by api/codec (pod_admission_state.h) into Pod::admission: the domain
+// reads that record, never their strings.
 
 // A PodGroup of Volcano (scheduling.volcano.sh/v1beta1) or of the
 // coscheduling plugin (scheduling.x-k8s.io/v1alpha1).

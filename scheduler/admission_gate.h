@@ -46,7 +46,8 @@ class AdmissionGate {
   virtual ~AdmissionGate() = default;
 
   // Cheap and lock-free: whether the pod is the core's at all (a queue
-  // label or a gang key). Other pods are the GPU engine's alone.
+  // label or a gang key, as Pod::admission says). Other pods are the GPU
+  // engine's alone.
   virtual bool Manages(const Pod& pod) const = 0;
 
   // Thread-safe and never waits for an admission pass: the core's latest

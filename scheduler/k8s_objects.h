@@ -84,6 +84,42 @@ enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 PodPhase PodPhaseFromName(std::string_view name);
 std::string_view PodPhaseName(PodPhase phase);
 
+// How a pod asks to be admitted, and what gpusched's admission already did
+// to it, as api/codec decoded them from its labels, annotations, scheduling
+// gates and node affinity (ReadPodAdmissionState in
+// api/codec/pod_admission_state.h, which names the keys). Decoded once,
+// where the pod is read, so that the queueing domain and the admission loop
+// read fields rather than parse strings: Node::gpu_topology is the same for
+// a node. A Pod built by hand has it empty: no queue, no gang, not admitted.
+struct PodAdmissionState {
+  // The gang key the pod carries; with several, the first in this order.
+  enum class GroupKind { kNone, kKueue, kVolcano, kCoscheduling };
+
+  // The LocalQueue's name; unset without the queue label. A label that is
+  // present but empty still makes the pod gpusched's, outside any queue.
+  std::optional<std::string> queue_name;
+  std::string priority_class;  // a WorkloadPriorityClass name; "" without
+  GroupKind group_kind = GroupKind::kNone;
+  std::string group_name;  // the gang's name in the pod's namespace
+  // The Kueue pod group's declared size; 0 when not given, not a number, or
+  // the gang is not Kueue's (the others' size is their PodGroup's).
+  int declared_count = 0;
+  // Node label keys of the topology level the gang must, or would rather,
+  // be placed within; "" without.
+  std::string topology_required;
+  std::string topology_preferred;
+  // The pod carries gpusched's scheduling gate: it was never admitted
+  // (admission lifts the gate).
+  bool gated_by_us = false;
+  // The node gpusched's admission marked it for (label and annotation), or
+  // "".
+  std::string admitted_node;
+  // The node every required affinity term pins it to (matchFields
+  // metadata.name In [node], what admission writes when it lifts the gate);
+  // "" when a term pins none or two terms pin different nodes.
+  std::string pinned_node;
+};
+
 struct Pod {
   ObjectMeta meta;
   std::vector<Container> containers;
@@ -100,6 +136,10 @@ struct Pod {
   std::string nominated_node_name;
   // spec.schedulingGates' names: kube-scheduler leaves a gated pod alone.
   std::vector<std::string> scheduling_gates;
+  // The fields above (labels, annotations, gates, affinity) as admission
+  // reads them. Whoever changes those fields of a decoded pod decodes this
+  // again (ReadPodAdmissionState).
+  PodAdmissionState admission;
 
   // "namespace/name", the key used everywhere a pod is named.
   std::string Key() const;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/codec/json_fields.h"
 #include "api/codec/json_writer.h"
+#include "api/codec/pod_admission_state.h"
 #include "scheduler/base/strings.h"
 
 namespace gpusched {
@@ -123,6 +124,8 @@ absl::Status ReadPod(element request, std::string_view gate,
     return Invalid("request.object", "missing for a Pod CREATE");
   }
   ReadPodMeta(request, *pod, out);
+  // What decides whether the queueing core holds it (its queue, its gang).
+  ReadPodAdmissionState(out.pod);
   element spec;
   if ((*pod)["spec"].get(spec) || spec.is_null()) return absl::OkStatus();
   if (!spec.is_object()) return Invalid("request.object.spec", "not an object");

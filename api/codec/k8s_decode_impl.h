@@ -38,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/pod_admission_state.h"
 #include "scheduler/k8s_objects.h"
 #include "scheduler/resource_list.h"
 
@@ -461,11 +462,9 @@ absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod) {
   });
 }
 
-// A whole Pod. Unlike nested objects, the top level must be an object: a
-// null Pod is not a Pod.
+// The fields of a Pod object: metadata, spec and status.
 template <K8sValue V>
-absl::Status DecodePodInto(const V& v, const PathSegment& at, Pod* pod) {
-  if (v.kind() != ValueKind::kObject) return TypeError(v, at, "object");
+absl::Status DecodePodFields(const V& v, const PathSegment& at, Pod* pod) {
   return v.ForEachField([&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
     if (key == "metadata") return DecodeObjectMeta(child, here, &pod->meta);
@@ -477,6 +476,17 @@ absl::Status DecodePodInto(const V& v, const PathSegment& at, Pod* pod) {
     if (key == "status") return DecodePodStatus(child, here, pod);
     return absl::OkStatus();
   });
+}
+
+// A whole Pod. Unlike nested objects, the top level must be an object: a
+// null Pod is not a Pod. Every reader of a Pod, JSON or YAML, comes here,
+// so its admission state is decoded here, once, from the whole pod.
+template <K8sValue V>
+absl::Status DecodePodInto(const V& v, const PathSegment& at, Pod* pod) {
+  if (v.kind() != ValueKind::kObject) return TypeError(v, at, "object");
+  absl::Status status = DecodePodFields(v, at, pod);
+  if (status.ok()) ReadPodAdmissionState(*pod);
+  return status;
 }
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 
 #include "api/codec/json_fields.h"
 #include "api/codec/json_writer.h"
-#include "queueing/workload_types.h"  // kAdmissionGate, kAdmittedLabel, ...
+#include "api/codec/pod_admission_state.h"  // kAdmissionGate, kAdmittedLabel
 
 namespace gpusched {
 namespace {

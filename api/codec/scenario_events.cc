@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec/k8s_yaml_adapter.h"
+#include "api/codec/pod_admission_state.h"
 #include "api/codec/podgroup_decode_impl.h"
 #include "api/codec/scenario_internal.h"
 #include "queueing/scenario.h"
@@ -185,7 +186,8 @@ absl::StatusOr<ScenarioEvent> DecodeEvent(const YAML::Node& node,
 }
 
 // Everything a finish/delete item may name: pods, PodGroups, and the groups
-// pods join by label or annotation without a PodGroup object.
+// pods join by label or annotation without a PodGroup object (every group
+// key a pod carries, not only the one its admission state goes by).
 NameSet CreatedNames(const std::vector<ScenarioEvent>& events) {
   NameSet names;
   for (const ScenarioEvent& event : events) {

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "api/controller/admission_loop_internal.h"
 #include "queueing/quota_tree.h"
 
 namespace gpusched {
@@ -17,8 +16,6 @@ ListKind GroupListKind(PodGroup::Flavor flavor) {
 }
 
 namespace {
-
-using loop_internal::HasOurGate;
 
 constexpr char kNotSeenYet[] =
     "waiting for admission: gpusched's queueing core has not seen this pod "
@@ -383,7 +380,7 @@ void AdmissionLoop::ApplyLeaving(const Pod& pod, int64_t now) {
 }
 
 void AdmissionLoop::AddPending(const Pod& pod, int64_t now) {
-  if (HasOurGate(pod)) gated_[pod.Key()] = true;
+  if (pod.admission.gated_by_us) gated_[pod.Key()] = true;
   engine_->AddPod(pod, now);
 }
 
@@ -474,8 +471,8 @@ std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(
 }
 
 bool AdmissionLoop::Manages(const Pod& pod) const {
-  return pod.meta.labels.contains(kQueueNameLabel) ||
-         WorkloadOf(pod).kind != WorkloadRef::Kind::kSinglePod;
+  return pod.admission.queue_name.has_value() ||
+         pod.admission.group_kind != PodAdmissionState::GroupKind::kNone;
 }
 
 std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Latest() const {

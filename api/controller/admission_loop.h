@@ -326,7 +326,10 @@ class AdmissionLoop : public AdmissionGate {
   mutable std::mutex published_mu_;
   std::shared_ptr<const Published> published_;  // guarded by published_mu_
 
-  // Loop thread only.
+  // Loop thread only. What the loop did to a pod (admitted, ungated,
+  // pinned) is kept here, never written into the Pod it holds: a Pod's
+  // admission record stays as api/codec decoded it, and changes only when
+  // the watch delivers the pod again.
   std::map<std::string, MemberState> members_;  // admitted members by key
   StatusTracker status_;  // the codes and phases told so far
   // Arrived with our gate, or adopted pinned to its node by the affinity

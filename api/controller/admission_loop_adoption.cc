@@ -2,53 +2,14 @@
 // on a node before it restarted, keep their node (QueueingEngine::Adopt);
 // those whose node the model lacks wait as orphans until it has it, and an
 // admission is taken back only when its node is gone or cannot hold it.
-#include <algorithm>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "api/controller/admission_loop.h"
-#include "api/controller/admission_loop_internal.h"
 
 namespace gpusched {
-namespace loop_internal {
-
-bool HasOurGate(const Pod& pod) {
-  return std::find(pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
-                   kAdmissionGate) != pod.scheduling_gates.end();
-}
-
-// The node gpusched admitted the pod on (its label and annotation, as
-// api/kube/pod_admission writes them), or "".
-std::string AssignedNode(const Pod& pod) {
-  auto label = pod.meta.labels.find(kAdmittedLabel);
-  auto node = pod.meta.annotations.find(kAssignedNodeAnnotation);
-  if (label == pod.meta.labels.end() || label->second != "true" ||
-      node == pod.meta.annotations.end()) {
-    return "";
-  }
-  return node->second;
-}
-
-// The node every required affinity term pins the pod to (matchFields
-// metadata.name In [node], what admission writes when it lifts the gate),
-// or "".
-std::string PinnedNode(const Pod& pod) {
-  std::string pinned;
-  for (const NodeSelectorTerm& term : pod.required_affinity_terms) {
-    std::string node;
-    for (const NodeSelectorRequirement& r : term.match_fields) {
-      if (r.key == "metadata.name" && r.op == "In" && r.values.size() == 1) {
-        node = r.values[0];
-      }
-    }
-    if (node.empty() || (!pinned.empty() && node != pinned)) return "";
-    pinned = node;
-  }
-  return pinned;
-}
-
-}  // namespace loop_internal
 namespace {
 
 // Why an admission from before a restart was not kept.
@@ -62,10 +23,6 @@ std::string WhyNotKept(const Adoption& adoption, const std::string& node) {
 }
 
 }  // namespace
-
-using loop_internal::AssignedNode;
-using loop_internal::HasOurGate;
-using loop_internal::PinnedNode;
 
 // Every pod that runs or was admitted is adopted before any pending pod is
 // queued: a pending pod met first could otherwise look at quota that
@@ -121,8 +78,8 @@ bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
   // written), and where an unbound pod may go is the engine's word. A pod
   // with our gate was never admitted (admission lifts the gate).
   // A standby takes them as the deciding replica's admission.
-  const std::string node = AssignedNode(pod);
-  if (node.empty() || HasOurGate(pod) ||
+  const std::string node = pod.admission.admitted_node;
+  if (node.empty() || pod.admission.gated_by_us ||
       (deciding_ && engine_->FindWorkloadOfPod(pod.Key()) != nullptr)) {
     return false;
   }
@@ -155,7 +112,7 @@ bool AdmissionLoop::GiveUpAdmission(const Pod& pod, const std::string& node,
                                     const std::string& why, int64_t now) {
   (void)now;
   orphans_.erase(pod.Key());
-  const bool pinned = PinnedNode(pod) == node;
+  const bool pinned = pod.admission.pinned_node == node;
   RevokeStale(pod, node, pinned, why);
   return pinned;
 }
@@ -253,7 +210,7 @@ void AdmissionLoop::DropVanishedNodes(int64_t now) {
 // back, as for a gated one.
 void AdmissionLoop::NoteAdopted(const Pod& pod, const std::string& node) {
   const std::string key = pod.Key();
-  if (PinnedNode(pod) == node) gated_[key] = true;
+  if (pod.admission.pinned_node == node) gated_[key] = true;
   members_[key] = {.node = node,
                    .uid = PodUid(pod),
                    .bound = !pod.node_name.empty(),

@@ -17,8 +17,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "api/codec/pod_admission_state.h"  // kAdmissionGate
 #include "api/kube/kube_client.h"
-#include "queueing/workload_types.h"  // kAdmissionGate
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched::kube {

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "queueing/workload_types.h"  // kAdmissionGate
+#include "api/codec/pod_admission_state.h"  // kAdmissionGate
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {

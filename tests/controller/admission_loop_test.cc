@@ -16,6 +16,7 @@ namespace {
 
 Pod Gated(Pod pod) {
   pod.scheduling_gates.push_back(kAdmissionGate);
+  ReadPodAdmissionState(pod);
   return pod;
 }
 

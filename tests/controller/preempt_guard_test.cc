@@ -19,6 +19,7 @@ using ::testing::IsEmpty;
 Pod LooseGangPod(const std::string& group, int index, int gpus, int count) {
   Pod pod = GangPod("lab", group, index, gpus, count);
   pod.meta.labels.erase(kQueueNameLabel);
+  ReadPodAdmissionState(pod);
   return pod;
 }
 

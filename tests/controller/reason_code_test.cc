@@ -89,6 +89,7 @@ TEST_F(ReasonCodeTest, GangNoRackCanHoldIsTopologyUnsatisfiable) {
   for (int i = 0; i < 2; ++i) {
     Pod pod = GangPod("team-a", "ring", i, 8, 2);
     pod.meta.annotations[kTopologyRequiredAnnotation] = "gpusched.io/rack";
+    ReadPodAdmissionState(pod);
     engine_->AddPod(pod, 0);
   }
   engine_->Schedule(0);
@@ -102,6 +103,7 @@ TEST_F(ReasonCodeTest, GangShortOfMembersOrPodGroupIsGangIncomplete) {
   Pod volcano = GangPod("team-a", "v", 0, 1, 0);
   volcano.meta.labels.erase(kKueueGroupLabel);
   volcano.meta.annotations = {{kVolcanoGroupAnnotation, "v"}};
+  ReadPodAdmissionState(volcano);
   engine_->AddPod(volcano, 0);
   engine_->Schedule(0);
   EXPECT_EQ(Code("team-a/short"), ReasonCode::kGangIncomplete);

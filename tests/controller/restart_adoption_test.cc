@@ -268,6 +268,7 @@ TEST_F(EngineAdoptionTest, GangShortOfALateMinMemberIsEvictedAfterGrace) {
   Start(TwoTeams());
   Pod member = BoundTo(QueuedPod("team-a", "vc-0", 2), "dgx-0", "0,1");
   member.meta.annotations[kVolcanoGroupAnnotation] = "vc";
+  ReadPodAdmissionState(member);
   ASSERT_EQ(engine_->Adopt(member, "dgx-0", true, 0).outcome,
             Adoption::Outcome::kAdopted);
   PodGroup group;

@@ -37,6 +37,7 @@ class StandbyTest : public ::testing::Test {
     for (int i = 0; i < 4; ++i) {
       Pod member = GangPod("team-a", "ring", i, 2, 4);
       member.scheduling_gates.push_back(kAdmissionGate);
+      ReadPodAdmissionState(member);
       members.push_back(member);
       Upsert(member);
     }
@@ -79,8 +80,9 @@ TEST_F(StandbyTest, StandbyAdoptsTheDecidingReplicasAdmissions) {
   Start();
   Pod first = QueuedPod("team-a", "first", 8);
   first.scheduling_gates.push_back(kAdmissionGate);
+  ReadPodAdmissionState(first);
   Upsert(first);
-  first.scheduling_gates.clear();
+  first.scheduling_gates.clear();  // PinnedTo decodes the pod again
   Upsert(PinnedTo(first, "dgx-0"));
   Upsert(QueuedPod("team-a", "second", 8));  // borrows team-b's 8
   Upsert(QueuedPod("team-a", "third", 8));   // nothing left to borrow

@@ -1,4 +1,7 @@
-// Nodes, queues and gang pods for the queueing tests.
+// Nodes, queues and gang pods for the queueing tests. The pod builders
+// decode each pod's admission state as api/codec does for a pod it reads
+// (ReadPodAdmissionState); a test that changes a pod's labels, annotations,
+// gates or affinity afterwards calls it again.
 #ifndef GPUSCHED_TESTS_QUEUEING_BUILDERS_H_
 #define GPUSCHED_TESTS_QUEUEING_BUILDERS_H_
 
@@ -7,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/codec/pod_admission_state.h"
 #include "queueing/policy.h"
 #include "queueing/queue_decision.h"
 #include "queueing/workload_types.h"
@@ -66,6 +70,7 @@ inline Pod GangPod(const std::string& ns, const std::string& group, int index,
   pod.priority = priority;
   pod.containers.push_back(
       Container{.name = "main", .requests = {{"nvidia.com/gpu", gpus}}});
+  ReadPodAdmissionState(pod);
   return pod;
 }
 
@@ -109,6 +114,7 @@ inline Pod QueuedPod(const std::string& ns, const std::string& name, int gpus) {
   pod.meta.labels = {{kQueueNameLabel, "q"}};
   pod.containers.push_back(
       Container{.name = "main", .requests = {{"nvidia.com/gpu", gpus}}});
+  ReadPodAdmissionState(pod);
   return pod;
 }
 
@@ -116,6 +122,7 @@ inline Pod QueuedPod(const std::string& ns, const std::string& name, int gpus) {
 inline Pod AdmittedOn(Pod pod, const std::string& node) {
   pod.meta.labels[kAdmittedLabel] = "true";
   pod.meta.annotations[kAssignedNodeAnnotation] = node;
+  ReadPodAdmissionState(pod);
   return pod;
 }
 

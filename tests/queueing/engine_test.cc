@@ -77,6 +77,7 @@ TEST_F(EngineTest, VolcanoGangWaitsForItsPodGroup) {
     Pod pod = GangPod("team-a", "v", i, 1, 0);
     pod.meta.labels.erase("kueue.x-k8s.io/pod-group-name");
     pod.meta.annotations = {{"scheduling.k8s.io/group-name", "v"}};
+    ReadPodAdmissionState(pod);
     engine_->AddPod(pod, 0);
   }
   engine_->Schedule(0);
@@ -184,6 +185,7 @@ TEST_F(EngineTest, TopologyRequiredKeepsTheGangInOneRack) {
   for (int i = 0; i < 2; ++i) {
     Pod pod = GangPod("team-a", "ring", i, 8, 2);
     pod.meta.annotations["gpusched.io/topology-required"] = "gpusched.io/rack";
+    ReadPodAdmissionState(pod);
     engine_->AddPod(pod, 1000);
   }
   engine_->Schedule(1000);
@@ -338,6 +340,7 @@ TEST_F(EngineTest, PendingWorkloadWhosePodsAreAllDeletedIsForgotten) {
   Pod declared = GangPod("team-a", "v", 0, 1, 0);
   declared.meta.labels.erase("kueue.x-k8s.io/pod-group-name");
   declared.meta.annotations = {{"scheduling.k8s.io/group-name", "v"}};
+  ReadPodAdmissionState(declared);
   engine_->AddPod(declared, 3000);
   PodGroup group;
   group.meta.namespace_name = "team-a";

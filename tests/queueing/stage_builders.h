@@ -20,6 +20,7 @@ inline Workload SinglePodWorkload(const std::string& cq,
                                   int32_t priority = 0) {
   Pod pod = GangPod(cq, name, 0, gpus, 1, priority);
   pod.meta.labels.erase("kueue.x-k8s.io/pod-group-name");
+  ReadPodAdmissionState(pod);
   Workload w;
   w.key = pod.Key();
   w.namespace_name = cq;

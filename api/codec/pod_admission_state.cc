@@ -1,0 +1,103 @@
+#include "api/codec/pod_admission_state.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+
+namespace gpusched {
+namespace {
+
+using GroupKind = PodAdmissionState::GroupKind;
+
+// The value under `key`, or "" when it is absent.
+std::string ValueOf(const StringMap& map, const char* key) {
+  auto it = map.find(key);
+  return it == map.end() ? std::string() : it->second;
+}
+
+// The gang keys in the order the issue lists them: Kueue pod group, Volcano
+// group-name annotation, coscheduling label. Empty names count as absent.
+void DecodeGroup(const ObjectMeta& meta, PodAdmissionState& state) {
+  if (std::string kueue = ValueOf(meta.labels, kKueueGroupLabel);
+      !kueue.empty()) {
+    state.group_kind = GroupKind::kKueue;
+    state.group_name = std::move(kueue);
+    const std::string count =
+        ValueOf(meta.annotations, kKueueGroupCountAnnotation);
+    if (!count.empty() && !absl::SimpleAtoi(count, &state.declared_count)) {
+      state.declared_count = 0;
+    }
+  } else if (std::string volcano =
+                 ValueOf(meta.annotations, kVolcanoGroupAnnotation);
+             !volcano.empty()) {
+    state.group_kind = GroupKind::kVolcano;
+    state.group_name = std::move(volcano);
+  } else if (std::string cosched =
+                 ValueOf(meta.labels, kCoschedulingGroupLabel);
+             !cosched.empty()) {
+    state.group_kind = GroupKind::kCoscheduling;
+    state.group_name = std::move(cosched);
+  }
+}
+
+// The node gpusched's admission marked the pod for: its label says "true"
+// and its annotation names the node.
+std::string AdmittedNode(const ObjectMeta& meta) {
+  if (ValueOf(meta.labels, kAdmittedLabel) != "true") return "";
+  return ValueOf(meta.annotations, kAssignedNodeAnnotation);
+}
+
+// The node of a term's matchFields metadata.name In [node], or "".
+std::string PinnedNodeOf(const NodeSelectorTerm& term) {
+  std::string node;
+  for (const NodeSelectorRequirement& r : term.match_fields) {
+    if (r.key == "metadata.name" && r.op == "In" && r.values.size() == 1) {
+      node = r.values[0];
+    }
+  }
+  return node;
+}
+
+// The node every required affinity term pins the pod to, or "" when one
+// pins none or two pin different nodes.
+std::string PinnedNode(const std::vector<NodeSelectorTerm>& terms) {
+  std::string pinned;
+  for (const NodeSelectorTerm& term : terms) {
+    std::string node = PinnedNodeOf(term);
+    if (node.empty() || (!pinned.empty() && node != pinned)) return "";
+    pinned = std::move(node);
+  }
+  return pinned;
+}
+
+}  // namespace
+
+PodAdmissionState DecodePodAdmissionState(const Pod& pod) {
+  const ObjectMeta& meta = pod.meta;
+  PodAdmissionState state;
+  if (auto queue = meta.labels.find(kQueueNameLabel);
+      queue != meta.labels.end()) {
+    state.queue_name = queue->second;
+  }
+  state.priority_class = ValueOf(meta.labels, kPriorityClassLabel);
+  DecodeGroup(meta, state);
+  state.topology_required =
+      ValueOf(meta.annotations, kTopologyRequiredAnnotation);
+  state.topology_preferred =
+      ValueOf(meta.annotations, kTopologyPreferredAnnotation);
+  state.gated_by_us =
+      std::find(pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
+                kAdmissionGate) != pod.scheduling_gates.end();
+  state.admitted_node = AdmittedNode(meta);
+  state.pinned_node = PinnedNode(pod.required_affinity_terms);
+  return state;
+}
+
+void ReadPodAdmissionState(Pod& pod) {
+  pod.admission = DecodePodAdmissionState(pod);
+}
+
+}  // namespace gpusched

@@ -1,0 +1,51 @@
+#ifndef GPUSCHED_API_CODEC_POD_ADMISSION_STATE_H_
+#define GPUSCHED_API_CODEC_POD_ADMISSION_STATE_H_
+
+// A pod's labels, annotations, scheduling gates and required node affinity
+// into the domain's PodAdmissionState (scheduler/k8s_objects.h): which
+// queue, priority class, gang and topology it asks for, and whether
+// gpusched's admission gated, marked or pinned it. The keys live here, with
+// the one reader of them; api/kube/pod_admission writes the admission's
+// label, annotation and gate under the same keys.
+
+#include "scheduler/k8s_objects.h"
+
+namespace gpusched {
+
+// Kueue: the LocalQueue a pod is queued in, and its WorkloadPriorityClass.
+inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
+inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
+// The three ways pods say they make a gang: Kueue's pod group (with its
+// size), Volcano's group annotation, the coscheduling plugin's label.
+inline constexpr char kKueueGroupLabel[] = "kueue.x-k8s.io/pod-group-name";
+inline constexpr char kKueueGroupCountAnnotation[] =
+    "kueue.x-k8s.io/pod-group-total-count";
+inline constexpr char kVolcanoGroupAnnotation[] =
+    "scheduling.k8s.io/group-name";
+inline constexpr char kCoschedulingGroupLabel[] =
+    "scheduling.x-k8s.io/pod-group";
+// The node label key of the level a gang must, or would rather, share.
+inline constexpr char kTopologyRequiredAnnotation[] =
+    "gpusched.io/topology-required";
+inline constexpr char kTopologyPreferredAnnotation[] =
+    "gpusched.io/topology-preferred";
+// What gpusched's admission writes: the label and annotation that mark a
+// pod admitted on a node, and the scheduling gate its webhook puts on its
+// pods, which admission removes (kube-scheduler leaves gated pods alone).
+inline constexpr char kAdmittedLabel[] = "gpusched.io/admitted";
+inline constexpr char kAssignedNodeAnnotation[] = "gpusched.io/assigned-node";
+inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
+
+// The admission state `pod`'s labels, annotations, gates and affinity say.
+// Empty values count as absent, except the queue label's (see
+// PodAdmissionState::queue_name); a group size that is not a number is 0.
+PodAdmissionState DecodePodAdmissionState(const Pod& pod);
+
+// Sets pod.admission from the pod's own fields. Every decoder of a Pod
+// calls it, so the domain never reads those strings; code that changes the
+// fields of a decoded pod calls it again.
+void ReadPodAdmissionState(Pod& pod);
+
+}  // namespace gpusched
+
+#endif  // GPUSCHED_API_CODEC_POD_ADMISSION_STATE_H_
