@@ -206,6 +206,8 @@ void AdmissionLoop::Run(std::stop_token stop) {
       }
     }
     Pass(std::move(inputs), paused);
+    std::lock_guard lock(inbox_mu_);
+    last_pass_took_ = std::chrono::steady_clock::now() - last_pass_began_;
   }
   std::lock_guard lock(inbox_mu_);
   idle_cv_.notify_all();
@@ -220,8 +222,11 @@ bool AdmissionLoop::AwaitPass(std::stop_token stop,
   // Half a picture decides nothing, timers included (await_lists).
   if (stop.stop_requested() || !ListsComplete()) return false;
   if (!pass_requested_ && !inbox_.empty()) {
-    const auto due = last_pass_began_ +
-                     std::chrono::milliseconds(options_.min_pass_interval_ms);
+    const auto pace = std::max<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(options_.min_pass_interval_ms),
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            last_pass_took_ / std::max(options_.max_pass_share, 0.01)));
+    const auto due = last_pass_began_ + pace;
     inbox_cv_.wait_until(lock, stop, due, [&] { return pass_requested_; });
   }
   return !stop.stop_requested() && ListsComplete();

@@ -87,6 +87,12 @@ struct AdmissionLoopOptions {
   // burst of queued pods sends about three watch events each: unpaced,
   // the loop ran a pass per event. 10 ms is under a pod's own round trips.
   int64_t min_pass_interval_ms = 10;
+  // ... and at most this share of the loop thread's time goes to passes
+  // while inputs keep arriving: the pace widens to the last pass's
+  // duration over this share, so thousands of workloads cost a bounded
+  // share of a core, not one pass per event each (a small cluster's passes
+  // are short and keep the 10 ms pace).
+  double max_pass_share = 0.1;
   // Tests: runs on the loop thread after a pass planned on its replica
   // (given, as planned) and before it commits to the service's model, to
   // race a bind against it.
@@ -316,6 +322,7 @@ class AdmissionLoop : public AdmissionGate {
   uint64_t passes_begun_ = 0;    // guarded by inbox_mu_
   bool pass_requested_ = false;  // guarded by inbox_mu_
   std::chrono::steady_clock::time_point last_pass_began_;  // inbox_mu_
+  std::chrono::steady_clock::duration last_pass_took_{};   // inbox_mu_
   uint64_t refused_commits_ = 0;           // guarded by inbox_mu_
   std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
   // When the loop began to wait for a relist, if it waits (inbox_mu_).
