@@ -76,6 +76,25 @@ func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *contro
 	b.Helper()
 	pids := cp.Pids()
 	pids[controlplane.KubeScheduler] = sched.Pid()
+	return tpTicksOf(b, pids)
+}
+
+// ProcessCPUMs is the CPU time (user + system) each running control-plane
+// process and this benchmark process have used so far, in ms, at the
+// kernel's clock-tick resolution (10 ms).
+func ProcessCPUMs(b testing.TB, cp *controlplane.ControlPlane) map[string]float64 {
+	b.Helper()
+	out := tpTicksOf(b, cp.Pids())
+	for name, t := range out {
+		out[name] = t * 1000 / tpClockTicks
+	}
+	return out
+}
+
+// tpTicksOf reads each named process's CPU ticks, and this process's as
+// bench_client.
+func tpTicksOf(b testing.TB, pids map[string]int) map[string]float64 {
+	b.Helper()
 	pids[tpBenchClient] = os.Getpid()
 	ticks := map[string]float64{}
 	for name, pid := range pids {
@@ -86,24 +105,6 @@ func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *contro
 		ticks[name] = t
 	}
 	return ticks
-}
-
-// ProcessCPUMs is the CPU time (user + system) each running control-plane
-// process and this benchmark process have used so far, in ms, at the
-// kernel's clock-tick resolution (10 ms).
-func ProcessCPUMs(b testing.TB, cp *controlplane.ControlPlane) map[string]float64 {
-	b.Helper()
-	pids := cp.Pids()
-	pids[tpBenchClient] = os.Getpid()
-	out := map[string]float64{}
-	for name, pid := range pids {
-		t, err := tpProcessTicks(pid)
-		if err != nil {
-			b.Fatalf("%s: %v", name, err)
-		}
-		out[name] = t * 1000 / tpClockTicks
-	}
-	return out
 }
 
 // tpProcessTicks is utime+stime of /proc/<pid>/stat (fields 14 and 15, in
