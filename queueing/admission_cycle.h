@@ -23,6 +23,7 @@
 #include "queueing/preemption_planner.h"
 #include "queueing/quota_flavors.h"
 #include "queueing/quota_tree.h"
+#include "queueing/workload_explanation.h"
 #include "queueing/workload_store.h"
 #include "scheduler/cluster_model.h"
 #include "scheduler/scoring.h"
@@ -49,6 +50,9 @@ class AdmissionCycle {
   // See QueueingEngine::EvictionBlocked.
   void EvictionBlocked(const CycleInputs& in, const std::string& victim,
                        const std::string& message, int64_t now);
+  // See QueueingEngine::PreviewPreemption.
+  PreemptionPreview PreviewPreemption(const CycleInputs& in, Workload& w,
+                                      int64_t now);
   // When a victim whose eviction was refused may be tried again.
   std::optional<int64_t> NextRefusalExpiry(int64_t now) const {
     return planner_.NextRefusalExpiry(now);

@@ -90,6 +90,46 @@ AdmissionOutcome AdmissionRun::EvictThenAdmit(Workload& w,
   return decision;
 }
 
+PreemptionPreview AdmissionCycle::PreviewPreemption(const CycleInputs& in,
+                                                    Workload& w, int64_t now) {
+  return AdmissionRun(*this, in).PreviewPreemption(w, now);
+}
+
+// The plan alone: trials leave the model and the quota as they were, and
+// nothing is evicted.
+PreemptionPreview AdmissionRun::PreviewPreemption(Workload& w, int64_t now) {
+  using Verdict = PreemptionPreview::Verdict;
+  const PreemptionPlan plan = PlanPreemption(w, now);
+  PreemptionPreview out{.reason = plan.reason};
+  switch (plan.verdict) {
+    case PreemptionPlan::Verdict::kNotAllowed:
+      out.verdict = Verdict::kNotAllowed;
+      break;
+    case PreemptionPlan::Verdict::kNoCandidates:
+      out.verdict = Verdict::kNoCandidates;
+      break;
+    case PreemptionPlan::Verdict::kCannotFit:
+      out.verdict = Verdict::kCannotFit;
+      break;
+    case PreemptionPlan::Verdict::kBlockedByBudget:
+      out.verdict = Verdict::kBlockedByBudget;
+      break;
+    case PreemptionPlan::Verdict::kEvict:
+      out.verdict =
+          plan.victims.empty() ? Verdict::kFitsWithout : Verdict::kWouldEvict;
+      break;
+  }
+  for (const PreemptionPlan::Victim& victim : plan.victims) {
+    const Workload& v = *victim.workload;
+    out.victims.push_back({.key = v.key,
+                           .namespace_name = v.namespace_name,
+                           .cluster_queue = v.cluster_queue,
+                           .priority = v.priority,
+                           .reason = victim.reason});
+  }
+  return out;
+}
+
 void AdmissionCycle::EvictionBlocked(const CycleInputs& in,
                                      const std::string& victim,
                                      const std::string& message, int64_t now) {

@@ -19,6 +19,7 @@
 #include "queueing/gang_placer.h"
 #include "queueing/gang_trial.h"
 #include "queueing/pending_classes.h"
+#include "queueing/workload_explanation.h"
 
 namespace gpusched {
 
@@ -31,6 +32,7 @@ class AdmissionRun {
   // admission_preemption.cc
   void EvictionBlocked(const std::string& victim, const std::string& message,
                        int64_t now);
+  PreemptionPreview PreviewPreemption(Workload& w, int64_t now);
 
  private:
   // The store's state changes, with this call's inputs.

@@ -30,9 +30,9 @@ void FromQueue(const PreemptionAsk& ask, const std::string& queue,
   auto it = ask.admitted->find(queue);
   if (it == ask.admitted->end()) return;
   for (const auto& [key, v] : it->second) {
-    if (!ask.eligible(*v) || !UsesAny(*v, ask.short_of) ||
-        !PolicyAllows(ask.cq->preemption.reclaim_within_cohort, *ask.preemptor,
-                      *v)) {
+    if (!PolicyAllows(ask.cq->preemption.reclaim_within_cohort, *ask.preemptor,
+                      *v) ||
+        !ask.eligible(*v) || !UsesAny(*v, ask.short_of)) {
       continue;
     }
     out.push_back({v, lca, Classify(ask, *v, advantage)});
@@ -116,8 +116,10 @@ ClassicalCandidates CollectClassical(const PreemptionAsk& ask) {
   const PreemptionPolicy& p = ask.cq->preemption;
   if (auto it = ask.admitted->find(ask.cq->name); it != ask.admitted->end()) {
     for (const auto& [key, v] : it->second) {
-      if (ask.eligible(*v) && UsesAny(*v, ask.short_of) &&
-          PolicyAllows(p.within_cluster_queue, *ask.preemptor, *v)) {
+      // The policy first: it is one comparison, and when it rules out the
+      // whole queue (equal priorities) the rest need not run for thousands.
+      if (PolicyAllows(p.within_cluster_queue, *ask.preemptor, *v) &&
+          ask.eligible(*v) && UsesAny(*v, ask.short_of)) {
         own.push_back({v, "", VictimVariant::kWithinQueue});
       }
     }

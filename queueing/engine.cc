@@ -89,6 +89,16 @@ void QueueingEngine::EvictionBlocked(const std::string& workload,
   cycle_.EvictionBlocked(ForCycle(), workload, message, now);
 }
 
+std::optional<PreemptionPreview> QueueingEngine::PreviewPreemption(
+    const std::string& key, int64_t now) {
+  auto it = store_.workloads().find(key);
+  if (it == store_.workloads().end() ||
+      it->second.state != Workload::State::kPending) {
+    return std::nullopt;
+  }
+  return cycle_.PreviewPreemption(ForCycle(), it->second, now);
+}
+
 const Workload* QueueingEngine::FindWorkloadOfPod(
     const std::string& pod_key) const {
   return store_.FindWorkloadOfPod(pod_key);

@@ -21,6 +21,7 @@
 #include "queueing/quota_tree.h"
 #include "queueing/reason_code.h"
 #include "queueing/workload.h"
+#include "queueing/workload_explanation.h"
 #include "queueing/workload_store.h"
 #include "scheduler/cluster_model.h"
 #include "scheduler/scoring.h"
@@ -103,6 +104,12 @@ class QueueingEngine {
 
   // Runs admission passes until one admits nothing, and the timers due.
   void Schedule(int64_t now);
+  // The dry run of explain: what preempting for the pending workload `key`
+  // would do now, planned as a pass would plan it, nothing evicted; none
+  // when it is not pending. The plan's trials change caches, so explain
+  // runs it on a copy (PreviewPreemptionOnCopy), never the live engine.
+  std::optional<PreemptionPreview> PreviewPreemption(const std::string& key,
+                                                     int64_t now);
   // The next time a timer (backoff, timeout, grace, starvation) is due.
   std::optional<int64_t> NextWakeup(int64_t now) const;
 
@@ -134,6 +141,10 @@ class QueueingEngine {
   std::string PendingReason(const Workload& workload) const;
   std::string PendingReason(const Workload& workload, size_t position,
                             size_t total) const;
+  // Why the workload waits, without its position.
+  std::string WaitingSentence(const Workload& workload) const {
+    return store_.WaitingSentence(workload);
+  }
   // PendingReason's code: why the workload waits, as one word (kNone when
   // it does not wait).
   ReasonCode PendingCode(const Workload& workload) const;

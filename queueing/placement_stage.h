@@ -94,16 +94,21 @@ class GangPlacementStage {
   // signature and flavors: queues with the same shapes share one failed
   // search of the nodes (key -> (workload that failed, why)).
   std::map<std::string, std::pair<std::string, WaitReason>> failures_;
-  // Upper bounds on free GPU milli over all nodes (largest on one node,
-  // sum): admissions only lower the true values, so the bounds hold until
-  // capacity is freed.
+  // A kNoFit verdict when counts alone rule the gang out (CouldHold with
+  // nothing freed), else an empty reason: search.
+  GangPlacement NoRoomByCounts(const ClusterModel& model,
+                               const GangPlacementRequest& request);
+  // Upper bounds on free GPU milli over a list of nodes (largest on one
+  // node, sum), a time-shared node's replicas counted 1000 each as
+  // whole-GPU asks take them: admissions only lower the true values, so
+  // the bounds hold until capacity is freed. Per list this stage keeps
+  // (all nodes, or a flavor's), by its address.
   struct CapacityBound {
-    bool valid = false;
-    bool time_shared = false;  // replica shares: milli bounds do not apply
     int64_t max_free = 0;
     int64_t total_free = 0;
   };
-  CapacityBound bound_;
+  const CapacityBound& BoundOver(const std::vector<const NodeState*>& nodes);
+  std::map<const void*, CapacityBound> bounds_;
   Since since_;
   bool in_trial_ = false;
   int64_t searches_ = 0;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/gpu_request.h"
 
 namespace gpusched {
 namespace {
@@ -92,9 +93,12 @@ void AppendMember(std::string* out, const Pod& pod) {
   for (const Toleration& t : pod.tolerations) {
     absl::StrAppend(out, t.key, " ", t.op, " ", t.value, " ", t.effect, ";");
   }
+  // Only what the fit reads: users annotate pods with much else (an
+  // expected runtime, tooling's notes), and each distinct value would
+  // split an equivalence class into classes of one.
   absl::StrAppend(out, "|ann:");
   for (const auto& [key, value] : pod.meta.annotations) {
-    absl::StrAppend(out, key, "=", value, ",");
+    if (ReadByNodeFit(key)) absl::StrAppend(out, key, "=", value, ",");
   }
   absl::StrAppend(out, "\n");
 }

@@ -198,12 +198,16 @@ void WorkloadStore::DropPlacedMember(ClusterModel& model, Workload& w,
   auto placed = w.placements.find(pod);
   if (placed == w.placements.end()) return;
   model.RemovePod(PodUid(w.pods[pod]));
-  w.placements.erase(placed);
+  // `pod` may be the very key erased last (a caller may pass a reference
+  // into the workload's own maps), so it is read before that erasure.
   w.bound.erase(pod);
+  w.placements.erase(placed);
 }
 
+// `pod` is taken by value: callers pass names that live in w.pods, which
+// this erases (Delete("ns/name") with a reference to the map's own key).
 void WorkloadStore::ForgetMember(const StoreInputs& in, Workload& w,
-                                 const std::string& pod) {
+                                 std::string pod) {
   DropPlacedMember(in.model, w, pod);
   w.pods.erase(pod);
   w.signature_id = -1;

@@ -113,6 +113,9 @@ class WorkloadStore {
   std::vector<const Workload*> PendingOrder(const std::string& cq) const;
   std::map<const Workload*, std::pair<size_t, size_t>> PendingPositions() const;
   std::string PendingReason(const Workload& w) const;
+  // Why the workload waits, without its position (a class's shared
+  // failure speaks for it).
+  std::string WaitingSentence(const Workload& w) const { return ReasonOf(w); }
   std::string PendingReason(const Workload& w, size_t position,
                             size_t total) const;
   ReasonCode PendingCode(const Workload& w) const;
@@ -130,7 +133,7 @@ class WorkloadStore {
   void IndexAdmitted(Workload& w);
   void IndexOutside(Workload& w);
   // The pod left its workload (finished or deleted).
-  void ForgetMember(const StoreInputs& in, Workload& w, const std::string& pod);
+  void ForgetMember(const StoreInputs& in, Workload& w, std::string pod);
   std::string ReasonOf(const Workload& w) const;
 
   // workload_store_adoption.cc: Adopt's steps: the pod's devices on `node`

@@ -71,6 +71,7 @@ GpuInventory GpuInventory::FromNode(const Node& node) {
     }
   }
   inventory.LoadTopology(node);
+  inventory.CountFree();
   inventory.set_cache_ = GpuSetCache::For(inventory.topology_);
   return inventory;
 }
@@ -116,12 +117,11 @@ int64_t GpuInventory::total_milli() const {
   return int64_t{healthy_devices()} * kMilliPerGpu;
 }
 
-int64_t GpuInventory::free_milli() const {
-  int64_t free = 0;
+void GpuInventory::CountFree() {
+  free_milli_ = 0;
   for (const GpuDevice& d : devices_) {
-    if (d.healthy) free += d.free_milli;
+    if (d.healthy) free_milli_ += d.free_milli;
   }
-  return free;
 }
 
 absl::Status GpuInventory::CheckApplicable(
@@ -164,6 +164,7 @@ absl::Status GpuInventory::Apply(const GpuAssignment& assignment,
     devices_[id].free_milli -= assignment.milli_per_gpu;
     AddHolder(devices_[id].holders, pod);
   }
+  CountFree();
   for (const auto& [resource, count] : assignment.mig) {
     for (MigPool& pool : mig_pools_) {
       if (pool.resource != resource) continue;
@@ -182,6 +183,7 @@ void GpuInventory::Release(const GpuAssignment& assignment,
         kMilliPerGpu, devices_[id].free_milli + assignment.milli_per_gpu);
     RemoveHolder(devices_[id].holders, pod);
   }
+  CountFree();
   for (const auto& [resource, count] : assignment.mig) {
     for (MigPool& pool : mig_pools_) {
       if (pool.resource != resource) continue;

@@ -80,7 +80,9 @@ class GpuInventory {
 
   int healthy_devices() const;
   int64_t total_milli() const;  // healthy devices only
-  int64_t free_milli() const;   // healthy devices only
+  // Healthy devices only; kept with every change, since admission reads
+  // it for every node it considers.
+  int64_t free_milli() const { return free_milli_; }
 
   absl::Status Apply(const GpuAssignment& assignment, std::string_view pod);
   void Release(const GpuAssignment& assignment, std::string_view pod);
@@ -88,6 +90,8 @@ class GpuInventory {
  private:
   absl::Status CheckApplicable(const GpuAssignment& assignment) const;
   void LoadTopology(const Node& node);
+  // free_milli_ from the devices.
+  void CountFree();
 
   GpuLabels labels_;
   std::vector<GpuDevice> devices_;
@@ -96,6 +100,7 @@ class GpuInventory {
   std::shared_ptr<const GpuSetCache> set_cache_;
   std::string topology_source_;
   std::string topology_error_;
+  int64_t free_milli_ = 0;
 };
 
 }  // namespace gpusched

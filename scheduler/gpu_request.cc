@@ -8,6 +8,11 @@
 
 namespace gpusched {
 
+bool ReadByNodeFit(std::string_view annotation) {
+  return annotation == kGpuMilliAnnotation ||
+         annotation == kGpuLinkAnnotation || annotation == kGpuIdsAnnotation;
+}
+
 bool IsGpuResource(std::string_view name) {
   return name == kNvidiaGpu ||
          absl::StartsWith(Sv(name), Sv(kMigResourcePrefix));

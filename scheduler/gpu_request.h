@@ -35,6 +35,12 @@ struct GpuRequest {
 absl::StatusOr<GpuRequest> GpuRequestOf(const Pod& pod,
                                         const ResourceList& requests);
 
+// The pod annotations a node fit reads (the GPU share, the NVLink
+// requirement, a bound pod's GPU ids): pods that differ only in other
+// annotations fit the same nodes, which the queueing core's equivalence
+// classes rely on. A new annotation the fit reads belongs here.
+bool ReadByNodeFit(std::string_view annotation);
+
 // True for nvidia.com/gpu and nvidia.com/mig-*: the resources the GPU fit
 // check owns, so the generic resource check skips them.
 bool IsGpuResource(std::string_view name);

@@ -120,6 +120,19 @@ struct PodAdmissionState {
   std::string pinned_node;
 };
 
+// How long a pod may run, as the forecast of when queued work starts reads
+// it; api/codec decodes both where it reads the pod.
+struct RuntimeHint {
+  // gpusched.io/expected-runtime: the user's estimate ("2h", "45m").
+  // Unset without the annotation, or when it is no positive duration (then
+  // `rejected` says why, for the forecast to tell).
+  std::optional<int64_t> expected_ms;
+  std::string rejected;
+  // spec.activeDeadlineSeconds: the kubelet ends the pod by then, counted
+  // from its start, so it is an upper bound on its runtime.
+  std::optional<int64_t> deadline_ms;
+};
+
 struct Pod {
   ObjectMeta meta;
   std::vector<Container> containers;
@@ -140,6 +153,7 @@ struct Pod {
   // reads them. Whoever changes those fields of a decoded pod decodes this
   // again (ReadPodAdmissionState).
   PodAdmissionState admission;
+  RuntimeHint runtime;
 
   // "namespace/name", the key used everywhere a pod is named.
   std::string Key() const;

@@ -2,32 +2,16 @@
 #include "queueing/engine.h"
 
 #include "gtest/gtest.h"
-#include "tests/queueing/builders.h"
+#include "tests/queueing/engine_fixture.h"
 
 namespace gpusched {
 namespace {
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public EngineFixture {
  protected:
-  void Start(Policy policy, int nodes = 2) {
-    for (int i = 0; i < nodes; ++i)
-      model_.UpsertNode(Dgx("dgx-" + std::to_string(i)));
-    auto engine = QueueingEngine::Create(std::move(policy), &model_);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *std::move(engine);
-  }
-  void SubmitGang(const std::string& ns, const std::string& group, int pods,
-                  int gpus, int64_t now, int32_t priority = 0) {
-    for (int i = 0; i < pods; ++i) {
-      engine_->AddPod(GangPod(ns, group, i, gpus, pods, priority), now);
-    }
-  }
   const Workload& W(const std::string& key) {
     return engine_->workloads().at(key);
   }
-
-  ClusterModel model_;
-  std::unique_ptr<QueueingEngine> engine_;
 };
 
 TEST_F(EngineTest, GangThatCannotBePlacedWholeTakesNothing) {

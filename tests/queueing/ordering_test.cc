@@ -70,6 +70,27 @@ TEST_F(OrderingTest, EqualShapesShareAClassInQueueOrder) {
   EXPECT_EQ(classes_->ReadyFrom(cls, &after_first, not_early), &late);
 }
 
+// Only the annotations a node fit reads tell shapes apart: an expected
+// runtime per job would otherwise make every job a class of its own.
+TEST_F(OrderingTest, AnnotationsTheFitIgnoresDoNotSplitAClass) {
+  Workload& a = Add("a", 1, 0, 0);
+  Workload& b = Add("b", 1, 0, 1);
+  Workload& shared = Add("shared", 1, 0, 2);
+  auto annotate = [&](Workload& w, const std::string& key,
+                      const std::string& value) {
+    for (auto& [name, pod] : w.pods) pod.meta.annotations[key] = value;
+    w.signature_id = -1;
+    classes_->Reindex(w, *flavors_);
+  };
+  annotate(a, "gpusched.io/expected-runtime", "10m");
+  annotate(b, "gpusched.io/expected-runtime", "3h");
+  annotate(shared, "gpusched.io/gpu-milli", "500");
+  EXPECT_EQ(classes_->SignatureId(a, *flavors_),
+            classes_->SignatureId(b, *flavors_));
+  EXPECT_NE(classes_->SignatureId(a, *flavors_),
+            classes_->SignatureId(shared, *flavors_));
+}
+
 TEST_F(OrderingTest, AdmittedWorkloadLeavesItsClass) {
   Workload& w = Add("job", 4, 0, 0);
   const int cls = w.indexed_signature;
