@@ -1,13 +1,13 @@
 #include "api/kube/kube_client.h"
 
 #include <algorithm>
-#include <mutex>
+#include <functional>
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "api/http/client.h"
+#include "api/kube/kube_credentials.h"
 #include "api/kube/watch_stream.h"
 #include "scheduler/base/strings.h"
 #include "scheduler/extender_service.h"
@@ -44,8 +44,10 @@ http::ClientOptions TransportOptions(const KubeConfig& config,
 class KubeClient::Impl {
  public:
   Impl(KubeConfig config, KubeClientOptions options,
-       std::unique_ptr<http::Client> http)
-      : config_(std::move(config)), options_(options), http_(std::move(http)) {}
+       std::unique_ptr<internal::KubeCredentials> credentials)
+      : config_(std::move(config)),
+        options_(std::move(options)),
+        credentials_(std::move(credentials)) {}
 
   const KubeConfig& config() const { return config_; }
   const KubeClientOptions& options() const { return options_; }
@@ -59,37 +61,32 @@ class KubeClient::Impl {
                      const WatchHandler& on_event, std::stop_token stop);
 
  private:
-  absl::StatusOr<std::string> Authorization();
+  using Send = std::function<absl::StatusOr<http::Response>(
+      const internal::RequestCredentials&)>;
+  absl::StatusOr<http::Response> SendAuthorized(const Send& send);
 
   const KubeConfig config_;
   const KubeClientOptions options_;
-  const std::unique_ptr<http::Client> http_;
-
-  std::mutex mu_;
-  std::string token_;             // guarded by mu_
-  Clock::time_point token_read_;  // guarded by mu_
+  const std::unique_ptr<internal::KubeCredentials> credentials_;
 };
 
-// The header value; a token file is re-read once `token_reload` has passed,
-// and a failed re-read keeps the last good token (kubelet rewrites the file
-// atomically, so a failure is transient).
-absl::StatusOr<std::string> KubeClient::Impl::Authorization() {
-  if (config_.token_file.empty()) {
-    if (config_.token.empty()) return std::string();
-    return absl::StrFormat("Bearer %s", config_.token);
-  }
-  std::lock_guard lock(mu_);
-  const Clock::time_point now = Clock::now();
-  if (token_.empty() || now - token_read_ >= options_.token_reload) {
-    absl::StatusOr<std::string> text = ReadFileText(config_.token_file);
-    if (text.ok()) {
-      token_ = std::string(absl::StripAsciiWhitespace(*text));
-      token_read_ = now;
-    } else if (token_.empty()) {
-      return text.status();
+// Sends with the current credentials. A 401 to an exec plugin's credential
+// may mean the server stopped accepting it before its expiry (revoked,
+// rotated keys): the plugin runs again and the request goes once more. A
+// 401 answer carries no body the handlers have seen, so resending is safe
+// for a watch too.
+absl::StatusOr<http::Response> KubeClient::Impl::SendAuthorized(
+    const Send& send) {
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<internal::RequestCredentials> credentials =
+        credentials_->Get();
+    if (!credentials.ok()) return credentials.status();
+    absl::StatusOr<http::Response> response = send(*credentials);
+    if (attempt > 0 || !response.ok() || response->status != 401 ||
+        !credentials_->Refused(*credentials)) {
+      return response;
     }
   }
-  return absl::StrFormat("Bearer %s", token_);
 }
 
 // The time left for a call: its own deadline when one is set and sooner
@@ -103,25 +100,29 @@ Millis TimeLeft(Millis timeout, const CallOptions& call) {
 absl::StatusOr<std::string> KubeClient::Impl::Call(
     std::string_view method, std::string_view path, std::string_view body,
     std::string_view content_type, Millis timeout, const CallOptions& call) {
-  absl::StatusOr<std::string> authorization = Authorization();
-  if (!authorization.ok()) return authorization.status();
   const std::string target = config_.base_path + std::string(path);
   const std::string what = absl::StrFormat("%s %s", method, path);
-  timeout = TimeLeft(timeout, call);
-  if (timeout <= Millis::zero()) {
-    return absl::DeadlineExceededError(
-        absl::StrFormat("%s: no time left before the call's deadline", what));
-  }
+  const Clock::time_point deadline = Clock::now() + TimeLeft(timeout, call);
   // Our requests are safe to repeat, as the client may (a repeated binding
   // answers 409, which the bind sink checks).
   absl::StatusOr<http::Response> response =
-      http_->RoundTrip(ClientRequest{.method = method,
-                                     .target = target,
-                                     .body = body,
-                                     .content_type = content_type,
-                                     .authorization = *authorization,
-                                     .accept = "application/json"},
-                       timeout, call.stop);
+      SendAuthorized([&](const internal::RequestCredentials& credentials)
+                         -> absl::StatusOr<http::Response> {
+        const Millis left =
+            std::chrono::duration_cast<Millis>(deadline - Clock::now());
+        if (left <= Millis::zero()) {
+          return absl::DeadlineExceededError(
+              "no time left before the call's deadline");
+        }
+        return credentials.http->RoundTrip(
+            ClientRequest{.method = method,
+                          .target = target,
+                          .body = body,
+                          .content_type = content_type,
+                          .authorization = credentials.authorization,
+                          .accept = "application/json"},
+            left, call.stop);
+      });
   if (!response.ok()) {
     absl::Status failed(
         response.status().code(),
@@ -142,21 +143,22 @@ absl::Status KubeClient::Impl::Watch(std::string_view path,
                                      std::string_view resource_version,
                                      const WatchHandler& on_event,
                                      std::stop_token stop) {
-  absl::StatusOr<std::string> authorization = Authorization();
-  if (!authorization.ok()) return authorization.status();
   const std::string target =
       config_.base_path +
       internal::WatchTarget(path, resource_version, options_.watch_timeout);
   const std::string what = absl::StrFormat("watch %s", path);
   internal::WatchLineReader reader(on_event, what);
-  absl::StatusOr<http::Response> response = http_->Stream(
-      ClientRequest{.method = "GET",
-                    .target = target,
-                    .authorization = *authorization,
-                    .accept = "application/json"},
-      options_.request_timeout,
-      options_.watch_timeout + std::chrono::seconds(30),
-      [&](std::string_view data) { return reader.Feed(data); }, stop);
+  absl::StatusOr<http::Response> response =
+      SendAuthorized([&](const internal::RequestCredentials& credentials) {
+        return credentials.http->Stream(
+            ClientRequest{.method = "GET",
+                          .target = target,
+                          .authorization = credentials.authorization,
+                          .accept = "application/json"},
+            options_.request_timeout,
+            options_.watch_timeout + std::chrono::seconds(30),
+            [&](std::string_view data) { return reader.Feed(data); }, stop);
+      });
   if (!response.ok() &&
       response.status().GetPayload(http::kNotSentPayload).has_value()) {
     return absl::Status(
@@ -175,17 +177,19 @@ absl::StatusOr<std::unique_ptr<KubeClient>> KubeClient::Create(
   if (config.host.empty()) {
     return absl::InvalidArgumentError("kube client: no API server host");
   }
-  auto http = http::Client::Create(config.host, config.port,
-                                   TransportOptions(config, options));
-  if (!http.ok()) {
+  auto credentials = internal::KubeCredentials::Create(
+      config, {.transport = TransportOptions(config, options),
+               .token_reload = options.token_reload,
+               .exec = options.exec});
+  if (!credentials.ok()) {
     return absl::Status(
-        http.status().code(),
+        credentials.status().code(),
         absl::StrFormat("%s: %s",
                         config.source.empty() ? "kube client" : config.source,
-                        Message(http.status())));
+                        Message(credentials.status())));
   }
-  return std::unique_ptr<KubeClient>(new KubeClient(
-      std::make_unique<Impl>(std::move(config), options, *std::move(http))));
+  return std::unique_ptr<KubeClient>(new KubeClient(std::make_unique<Impl>(
+      std::move(config), std::move(options), *std::move(credentials))));
 }
 
 KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

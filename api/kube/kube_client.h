@@ -18,6 +18,13 @@
 // Unauthenticated, 403 PermissionDenied, 404 NotFound, 409 Aborted, 410
 // OutOfRange (see IsGone), 429 ResourceExhausted, 504 DeadlineExceeded,
 // other 5xx Unavailable.
+//
+// Credentials: a token, a token file (re-read as it rotates), a client
+// certificate, or an exec plugin's token or certificate (exec_credential.h).
+// When the API server answers 401 to a plugin's credential, the plugin is
+// run again and the request sent once more, as kubectl does. A failure to
+// get credentials is Unauthenticated and marked "not sent"
+// (http::kNotSentPayload).
 #ifndef GPUSCHED_API_KUBE_KUBE_CLIENT_H_
 #define GPUSCHED_API_KUBE_KUBE_CLIENT_H_
 
@@ -31,6 +38,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/kube/exec_credential.h"
 #include "api/kube/kube_config.h"
 #include "api/kube/watch_event_type.h"
 #include "simdjson.h"
@@ -54,6 +62,9 @@ struct KubeClientOptions {
   // How long a token read from KubeConfig::token_file is used before the
   // file is read again (kubelet rotates projected tokens).
   std::chrono::seconds token_reload{60};
+  // Running KubeConfig::exec's plugin: its timeout, output cap and expiry
+  // margin.
+  ExecCredentialOptions exec;
 };
 
 struct ListResult {
@@ -120,11 +131,25 @@ class KubeClient {
   std::unique_ptr<Impl> impl_;
 };
 
+// Payloads of a status made from a non-2xx answer (StatusFromHttp).
+inline constexpr char kHttpStatusPayload[] = "gpusched.io/http-status";
+inline constexpr char kServerMessagePayload[] = "gpusched.io/server-message";
+
+// What the API server answered when a call failed with a non-2xx status.
+struct HttpFailure {
+  int code = 0;         // 403, 404, 503, ...
+  std::string message;  // the Status object's message, or the body quoted
+};
+// The answer behind `status`; nullopt when there was none (a transport
+// fault, a timeout, no credentials).
+std::optional<HttpFailure> HttpFailureOf(const absl::Status& status);
+
 // True for the status of a 410 Gone: the resource version is too old.
 bool IsGone(const absl::Status& status);
 
 // The status for an HTTP `code` with Kubernetes Status `body` (or any body):
-// "<what>: <code> <server message>".
+// "<what>: HTTP <code>: <server message>", with the code and message also
+// as payloads (HttpFailureOf).
 absl::Status StatusFromHttp(int code, std::string_view body,
                             std::string_view what);
 

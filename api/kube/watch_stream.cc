@@ -1,5 +1,7 @@
 #include "api/kube/watch_stream.h"
 
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "scheduler/base/strings.h"
@@ -115,10 +117,15 @@ absl::StatusOr<ListResult> ParseListMeta(std::string body,
 
 absl::Status StatusFromCode(int code, std::string_view message,
                             std::string_view what) {
-  return absl::Status(
+  absl::Status status(
       CodeForHttp(code),
       absl::StrFormat("%s: HTTP %d: %s", what, code,
                       message.empty() ? "(no message)" : message));
+  // Several HTTP codes share a status code (every 5xx is Unavailable, as a
+  // transport fault is); a caller that tells users what to do needs which.
+  status.SetPayload(kHttpStatusPayload, absl::Cord(absl::StrCat(code)));
+  status.SetPayload(kServerMessagePayload, absl::Cord(Sv(message)));
+  return status;
 }
 
 }  // namespace internal
@@ -131,6 +138,19 @@ absl::Status StatusFromHttp(int code, std::string_view body,
   const std::string message =
       told.ok() ? *std::move(told) : std::string(body.substr(0, 300));
   return internal::StatusFromCode(code, message, what);
+}
+
+std::optional<HttpFailure> HttpFailureOf(const absl::Status& status) {
+  auto code = status.GetPayload(kHttpStatusPayload);
+  HttpFailure failure;
+  if (!code.has_value() ||
+      !absl::SimpleAtoi(std::string(*code), &failure.code)) {
+    return std::nullopt;
+  }
+  if (auto message = status.GetPayload(kServerMessagePayload)) {
+    failure.message = std::string(*message);
+  }
+  return failure;
 }
 
 bool IsGone(const absl::Status& status) {

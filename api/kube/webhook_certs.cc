@@ -273,23 +273,22 @@ absl::StatusOr<WebhookCerts> GetOrCreateWebhookSecret(
   return StoredCerts(*got, name);
 }
 
-absl::StatusOr<bool> EnsureCaBundle(KubeClient& client,
-                                    std::string_view config_name,
-                                    std::string_view ca_pem,
-                                    std::stop_token stop) {
-  const std::string path = absl::StrCat(
-      "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/",
-      Sv(config_name));
-  const std::string what =
-      absl::StrCat("MutatingWebhookConfiguration ", Sv(config_name));
+namespace {
+
+using PatchEncoder = absl::StatusOr<std::optional<std::string>> (*)(
+    std::string_view object_json, std::string_view ca_pem);
+
+// Gets the object at `path`, and patches it when `encode` says its
+// caBundle differs. A 409 means it changed since the get: read it again.
+absl::StatusOr<bool> EnsureCaBundleOf(
+    KubeClient& client, const std::string& path, const std::string& what,
+    PatchEncoder encode, std::string_view ca_pem, std::stop_token stop) {
   const CallOptions call{.stop = stop};
   absl::Status last;
-  // A 409 means the configuration changed since the get: read it again.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    absl::StatusOr<std::string> config = client.Get(path, call);
-    if (!config.ok()) return Annotate(config.status(), what);
-    absl::StatusOr<std::optional<std::string>> patch =
-        EncodeCaBundlePatch(*config, ca_pem);
+    absl::StatusOr<std::string> object = client.Get(path, call);
+    if (!object.ok()) return Annotate(object.status(), what);
+    absl::StatusOr<std::optional<std::string>> patch = encode(*object, ca_pem);
     if (!patch.ok()) return Annotate(patch.status(), what);
     if (!patch->has_value()) return false;
     absl::StatusOr<std::string> patched = client.Patch(path, **patch, call);
@@ -298,6 +297,32 @@ absl::StatusOr<bool> EnsureCaBundle(KubeClient& client,
     if (!absl::IsAborted(patched.status())) return last;
   }
   return last;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> EnsureCaBundle(KubeClient& client,
+                                    std::string_view config_name,
+                                    std::string_view ca_pem,
+                                    std::stop_token stop) {
+  return EnsureCaBundleOf(
+      client,
+      absl::StrCat("/apis/admissionregistration.k8s.io/v1/"
+                   "mutatingwebhookconfigurations/",
+                   Sv(config_name)),
+      absl::StrCat("MutatingWebhookConfiguration ", Sv(config_name)),
+      EncodeCaBundlePatch, ca_pem, stop);
+}
+
+absl::StatusOr<bool> EnsureApiServiceCaBundle(KubeClient& client,
+                                              std::string_view name,
+                                              std::string_view ca_pem,
+                                              std::stop_token stop) {
+  return EnsureCaBundleOf(
+      client,
+      absl::StrCat("/apis/apiregistration.k8s.io/v1/apiservices/", Sv(name)),
+      absl::StrCat("APIService ", Sv(name)), EncodeApiServiceCaBundlePatch,
+      ca_pem, stop);
 }
 
 }  // namespace gpusched::kube

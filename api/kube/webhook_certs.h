@@ -68,6 +68,13 @@ absl::StatusOr<bool> EnsureCaBundle(KubeClient& client,
                                     std::string_view ca_pem,
                                     std::stop_token stop = {});
 
+// The same for the APIService `name` (spec.caBundle), for an aggregated
+// API server; needs apiservices get/patch.
+absl::StatusOr<bool> EnsureApiServiceCaBundle(KubeClient& client,
+                                              std::string_view name,
+                                              std::string_view ca_pem,
+                                              std::stop_token stop = {});
+
 }  // namespace gpusched::kube
 
 #endif  // GPUSCHED_API_KUBE_WEBHOOK_CERTS_H_

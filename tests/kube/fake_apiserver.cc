@@ -209,6 +209,8 @@ bool FakeApiServer::Impl::Handle(tcp::socket& socket, const Request& request) {
     return false;  // the client opens a new connection per watch
   } else if (std::optional<Reply> failing = Failing()) {
     reply = *std::move(failing);
+  } else if (std::optional<Reply> canned = Canned(request, path)) {
+    reply = *std::move(canned);
   } else if (collection) {
     reply =
         collection->refused ? *collection->refused : List(*collection, query);
@@ -474,6 +476,26 @@ std::optional<Reply> FakeApiServer::Impl::Failing() {
   ++counts_["FAILED"];
   return Reply{fail_status_, Status(fail_status_, "ServiceUnavailable",
                                     "the server is going away")};
+}
+
+void FakeApiServer::SetReply(std::string_view path, int status, Json body) {
+  impl_->SetReply(path, status, std::move(body));
+}
+
+void FakeApiServer::Impl::SetReply(std::string_view path, int status,
+                                   Json body) {
+  std::lock_guard lock(mu_);
+  canned_[std::string(path)] = Reply{status, std::move(body)};
+}
+
+std::optional<Reply> FakeApiServer::Impl::Canned(const Request& request,
+                                                 std::string_view path) {
+  if (request.method() != bhttp::verb::get) return std::nullopt;
+  std::lock_guard lock(mu_);
+  auto it = canned_.find(path);
+  if (it == canned_.end()) return std::nullopt;
+  ++counts_["GET " + std::string(path)];
+  return it->second;
 }
 
 int FakeApiServer::Count(std::string_view what) const {

@@ -105,6 +105,10 @@ class FakeApiServer {
   // The next `requests` requests other than watches are answered `status`
   // (503: a server going away), each counted as "FAILED".
   void FailNext(int requests, int status = 503);
+  // GETs of `path` (the query aside) answer `status` with `body` from now
+  // on, each counted as "GET <path>": a stand-in for an API the fake does
+  // not model, such as an aggregated one.
+  void SetReply(std::string_view path, int status, Json body);
   // Stores a PodGroup; its apiVersion (scheduling.volcano.sh/v1beta1 or
   // scheduling.x-k8s.io/v1alpha1) says which CRD.
   void AddPodGroup(Json group);

@@ -80,6 +80,7 @@ class FakeApiServer::Impl {
   void SetPodWriteDelay(std::chrono::milliseconds delay);
   std::vector<std::string> PodWriteLog() const;
   void FailNext(int requests, int status);
+  void SetReply(std::string_view path, int status, Json body);
   // fake_crds.cc
   void PutCrd(Json crd);
   void DeleteCrd(std::string_view name);
@@ -88,6 +89,8 @@ class FakeApiServer::Impl {
  private:
   // A Reply for the request when FailNext still holds one back.
   std::optional<Reply> Failing();
+  // The reply SetReply gave `path` for a GET, if any.
+  std::optional<Reply> Canned(const Request& request, std::string_view path);
   Store& StoreOf(std::string_view kind);
   const Store& StoreOf(std::string_view kind) const;
   void Record(std::string_view kind, std::string_view type, Json& object);
@@ -154,6 +157,7 @@ class FakeApiServer::Impl {
   std::chrono::milliseconds event_delay_{0};
   std::chrono::milliseconds pod_write_delay_{0};
   std::vector<std::string> pod_write_log_;
+  std::map<std::string, Reply, std::less<>> canned_;  // by path
   int fail_next_ = 0;
   int fail_status_ = 503;
   int64_t version_ = 1;

@@ -65,6 +65,19 @@ TEST(KubeClientTest, ErrorsCarryTheServersMessage) {
   EXPECT_THAT(Msg(got.status()), HasSubstr("pods \"missing\" not found"));
 }
 
+TEST(KubeClientTest, AnAnswersCodeAndMessageTellApartWhatOneStatusCodeJoins) {
+  FakeApiServer server;
+  server.FailNext(1, 503);
+  auto client = ClientFor(server.Config());
+  absl::StatusOr<std::string> got = client->Get("/api/v1/namespaces/a/pods/x");
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
+  std::optional<HttpFailure> answer = HttpFailureOf(got.status());
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->code, 503);
+  EXPECT_EQ(answer->message, "the server is going away");
+}
+
 TEST(KubeClientTest, PatchSendsAMergePatch) {
   FakeApiServer server;
   server.AddPod(GpuPod("a/p", 1));
@@ -184,6 +197,7 @@ TEST(KubeClientTest, UnreachableServerIsUnavailable) {
   ASSERT_FALSE(list.ok());
   EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(Msg(list.status()), HasSubstr("GET /api/v1/nodes"));
+  EXPECT_EQ(HttpFailureOf(list.status()), std::nullopt);  // no answer
 }
 
 TEST(KubeClientTest, BadCaPemIsRejectedAtCreate) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 
@@ -123,9 +124,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "    token: t\n",
                   "clusters[\"c\"].cluster.certificate-authority: cannot "
                   "read /nonexistent/ca.crt"},
-        ErrorCase{"ExecPlugin", "    server: https://x\n",
-                  "    exec: {command: aws}\n",
-                  "users[\"u\"].user.exec: not supported"},
+        ErrorCase{"AuthProvider", "    server: https://x\n",
+                  "    auth-provider: {name: oidc}\n",
+                  "users[\"u\"].user.auth-provider: not supported: use exec"},
+        ErrorCase{"BasicAuth", "    server: https://x\n",
+                  "    username: admin\n    password: secret\n",
+                  "users[\"u\"].user.username: not supported"},
         ErrorCase{"KeyWithoutCert", "    server: https://x\n",
                   "    client-key-data: eA==\n",
                   "users[\"u\"].user.client-certificate-data: missing"},
@@ -134,6 +138,110 @@ INSTANTIATE_TEST_SUITE_P(
                   "    token: t\n",
                   "clusters[\"c\"].cluster.insecure-skip-tls-verify: not "
                   "supported"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(KubeconfigTest, ReadsAnExecPluginWithoutRunningIt) {
+  absl::StatusOr<KubeConfig> config = ParseKubeconfig(
+      Kubeconfig("    server: https://api.example.com\n",
+                 "    exec:\n"
+                 "      apiVersion: client.authentication.k8s.io/v1\n"
+                 "      command: bin/get-token\n"
+                 "      args: [token, --cluster, prod]\n"
+                 "      env:\n"
+                 "      - {name: AWS_PROFILE, value: prod}\n"
+                 "      - {name: EMPTY}\n"
+                 "      interactiveMode: Never\n"
+                 "      provideClusterInfo: true\n"
+                 "      installHint: brew install get-token\n"),
+      "/home/me/.kube", "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(config->exec.has_value());
+  const ExecCredentialSpec& exec = *config->exec;
+  // Relative with a '/': against the kubeconfig's directory, as kubectl.
+  EXPECT_EQ(exec.command, "/home/me/.kube/bin/get-token");
+  EXPECT_THAT(exec.args, ::testing::ElementsAre("token", "--cluster", "prod"));
+  EXPECT_THAT(exec.env,
+              ::testing::ElementsAre(
+                  std::pair<std::string, std::string>("AWS_PROFILE", "prod"),
+                  std::pair<std::string, std::string>("EMPTY", "")));
+  EXPECT_EQ(exec.api_version, kExecApiV1);
+  EXPECT_EQ(exec.interactive_mode, "Never");
+  EXPECT_TRUE(exec.provide_cluster_info);
+  EXPECT_EQ(exec.install_hint, "brew install get-token");
+  EXPECT_EQ(config->server_url, "https://api.example.com");
+  EXPECT_TRUE(config->token.empty());
+}
+
+TEST(KubeconfigTest, ExecBareCommandStaysForPathLookupAndV1beta1Defaults) {
+  absl::StatusOr<KubeConfig> config = ParseKubeconfig(
+      Kubeconfig("    server: https://x\n",
+                 "    exec:\n"
+                 "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                 "      command: aws\n"),
+      "/etc", "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->exec->command, "aws");
+  EXPECT_EQ(config->exec->interactive_mode, "IfAvailable");
+  EXPECT_FALSE(config->exec->provide_cluster_info);
+}
+
+// The user's lines for an exec block with `fields` (indented 6 spaces).
+std::string ExecUser(const std::string& fields) {
+  return "    exec:\n" + fields;
+}
+
+class KubeconfigExecErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(KubeconfigExecErrorTest, NamesTheField) {
+  absl::StatusOr<KubeConfig> config = ParseKubeconfig(
+      Kubeconfig("    server: https://x\n", ExecUser(GetParam().user)), "/",
+      "cfg");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("kubeconfig cfg: users[\"u\"].user.exec." +
+                        GetParam().expected));
+}
+
+constexpr char kV1[] = "      apiVersion: client.authentication.k8s.io/v1\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, KubeconfigExecErrorTest,
+    ::testing::Values(
+        ErrorCase{"MissingApiVersion", "",
+                  "      command: aws\n      interactiveMode: Never\n",
+                  "apiVersion: missing: client.authentication.k8s.io/v1 or "
+                  "client.authentication.k8s.io/v1beta1"},
+        ErrorCase{"OldApiVersion", "",
+                  "      command: aws\n"
+                  "      apiVersion: client.authentication.k8s.io/v1alpha1\n",
+                  "apiVersion: \"client.authentication.k8s.io/v1alpha1\" is "
+                  "not supported"},
+        ErrorCase{"MissingCommand", "",
+                  std::string(kV1) + "      interactiveMode: Never\n",
+                  "command: missing"},
+        ErrorCase{"InteractiveAlways", "",
+                  std::string(kV1) +
+                      "      command: aws\n      interactiveMode: Always\n",
+                  "interactiveMode: Always is not supported: gpusched runs "
+                  "credential plugins without a terminal and cannot prompt"},
+        ErrorCase{"V1NeedsInteractiveMode", "",
+                  std::string(kV1) + "      command: aws\n",
+                  "interactiveMode: missing"},
+        ErrorCase{"EnvWithoutName", "",
+                  std::string(kV1) +
+                      "      command: aws\n      interactiveMode: Never\n"
+                      "      env: [{value: x}]\n",
+                  "env[0].name: missing"},
+        ErrorCase{"ArgsNotAList", "",
+                  std::string(kV1) +
+                      "      command: aws\n      interactiveMode: Never\n"
+                      "      args: token\n",
+                  "args: expected a list of strings"},
+        ErrorCase{"ProvideClusterInfoNotBool", "",
+                  std::string(kV1) +
+                      "      command: aws\n      interactiveMode: Never\n"
+                      "      provideClusterInfo: maybe\n",
+                  "provideClusterInfo: expected true or false"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KubeconfigTest, MissingCurrentContextIsNamed) {

@@ -4,10 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "api/http/server.h"
 #include "api/kube/kube_client.h"
 #include "api/kube/kube_config.h"
+#include "nlohmann/json.hpp"
 #include "tests/http/test_certs.h"
+#include "tests/kube/exec_plugin_util.h"
 // The throwaway PKI generator lives with the http tests; the kube test target
 // may only name its library in tests/CMakeLists.txt, so it is compiled here.
 #include "tests/http/test_certs.cc"  // NOLINT(build/include)
@@ -87,6 +91,37 @@ TEST_F(KubeTlsTest, KeyNotMatchingTheCertificateIsRejectedAtCreate) {
   ASSERT_FALSE(client.ok());
   EXPECT_THAT(std::string(client.status().message()),
               HasSubstr("kube client: client key: not usable PEM"));
+}
+
+TEST_F(KubeTlsTest, WithoutAClientCertificateTheServerRefuses) {
+  KubeConfig config = Config("127.0.0.1");
+  config.client_cert_pem.clear();
+  config.client_key_pem.clear();
+  auto client = KubeClient::Create(config);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_FALSE((*client)->List("/api/v1/nodes").ok());
+}
+
+TEST_F(KubeTlsTest, PresentsTheClientCertificateAnExecPluginGives) {
+  KubeConfig config = Config("127.0.0.1");
+  const nlohmann::json credential = {
+      {"apiVersion", kExecApiV1},
+      {"kind", "ExecCredential"},
+      {"status",
+       {{"clientCertificateData", config.client_cert_pem},
+        {"clientKeyData", config.client_key_pem}}}};
+  config.client_cert_pem.clear();
+  config.client_key_pem.clear();
+  testing::PluginDir dir;
+  std::ofstream(dir.path() + "/credential.json") << credential.dump();
+  config.exec = testing::PluginSpec(
+      dir.Script("plugin", "cat '" + dir.path() + "/credential.json'"));
+  auto client = KubeClient::Create(config);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<ListResult> list = (*client)->List("/api/v1/nodes");
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_TRUE((*client)->List("/api/v1/nodes").ok());
+  EXPECT_EQ(dir.Runs(), 1);
 }
 
 }  // namespace
