@@ -35,6 +35,15 @@ std::optional<JsonValue> Member(const JsonValue& object, std::string_view key) {
   return member;
 }
 
+absl::StatusOr<JsonValue> RequiredObject(const JsonValue& object,
+                                         const PathSegment& at,
+                                         std::string_view key) {
+  std::optional<JsonValue> member = Member(object, key);
+  if (!member.has_value()) return FieldError(0, at.Field(key), "missing");
+  if (absl::Status s = ExpectObject(*member, at.Field(key)); !s.ok()) return s;
+  return *member;
+}
+
 absl::Status OptionalString(const JsonValue& object, const PathSegment& at,
                             std::string_view key, std::string_view* out) {
   std::optional<JsonValue> member = Member(object, key);

@@ -35,6 +35,12 @@ absl::Status ExpectObject(const JsonValue& v, const PathSegment& at);
 // The member `key` of `object`, or nullopt when it is missing or null.
 std::optional<JsonValue> Member(const JsonValue& object, std::string_view key);
 
+// The member `key` of `object`, which must be an object: missing or null
+// is "<at>.<key>: missing", another type "...: expected object, got ...".
+absl::StatusOr<JsonValue> RequiredObject(const JsonValue& object,
+                                         const PathSegment& at,
+                                         std::string_view key);
+
 // Optional members: missing or null leaves `*out` as it is; any other type
 // is an error naming `at`.`key`.
 absl::Status OptionalString(const JsonValue& object, const PathSegment& at,

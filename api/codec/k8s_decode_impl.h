@@ -204,6 +204,23 @@ absl::Status DecodeInt32(const V& v, const PathSegment& at,
   return absl::OkStatus();
 }
 
+// spec.activeDeadlineSeconds (a positive integer of seconds) in ms.
+template <K8sValue V>
+absl::Status DecodeDeadline(const V& v, const PathSegment& at,
+                            std::optional<int64_t>* ms) {
+  if (v.kind() == ValueKind::kNull) return absl::OkStatus();
+  int64_t seconds = 0;
+  if (!v.GetInt64(&seconds)) return TypeError(v, at, "integer");
+  if (seconds <= 0 || seconds > std::numeric_limits<int64_t>::max() / 1000) {
+    return FieldError(v.line(), at,
+                      absl::StrCat("must be a positive number of seconds, "
+                                   "not ",
+                                   seconds));
+  }
+  *ms = seconds * 1000;
+  return absl::OkStatus();
+}
+
 template <K8sValue V>
 absl::Status DecodeTimestamp(const V& v, const PathSegment& at,
                              int64_t* unix_seconds) {
@@ -436,6 +453,9 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
   }
   if (key == "priorityClassName") {
     return DecodeString(child, here, &pod->priority_class_name);
+  }
+  if (key == "activeDeadlineSeconds") {
+    return DecodeDeadline(child, here, &pod->runtime.deadline_ms);
   }
   return absl::OkStatus();
 }

@@ -10,7 +10,6 @@ namespace gpusched {
 namespace {
 
 using codec_internal::JsonValue;
-using codec_internal::PathSegment;
 
 // Parses into a per-thread parser so that repeated calls reuse its buffers;
 // the returned element is valid until the next parse on this thread.
@@ -29,22 +28,15 @@ absl::StatusOr<simdjson::dom::element> ParseJson(std::string_view json) {
 
 absl::StatusOr<Pod> DecodePod(simdjson::dom::element value,
                               std::string_view path) {
-  Pod pod;
-  const PathSegment root = PathSegment::Root(path);
-  absl::Status status =
-      codec_internal::DecodePodInto(JsonValue(value), root, &pod);
-  if (!status.ok()) return status;
-  return pod;
+  return codec_internal::DecodeJsonObject<Pod>(
+      value, path, codec_internal::DecodePodInto<JsonValue>);
 }
 
 absl::StatusOr<Node> DecodeNode(simdjson::dom::element value,
                                 std::string_view path) {
-  Node node;
-  const PathSegment root = PathSegment::Root(path);
-  absl::Status status =
-      codec_internal::DecodeNodeInto(JsonValue(value), root, &node);
-  if (!status.ok()) return status;
-  ReadGpuTopologyAnnotation(node);
+  absl::StatusOr<Node> node = codec_internal::DecodeJsonObject<Node>(
+      value, path, codec_internal::DecodeNodeInto<JsonValue>);
+  if (node.ok()) ReadGpuTopologyAnnotation(*node);
   return node;
 }
 

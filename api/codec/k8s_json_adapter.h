@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "api/codec/k8s_decode_impl.h"
 #include "simdjson.h"
 
@@ -126,6 +127,18 @@ static_assert(K8sValue<JsonValue>);
 // this re-scans the text (error path only) to find one.
 absl::Status MalformedJsonError(std::string_view text,
                                 simdjson::error_code code);
+
+// Decodes one whole object of type T from `value` with `into` (a
+// Decode*Into instantiated for JsonValue), naming `path` as the root of
+// every error.
+template <typename T, typename Into>
+absl::StatusOr<T> DecodeJsonObject(simdjson::dom::element value,
+                                   std::string_view path, Into into) {
+  T out;
+  absl::Status status = into(JsonValue(value), PathSegment::Root(path), &out);
+  if (!status.ok()) return status;
+  return out;
+}
 
 }  // namespace gpusched::codec_internal
 

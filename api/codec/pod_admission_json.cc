@@ -346,4 +346,11 @@ std::string EncodeNominationPatch(std::string_view resource_version,
   return w.Take();
 }
 
+std::string EncodeLabelPatch(std::string_view key, std::string_view value) {
+  JsonWriter w;
+  w.Raw(R"({"metadata":{"labels":{)").Key(key).String(value);
+  w.Raw("}}}");
+  return w.Take();
+}
+
 }  // namespace gpusched

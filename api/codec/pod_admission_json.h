@@ -62,6 +62,9 @@ std::string EncodeAdmittedMarkPatch(std::string_view resource_version,
 std::string EncodeNominationPatch(std::string_view resource_version,
                                   std::string_view node);
 
+// Merge patch setting one label (no precondition: the label is ours).
+std::string EncodeLabelPatch(std::string_view key, std::string_view value);
+
 }  // namespace gpusched
 
 #endif  // GPUSCHED_API_CODEC_POD_ADMISSION_JSON_H_

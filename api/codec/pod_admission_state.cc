@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 namespace {
@@ -96,8 +99,40 @@ PodAdmissionState DecodePodAdmissionState(const Pod& pod) {
   return state;
 }
 
+namespace {
+
+// The expected-runtime annotation; activeDeadlineSeconds is read with the
+// spec.
+void ReadExpectedRuntime(Pod& pod) {
+  pod.runtime.expected_ms.reset();
+  pod.runtime.rejected.clear();
+  auto it = pod.meta.annotations.find(kExpectedRuntimeAnnotation);
+  if (it == pod.meta.annotations.end()) return;
+  absl::StatusOr<int64_t> ms = ParseExpectedRuntimeMs(it->second);
+  if (ms.ok()) {
+    pod.runtime.expected_ms = *ms;
+  } else {
+    pod.runtime.rejected =
+        absl::StrCat(kExpectedRuntimeAnnotation, " ", Sv(Message(ms.status())));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseExpectedRuntimeMs(std::string_view text) {
+  absl::Duration duration;
+  if (!absl::ParseDuration(Sv(text), &duration) ||
+      duration <= absl::ZeroDuration() ||
+      duration == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", Sv(text), "\" is not a positive duration such as 45m or 2h30m"));
+  }
+  return absl::ToInt64Milliseconds(duration);
+}
+
 void ReadPodAdmissionState(Pod& pod) {
   pod.admission = DecodePodAdmissionState(pod);
+  ReadExpectedRuntime(pod);
 }
 
 }  // namespace gpusched

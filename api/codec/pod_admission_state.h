@@ -8,6 +8,7 @@
 // the one reader of them; api/kube/pod_admission writes the admission's
 // label, annotation and gate under the same keys.
 
+#include "absl/status/statusor.h"
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {
@@ -33,6 +34,9 @@ inline constexpr char kTopologyPreferredAnnotation[] =
 // pod admitted on a node, and the scheduling gate its webhook puts on its
 // pods, which admission removes (kube-scheduler leaves gated pods alone).
 inline constexpr char kAdmittedLabel[] = "gpusched.io/admitted";
+// A user's estimate of the pod's (or its PodGroup's) runtime: a duration.
+inline constexpr char kExpectedRuntimeAnnotation[] =
+    "gpusched.io/expected-runtime";
 inline constexpr char kAssignedNodeAnnotation[] = "gpusched.io/assigned-node";
 inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
 
@@ -44,7 +48,12 @@ PodAdmissionState DecodePodAdmissionState(const Pod& pod);
 // Sets pod.admission from the pod's own fields. Every decoder of a Pod
 // calls it, so the domain never reads those strings; code that changes the
 // fields of a decoded pod calls it again.
+// It also sets pod.runtime.expected_ms from kExpectedRuntimeAnnotation.
 void ReadPodAdmissionState(Pod& pod);
+
+// kExpectedRuntimeAnnotation's value in ms: a positive Go-style duration
+// ("45m", "2h30m"), else an error saying so.
+absl::StatusOr<int64_t> ParseExpectedRuntimeMs(std::string_view text);
 
 }  // namespace gpusched
 

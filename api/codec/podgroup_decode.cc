@@ -26,12 +26,8 @@ absl::Status WithSource(std::string_view source, const absl::Status& status) {
 
 absl::StatusOr<PodGroup> DecodePodGroup(simdjson::dom::element value,
                                         std::string_view path) {
-  PodGroup group;
-  const PathSegment root = PathSegment::Root(path);
-  absl::Status status =
-      codec_internal::DecodePodGroupInto(JsonValue(value), root, &group);
-  if (!status.ok()) return status;
-  return group;
+  return codec_internal::DecodeJsonObject<PodGroup>(
+      value, path, codec_internal::DecodePodGroupInto<JsonValue>);
 }
 
 absl::StatusOr<PodGroup> PodGroupFromJson(std::string_view json) {

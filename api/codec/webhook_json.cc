@@ -87,13 +87,9 @@ absl::StatusOr<WebhookCerts> DecodeWebhookSecret(std::string_view json) {
   if (!root.ok()) return root.status();
   const PathSegment at = PathSegment::Root("Secret");
   const PathSegment data_at = at.Field("data");
-  std::optional<JsonValue> data =
-      codec_internal::Member(JsonValue(*root), "data");
-  if (!data.has_value())
-    return codec_internal::FieldError(0, data_at, "missing");
-  if (absl::Status s = codec_internal::ExpectObject(*data, data_at); !s.ok()) {
-    return s;
-  }
+  absl::StatusOr<JsonValue> data =
+      codec_internal::RequiredObject(JsonValue(*root), at, "data");
+  if (!data.ok()) return data.status();
   absl::StatusOr<std::string> ca = SecretPem(*data, data_at, "ca.crt");
   absl::StatusOr<std::string> cert = SecretPem(*data, data_at, "tls.crt");
   absl::StatusOr<std::string> key = SecretPem(*data, data_at, "tls.key");
@@ -132,6 +128,32 @@ absl::StatusOr<std::optional<std::string>> EncodeCaBundlePatch(
   JsonWriter w;
   w.Raw(R"({"metadata":{"resourceVersion":)").String(version);
   w.Raw(R"(},"webhooks":[)").Raw(list.out()).Raw("]}");
+  return w.Take();
+}
+
+absl::StatusOr<std::optional<std::string>> EncodeApiServiceCaBundlePatch(
+    std::string_view apiservice_json, std::string_view ca_pem) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<element> root =
+      codec_internal::ParseJsonObject(parser, apiservice_json, "APIService");
+  if (!root.ok()) return root.status();
+  const std::string want = absl::Base64Escape(Sv(ca_pem));
+  std::string_view held;
+  if (!root->at_pointer("/spec/caBundle").get_string().get(held) &&
+      held == want) {
+    return std::nullopt;
+  }
+  std::string_view version;
+  if (root->at_pointer("/metadata/resourceVersion").get_string().get(version)) {
+    return codec_internal::FieldError(0,
+                                      PathSegment::Root("APIService")
+                                          .Field("metadata")
+                                          .Field("resourceVersion"),
+                                      "missing");
+  }
+  JsonWriter w;
+  w.Raw(R"({"metadata":{"resourceVersion":)").String(version);
+  w.Raw(R"(},"spec":{"caBundle":)").String(want).Raw("}}");
   return w.Take();
 }
 

@@ -1,9 +1,10 @@
 #ifndef GPUSCHED_API_CODEC_WEBHOOK_JSON_H_
 #define GPUSCHED_API_CODEC_WEBHOOK_JSON_H_
 
-// The admission webhook's Kubernetes objects (api/kube/webhook_certs.h): the
-// kubernetes.io/tls Secret that keeps its certificates, and the merge patch
-// that puts the CA into a MutatingWebhookConfiguration's caBundles.
+// The Kubernetes objects of gpusched's self-certified listeners
+// (api/kube/webhook_certs.h): the kubernetes.io/tls Secret that keeps their
+// certificates, and the merge patches that put the CA into a
+// MutatingWebhookConfiguration's caBundles and an APIService's.
 
 #include <optional>
 #include <string>
@@ -38,6 +39,12 @@ absl::StatusOr<WebhookCerts> DecodeWebhookSecret(std::string_view json);
 // concurrent change gets a 409 rather than being overwritten.
 absl::StatusOr<std::optional<std::string>> EncodeCaBundlePatch(
     std::string_view config_json, std::string_view ca_pem);
+
+// The merge patch that sets an APIService's spec.caBundle to `ca_pem`
+// (base64 encoded), with its resourceVersion, or nullopt when it holds it
+// already.
+absl::StatusOr<std::optional<std::string>> EncodeApiServiceCaBundlePatch(
+    std::string_view apiservice_json, std::string_view ca_pem);
 
 }  // namespace gpusched
 

@@ -1,12 +1,14 @@
 #include "api/controller/admission_loop.h"
 
 #include <algorithm>
+#include <future>
 #include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "queueing/quota_tree.h"
+#include "queueing/start_forecast.h"
 
 namespace gpusched {
 
@@ -89,6 +91,9 @@ void AdmissionLoop::Stop() {
   thread_.request_stop();
   inbox_cv_.notify_all();
   thread_.join();
+  // Unanswered questions are dropped: their askers hear Unavailable.
+  std::lock_guard lock(inbox_mu_);
+  questions_.clear();
 }
 
 int64_t AdmissionLoop::Now() const {
@@ -190,10 +195,15 @@ void AdmissionLoop::Run(std::stop_token stop) {
     int64_t sleep_ms = options_.max_idle_ms;
     if (wakeup) sleep_ms = std::clamp<int64_t>(*wakeup - now, 0, sleep_ms);
     std::vector<Input> inputs;
+    std::vector<Question> questions;
     int64_t paused = 0;
     {
       std::unique_lock lock(inbox_mu_);
-      if (!AwaitPass(stop, lock, sleep_ms)) {
+      const bool pass = AwaitPass(stop, lock, sleep_ms);
+      questions = std::exchange(questions_, {});
+      if (!pass) {
+        lock.unlock();
+        Answer(questions);
         if (stop.stop_requested()) break;
         continue;
       }
@@ -206,6 +216,7 @@ void AdmissionLoop::Run(std::stop_token stop) {
       }
     }
     Pass(std::move(inputs), paused);
+    Answer(questions);  // after the pass: from the freshest state
     std::lock_guard lock(inbox_mu_);
     last_pass_took_ = std::chrono::steady_clock::now() - last_pass_began_;
   }
@@ -213,21 +224,33 @@ void AdmissionLoop::Run(std::stop_token stop) {
   idle_cv_.notify_all();
 }
 
+void AdmissionLoop::Answer(const std::vector<Question>& questions) {
+  if (questions.empty()) return;
+  std::lock_guard engine_lock(engine_mu_);
+  const int64_t now = Now();
+  for (const Question& question : questions) question(*engine_, replica_, now);
+}
+
 bool AdmissionLoop::AwaitPass(std::stop_token stop,
                               std::unique_lock<std::mutex>& lock,
                               int64_t sleep_ms) {
   inbox_cv_.wait_for(lock, stop, std::chrono::milliseconds(sleep_ms), [&] {
-    return ListsComplete() && (!inbox_.empty() || pass_requested_);
+    return !questions_.empty() ||
+           (ListsComplete() && (!inbox_.empty() || pass_requested_));
   });
   // Half a picture decides nothing, timers included (await_lists).
   if (stop.stop_requested() || !ListsComplete()) return false;
+  if (!pass_requested_ && !questions_.empty()) return false;  // answer first
   if (!pass_requested_ && !inbox_.empty()) {
     const auto pace = std::max<std::chrono::steady_clock::duration>(
         std::chrono::milliseconds(options_.min_pass_interval_ms),
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             last_pass_took_ / std::max(options_.max_pass_share, 0.01)));
     const auto due = last_pass_began_ + pace;
-    inbox_cv_.wait_until(lock, stop, due, [&] { return pass_requested_; });
+    inbox_cv_.wait_until(lock, stop, due, [&] {
+      return pass_requested_ || !questions_.empty();
+    });
+    if (!pass_requested_ && !questions_.empty()) return false;
   }
   return !stop.stop_requested() && ListsComplete();
 }
@@ -246,6 +269,7 @@ void AdmissionLoop::Plan(std::vector<Input>& inputs, int64_t paused_ms,
 void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
   std::vector<QueueDecision> decisions;
   std::shared_ptr<const Published> published;
+  std::shared_ptr<const QueueView> queues;
   {
     std::lock_guard engine_lock(engine_mu_);
     const int64_t now = Now();
@@ -257,19 +281,34 @@ void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
     CommitPass();
     decisions = Diff();
     const PendingPositionMap positions = engine_->PendingPositions();
+    const std::vector<EngineEvent> events = engine_->TakeEvents();
     for (QueueDecision& status :
-         status_.Changes(*engine_, engine_->TakeEvents(), positions, now)) {
+         status_.Changes(*engine_, events, positions, now)) {
       decisions.push_back(std::move(status));
+    }
+    // The deciding replica's events only: each is counted once, where it
+    // happened (a standby's adoptions echo the other's admissions).
+    if (deciding) {
+      const std::shared_ptr<const QueueView> before = Queues();
+      counted_.Count(*engine_, events, *before);
+      decisions_.Record(*engine_, events, *before);
+    }
+    // Both replicas: a standby that takes over knows the runs so far.
+    if (options_.runtimes != nullptr) {
+      options_.runtimes->Observe(*engine_, events);
     }
     // A standby's baseline (admitted members, told statuses) follows the
     // cluster; what the deciding replica did is not written twice.
     if (!deciding) decisions.clear();
     published = Publish(positions);
+    queues = std::make_shared<const QueueView>(
+        BuildQueueView(*engine_, ++passes_planned_, now));
     engine_->ForgetFinished();
   }
   {
     std::lock_guard lock(published_mu_);
     published_ = std::move(published);
+    queues_ = std::move(queues);
   }
   if (sink_ != nullptr && !decisions.empty()) {
     sink_->Publish(std::move(decisions));
@@ -483,6 +522,50 @@ bool AdmissionLoop::Manages(const Pod& pod) const {
 std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Latest() const {
   std::lock_guard lock(published_mu_);
   return published_;
+}
+
+absl::Status AdmissionLoop::Enqueue(Question question) {
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (!thread_.joinable()) {
+      return absl::UnavailableError("the admission loop is not running");
+    }
+    questions_.push_back(std::move(question));
+  }
+  inbox_cv_.notify_one();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<WorkloadExplanation> AdmissionLoop::Explain(
+    std::string key, std::chrono::milliseconds timeout) {
+  // A gang member's name asks about its gang.
+  {
+    std::shared_ptr<const Published> published = Latest();
+    auto workload = published->workload_of_pod.find(key);
+    if (workload != published->workload_of_pod.end()) key = workload->second;
+  }
+  absl::StatusOr<absl::StatusOr<WorkloadExplanation>> answer =
+      Ask<absl::StatusOr<WorkloadExplanation>>(
+          [key = std::move(key)](const QueueingEngine& engine,
+                                 const ClusterModel& model, int64_t now) {
+            absl::StatusOr<WorkloadExplanation> out =
+                ExplainWorkload(engine, model, key);
+            if (out.ok()) {
+              out->preemption_preview =
+                  PreviewPreemptionOnCopy(engine, model, out->key, now);
+            }
+            return out;
+          },
+          timeout);
+  if (!answer.ok()) return answer.status();
+  return *std::move(answer);
+}
+
+std::shared_ptr<const QueueView> AdmissionLoop::Queues() const {
+  static const auto* const kEmpty =
+      new std::shared_ptr<const QueueView>(std::make_shared<const QueueView>());
+  std::lock_guard lock(published_mu_);
+  return queues_ != nullptr ? queues_ : *kEmpty;
 }
 
 GateVerdict AdmissionLoop::Check(const Pod& pod) {

@@ -39,6 +39,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,10 +53,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "api/controller/decision_log.h"
+#include "api/controller/queue_event_counter.h"
 #include "api/controller/status_tracker.h"
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
+#include "queueing/queue_view.h"
+#include "queueing/runtime_log.h"
 #include "queueing/victim_guard.h"
+#include "queueing/workload_explanation.h"
 #include "scheduler/admission_gate.h"
 #include "scheduler/extender_service.h"
 
@@ -97,6 +103,9 @@ struct AdmissionLoopOptions {
   // (given, as planned) and before it commits to the service's model, to
   // race a bind against it.
   std::function<void(const ClusterModel& planned)> before_commit;
+  // Where finished workloads' runtimes go (the forecast's history arm);
+  // null: nowhere. Must outlive the loop.
+  RuntimeLog* runtimes = nullptr;
 };
 
 class AdmissionLoop : public AdmissionGate {
@@ -171,6 +180,47 @@ class AdmissionLoop : public AdmissionGate {
   // Passes whose commit found a workload's devices taken meanwhile and
   // withdrew it (tests, metrics).
   uint64_t refused_commits() const;
+  // The queues as the last pass left them (the read model every surface
+  // reads); never null once Start ran a pass, an empty view before. Takes
+  // no engine lock: the snapshot is immutable.
+  std::shared_ptr<const QueueView> Queues() const;
+  // `explain` for one workload ("ns/name" of a PodGroup or a single pod;
+  // a gang member's key answers for its gang), answered on the loop thread
+  // between passes (the engine is the loop's own; the caller takes no
+  // lock of it), waiting at most `timeout` for a pass under way to end.
+  absl::StatusOr<WorkloadExplanation> Explain(
+      std::string key, std::chrono::milliseconds timeout);
+  // Runs `question(engine, model, now)` on the loop thread between passes
+  // (without a pass of its own, and without waiting for the pace) and
+  // returns what it returns; waits at most `timeout`. The question must
+  // only read: the engine and model are the loop's.
+  template <typename Answer, typename F>
+  absl::StatusOr<Answer> Ask(F question, std::chrono::milliseconds timeout) {
+    auto answer = std::make_shared<std::promise<Answer>>();
+    std::future<Answer> future = answer->get_future();
+    absl::Status queued = Enqueue(
+        [answer, question = std::move(question)](
+            const QueueingEngine& engine, const ClusterModel& model,
+            int64_t now) { answer->set_value(question(engine, model, now)); });
+    if (!queued.ok()) return queued;
+    if (future.wait_for(timeout) != std::future_status::ready) {
+      return absl::DeadlineExceededError(
+          "the admission loop did not answer in time: a pass is under way");
+    }
+    try {
+      return future.get();
+    } catch (const std::future_error&) {  // dropped by Stop
+      return absl::UnavailableError("the admission loop stopped");
+    }
+  }
+  // What the passes this replica decided did to the queues (admissions,
+  // evictions, preemptions), counted once per event. Thread-safe.
+  QueueEventCounts QueueCounts() const { return counted_.Snapshot(); }
+  // The last admissions, preemptions and evictions this replica decided,
+  // newest first (DecisionLog). Thread-safe; takes no engine lock.
+  std::shared_ptr<const RecentDecisions> Decisions() const {
+    return decisions_.Latest();
+  }
 
  private:
   struct Deleted {
@@ -199,6 +249,9 @@ class AdmissionLoop : public AdmissionGate {
   using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted,
                              NodeGone, NodeBack, NodesComplete, GroupsListed,
                              Policy, EvictionRefusal, BoundMember>;
+  // Asked of the engine on the loop thread (Explain).
+  using Question = std::function<void(const QueueingEngine&,
+                                      const ClusterModel&, int64_t now)>;
   // What filter reads: per admitted member its node, per waiting workload
   // its code and sentence ("WaitingForQuota: queue team-a: ..."), per known
   // pod its workload; and what kube-scheduler's preemption may take.
@@ -251,6 +304,11 @@ class AdmissionLoop : public AdmissionGate {
                  int64_t sleep_ms);
   // `paused_ms`: how long the loop waited for a relist before this pass.
   void Pass(std::vector<Input> inputs, int64_t paused_ms);
+  // Queues a question for the loop thread; Unavailable when it is not
+  // running.
+  absl::Status Enqueue(Question question);
+  // Runs each question with the engine and its replica, engine_mu_ held.
+  void Answer(const std::vector<Question>& questions);
   // The pass's work on the replica, engine_mu_ held and no service lock.
   void Plan(std::vector<Input>& inputs, int64_t paused_ms, int64_t now,
             bool deciding);
@@ -316,11 +374,12 @@ class AdmissionLoop : public AdmissionGate {
   mutable std::mutex inbox_mu_;
   std::condition_variable_any inbox_cv_;
   std::vector<Input> inbox_;
-  uint64_t inputs_pushed_ = 0;   // guarded by inbox_mu_
-  uint64_t inputs_applied_ = 0;  // guarded by inbox_mu_
-  uint64_t passes_ = 0;          // guarded by inbox_mu_ (passes ended)
-  uint64_t passes_begun_ = 0;    // guarded by inbox_mu_
-  bool pass_requested_ = false;  // guarded by inbox_mu_
+  std::vector<Question> questions_;  // guarded by inbox_mu_
+  uint64_t inputs_pushed_ = 0;       // guarded by inbox_mu_
+  uint64_t inputs_applied_ = 0;      // guarded by inbox_mu_
+  uint64_t passes_ = 0;              // guarded by inbox_mu_ (passes ended)
+  uint64_t passes_begun_ = 0;        // guarded by inbox_mu_
+  bool pass_requested_ = false;      // guarded by inbox_mu_
   std::chrono::steady_clock::time_point last_pass_began_;  // inbox_mu_
   std::chrono::steady_clock::duration last_pass_took_{};   // inbox_mu_
   uint64_t refused_commits_ = 0;           // guarded by inbox_mu_
@@ -332,13 +391,17 @@ class AdmissionLoop : public AdmissionGate {
 
   mutable std::mutex published_mu_;
   std::shared_ptr<const Published> published_;  // guarded by published_mu_
+  std::shared_ptr<const QueueView> queues_;     // guarded by published_mu_
+  uint64_t passes_planned_ = 0;                 // loop thread only
 
   // Loop thread only. What the loop did to a pod (admitted, ungated,
   // pinned) is kept here, never written into the Pod it holds: a Pod's
   // admission record stays as api/codec decoded it, and changes only when
   // the watch delivers the pod again.
   std::map<std::string, MemberState> members_;  // admitted members by key
-  StatusTracker status_;  // the codes and phases told so far
+  StatusTracker status_;       // the codes and phases told so far
+  QueueEventCounter counted_;  // Count on the loop thread only
+  DecisionLog decisions_;      // Record on the loop thread only
   // Arrived with our gate, or adopted pinned to its node by the affinity
   // that replaced the gate: either way only eviction takes it back.
   absl::flat_hash_map<std::string, bool> gated_;

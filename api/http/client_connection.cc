@@ -23,19 +23,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "api/http/beast_names.h"
 #include "api/http/listen_address.h"
 #include "api/http/run_to_completion.h"
 
 namespace gpusched::http::internal {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
-using BeastRequest = bhttp::request<bhttp::string_body>;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 using Result = absl::StatusOr<Response>;
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);

@@ -1,6 +1,9 @@
 #include "api/http/listen_address.h"
 
+#include <arpa/inet.h>
+
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -44,6 +47,18 @@ std::string FormatHostPort(std::string_view host, uint16_t port) {
     return absl::StrFormat("[%s]:%d", host, port);
   }
   return absl::StrFormat("%s:%d", host, port);
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost") return true;
+  const std::string text(host);
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  return inet_pton(AF_INET6, text.c_str(), &v6) == 1 &&
+         IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace gpusched::http::internal

@@ -21,6 +21,11 @@ absl::StatusOr<HostPort> ParseHostPort(std::string_view listen);
 // "host:port", bracketing IPv6 literals.
 std::string FormatHostPort(std::string_view host, uint16_t port);
 
+// True for a host only this machine reaches: an IPv4 address in
+// 127.0.0.0/8, ::1, or the name localhost. Empty (every IPv4 address) and
+// other names are not: a name may resolve anywhere.
+bool IsLoopbackHost(std::string_view host);
+
 }  // namespace gpusched::http::internal
 
 #endif  // GPUSCHED_API_HTTP_LISTEN_ADDRESS_H_

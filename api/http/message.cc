@@ -20,4 +20,13 @@ Response JsonError(int status, std::string_view message) {
   return response;
 }
 
+std::vector<std::string_view> HeaderValues(const Request& request,
+                                           std::string_view lowercase_name) {
+  std::vector<std::string_view> values;
+  for (const auto& [name, value] : request.headers) {
+    if (name == lowercase_name) values.push_back(value);
+  }
+  return values;
+}
+
 }  // namespace gpusched::http

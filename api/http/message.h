@@ -4,6 +4,7 @@
 #define GPUSCHED_API_HTTP_MESSAGE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,7 +19,19 @@ struct Request {
   std::string body;
   std::string content_type;
   std::string remote;  // Peer "address:port", for logs.
+  // Only from a server with ServerOptions::keep_headers: every header field
+  // as received (names lower-cased, repeated fields kept apart).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Only from a server with ServerOptions::ask_client_certificate: the
+  // client's certificates as DER, its own first, NOT verified (the handler
+  // checks them against a CA that may change while the listener serves).
+  // Null when the client sent none. Shared by a connection's requests.
+  std::shared_ptr<const std::vector<std::string>> peer_certificates;
 };
+
+// The values of the header `lowercase_name` in `request.headers`, in order.
+std::vector<std::string_view> HeaderValues(const Request& request,
+                                           std::string_view lowercase_name);
 
 struct Response {
   int status = 200;

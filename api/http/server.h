@@ -32,6 +32,14 @@ struct ServerOptions {
   std::string tls_cert_pem, tls_key_pem;
   // Set: clients must present a certificate signed by this CA (PEM).
   std::string client_ca_file;
+  // Ask clients for a certificate without verifying it in the handshake;
+  // the handler gets it (Request::peer_certificates) to verify against a CA
+  // that can change while serving (an aggregated API server's front-proxy
+  // CA). Excludes client_ca_file; needs a serving certificate.
+  bool ask_client_certificate = false;
+  // Copy every request header into Request::headers (off: the extender's
+  // hot path does not pay for headers it never reads).
+  bool keep_headers = false;
   // A larger body gets a 413 JSON error and the connection is closed.
   size_t body_limit_bytes = 16 << 20;
   // The whole request (header and body) must arrive within this, counted from

@@ -1,5 +1,7 @@
 #include "api/http/session.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -19,6 +21,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -30,19 +33,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/http/beast_names.h"
 #include "api/http/listen_address.h"
 
 namespace gpusched::http::internal {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
-using BeastRequest = bhttp::request<bhttp::string_body>;
 using PlainStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // Errors come back as values: a failed read is an ordinary outcome here.
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
@@ -65,7 +62,43 @@ std::string RemoteOf(const tcp::socket& socket) {
   return FormatHostPort(peer.address().to_string(), peer.port());
 }
 
-Request ToRequest(BeastRequest&& beast_request, const std::string& remote) {
+// What a connection adds to each of its requests.
+struct ConnectionFacts {
+  const std::string& remote;
+  bool keep_headers = false;
+  std::shared_ptr<const std::vector<std::string>> peer_certificates;
+};
+
+void CopyHeaders(const BeastRequest& beast_request, Request& request) {
+  for (const auto& field : beast_request) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(c));
+    request.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+}
+
+// The client's certificate and the chain it sent, as DER; null for none.
+std::shared_ptr<const std::vector<std::string>> PeerCertificates(SSL* ssl) {
+  X509* own = SSL_get0_peer_certificate(ssl);
+  if (own == nullptr) return nullptr;
+  auto der = std::make_shared<std::vector<std::string>>();
+  auto add = [&der](X509* cert) {
+    unsigned char* bytes = nullptr;
+    const int size = i2d_X509(cert, &bytes);
+    if (size <= 0) return;
+    der->emplace_back(reinterpret_cast<char*>(bytes), size);
+    OPENSSL_free(bytes);
+  };
+  add(own);
+  // On a server the chain lacks the client's own certificate.
+  STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);
+  for (int i = 0; chain != nullptr && i < sk_X509_num(chain); ++i) {
+    add(sk_X509_value(chain, i));
+  }
+  return der;
+}
+
+Request ToRequest(BeastRequest&& beast_request, const ConnectionFacts& facts) {
   Request request;
   request.method = std::string(beast_request.method_string());
   std::string_view target = beast_request.target();
@@ -75,8 +108,10 @@ Request ToRequest(BeastRequest&& beast_request, const std::string& remote) {
     request.query = std::string(target.substr(question + 1));
   }
   request.content_type = std::string(beast_request[bhttp::field::content_type]);
+  if (facts.keep_headers) CopyHeaders(beast_request, request);
   request.body = std::move(beast_request.body());
-  request.remote = remote;
+  request.remote = facts.remote;
+  request.peer_certificates = facts.peer_certificates;
   return request;
 }
 
@@ -194,8 +229,17 @@ class HttpSession final
         CloseSocket();
         co_return false;
       }
+      if (options().ask_client_certificate) {
+        peer_certificates_ = PeerCertificates(stream_.native_handle());
+      }
     }
     co_return true;
+  }
+
+  ConnectionFacts ConnectionOf() const {
+    return {.remote = remote_,
+            .keep_headers = options().keep_headers,
+            .peer_certificates = peer_certificates_};
   }
 
   // Serves one request; true to keep the connection for another.
@@ -287,8 +331,11 @@ class HttpSession final
     // a load generator can tell our time from the network's and its own.
     const auto start = std::chrono::steady_clock::now();
     const auto cpu_start = ThreadCpuTime();
-    Response response =
-        co_await Handle(ToRequest(std::move(beast_request), remote_));
+    // Built before the co_await, not as a temporary inside it: GCC 12
+    // destroys such a temporary twice, and this one owns a shared_ptr.
+    const ConnectionFacts facts = ConnectionOf();
+    Request request = ToRequest(std::move(beast_request), facts);
+    Response response = co_await Handle(std::move(request));
     AddMicros(response, kServerCpuHeader, ThreadCpuTime() - cpu_start);
     AddMicros(response, kServerTimeHeader,
               std::chrono::steady_clock::now() - start);
@@ -385,6 +432,8 @@ class HttpSession final
   Stream stream_;
   beast::flat_buffer buffer_;
   const std::string remote_;
+  // ServerOptions::ask_client_certificate: what the handshake received.
+  std::shared_ptr<const std::vector<std::string>> peer_certificates_;
   const SessionConfig& config_;
   SessionRegistry& registry_;
   // A handler is running or its response is being written. Touched only on

@@ -148,6 +148,13 @@ absl::Status RequireClientCertificates(ssl::context& context,
   return absl::OkStatus();
 }
 
+// The handshake asks for a certificate and takes any (even none): the
+// handler verifies it, against a CA it may reload while serving.
+void AskClientCertificates(ssl::context& context) {
+  SSL_CTX_set_verify(context.native_handle(), SSL_VERIFY_PEER,
+                     [](int, X509_STORE_CTX*) { return 1; });
+}
+
 // The CAs a client trusts: a file, PEM text, or the system store.
 absl::Status LoadServerAuthorities(ssl::context& context,
                                    const ClientOptions& options) {
@@ -183,17 +190,23 @@ absl::StatusOr<Context> MakeServerTlsContext(const ServerOptions& options) {
                           kServerIdentity};
   if (auto status = CheckIdentity(identity); !status.ok()) return status;
   if (options.tls_cert_pem.empty() && options.tls_cert_file.empty()) {
-    if (!options.client_ca_file.empty()) {
+    if (!options.client_ca_file.empty() || options.ask_client_certificate) {
       return absl::InvalidArgumentError(
-          "client_ca_file requires tls_cert_file and tls_key_file");
+          "client_ca_file and ask_client_certificate require a serving "
+          "certificate");
     }
     return Context();
+  }
+  if (!options.client_ca_file.empty() && options.ask_client_certificate) {
+    return absl::InvalidArgumentError(
+        "client_ca_file and ask_client_certificate exclude each other");
   }
   Context context = NewContext(ssl::context::tls_server);
   absl::Status status = LoadIdentity(*context, identity);
   if (status.ok() && !options.client_ca_file.empty()) {
     status = RequireClientCertificates(*context, options.client_ca_file);
   }
+  if (options.ask_client_certificate) AskClientCertificates(*context);
   if (!status.ok()) return status;
   return context;
 }

@@ -14,16 +14,11 @@
 #define GPUSCHED_API_SERVER_ADMISSION_WEBHOOK_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <stop_token>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,6 +28,7 @@
 #include "api/kube/kube_client.h"
 #include "api/kube/webhook_certs.h"
 #include "api/server/admission_review.h"
+#include "api/server/certified_server.h"
 #include "api/server/flags.h"
 #include "scheduler/k8s_objects.h"
 
@@ -66,14 +62,8 @@ struct WebhookFlags {
 void AddWebhookFlags(FlagSet& flags, WebhookFlags& out);
 
 struct WebhookServerOptions {
-  std::string listen;
+  CertifiedListenerSettings listener;
   AdmissionWebhookOptions review;
-  kube::WebhookCertOptions certs;
-  int threads = 1;
-  std::chrono::milliseconds read_timeout{10000};
-  // How often the caBundle is checked once it was right (a re-apply of the
-  // manifest may clear it), and the longest pause between failed attempts.
-  std::chrono::seconds recheck{60};
 };
 
 // The options `flags` ask for; an error names a malformed flag.
@@ -81,35 +71,22 @@ absl::StatusOr<WebhookServerOptions> WebhookServerOptionsFrom(
     const WebhookFlags& flags);
 
 // Serves the webhook over HTTPS with gpusched's own certificate
-// (kube/webhook_certs.h). Start returns at once: a thread gets or creates the
-// Secret, then listens, then keeps the caBundle, retrying each step with
-// backoff and logging why it waits. The extender never waits for any of
-// this: without the webhook, pods are only ungated.
+// (certified_server.h), keeping the MutatingWebhookConfiguration's
+// caBundle. The extender never waits for any of this: without the webhook,
+// pods are only ungated.
 class WebhookServer {
  public:
   // `client` must outlive the server (or its Shutdown call).
   static std::unique_ptr<WebhookServer> Start(kube::KubeClient& client,
                                               WebhookServerOptions options);
-  ~WebhookServer();  // Shutdown()
   // Stops the thread (cancelling its API calls) and the listener.
   // Idempotent.
-  void Shutdown();
+  void Shutdown() { server_->Shutdown(); }
 
  private:
-  WebhookServer(kube::KubeClient& client, WebhookServerOptions options);
-  void Run(std::stop_token stop);
-  std::optional<kube::WebhookCerts> AcquireCerts(std::stop_token stop);
-  bool Listen(const kube::WebhookCerts& certs, std::stop_token stop);
-  void KeepCaBundle(const std::string& ca_pem, std::stop_token stop);
-  // Waits `pause` or until stop; false on stop.
-  bool Pause(std::chrono::milliseconds pause, std::stop_token stop);
-
-  kube::KubeClient& client_;
-  const WebhookServerOptions options_;
-  std::unique_ptr<http::Server> server_;  // set by the thread
-  std::mutex pause_mu_;
-  std::condition_variable_any pause_cv_;
-  std::jthread thread_;  // last: stopped first
+  explicit WebhookServer(std::unique_ptr<CertifiedServer> server)
+      : server_(std::move(server)) {}
+  std::unique_ptr<CertifiedServer> server_;
 };
 
 }  // namespace gpusched

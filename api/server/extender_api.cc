@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/codec/extender_json.h"
 #include "api/server/nodes_json.h"
+#include "api/server/queue_metrics.h"
 #include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
 
@@ -225,9 +226,18 @@ http::Response ExtenderApi::Nodes(const http::Request&) const {
       [](const ClusterModel& model) { return EncodeNodes(model); }));
 }
 
+// The GPU ratios are read under the model's shared lock, as the GPU counts
+// are; the queues' come from the callback serve gives.
 http::Response ExtenderApi::MetricsText(const http::Request&) const {
-  return Text(metrics_.Render(service_.CountGpus()),
-              "text/plain; version=0.0.4; charset=utf-8");
+  std::string text = metrics_.Render(service_.CountGpus());
+  const std::shared_ptr<const std::vector<TaskShape>> shapes =
+      service_.weights().workload().Shapes();
+  AppendGpuRatios(service_.Read([&](const ClusterModel& model) {
+    return GpuUsageByModel(model, *shapes);
+  }),
+                  text);
+  if (options_.append_queue_metrics) options_.append_queue_metrics(text);
+  return Text(std::move(text), "text/plain; version=0.0.4; charset=utf-8");
 }
 
 http::Response ExtenderApi::Ready(const http::Request&) const {

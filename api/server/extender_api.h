@@ -2,6 +2,7 @@
 #define GPUSCHED_API_SERVER_EXTENDER_API_H_
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "api/codec/extender_json.h"
@@ -20,6 +21,11 @@ struct ExtenderApiOptions {
   // nodes and pods); until then /readyz is 503 and every verb answers an
   // Error. Otherwise ready at once (the model is a file or a test's).
   bool wait_for_sync = false;
+  // With a policy: appends the queues' metrics to /metrics (serve binds it
+  // to the admission loop, which adds nothing while it does not decide). A
+  // callback rather than the loop keeps the extender's handlers free of the
+  // controller, so the fuzz targets link them without the live machinery.
+  std::function<void(std::string&)> append_queue_metrics;
 };
 
 // Translates HTTP requests to ExtenderService calls and back. Faults (bad

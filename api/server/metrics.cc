@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "scheduler/base/strings.h"
 
 namespace gpusched {
 
@@ -23,27 +24,27 @@ void Metrics::CountPolicyReloadError() {
   ++policy_reload_errors_;
 }
 
-namespace {
-
-void Header(std::string& out, const char* name, const char* type,
-            const char* help) {
-  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ",
-                  type, "\n");
+void AppendMetricHeader(std::string& out, std::string_view name,
+                        std::string_view type, std::string_view help) {
+  absl::StrAppend(&out, "# HELP ", Sv(name), " ", Sv(help), "\n# TYPE ",
+                  Sv(name), " ", Sv(type), "\n");
 }
+
+namespace {
 
 std::string Le(double bound) { return absl::StrFormat("%g", bound); }
 
 }  // namespace
 
 void Metrics::RenderRequests(std::string& out) const {
-  Header(out, "gpusched_extender_requests_total", "counter",
-         "Extender requests by verb and HTTP status code.");
+  AppendMetricHeader(out, "gpusched_extender_requests_total", "counter",
+                     "Extender requests by verb and HTTP status code.");
   for (const auto& [key, count] : requests_) {
     absl::StrAppend(&out, "gpusched_extender_requests_total{verb=\"", key.first,
                     "\",code=\"", key.second, "\"} ", count, "\n");
   }
-  Header(out, "gpusched_extender_request_duration_seconds", "histogram",
-         "Server time per extender request, by verb.");
+  AppendMetricHeader(out, "gpusched_extender_request_duration_seconds",
+                     "histogram", "Server time per extender request, by verb.");
   for (const auto& [verb, h] : durations_) {
     const std::string name = "gpusched_extender_request_duration_seconds";
     for (size_t i = 0; i < kBuckets.size(); ++i) {
@@ -60,16 +61,19 @@ void Metrics::RenderRequests(std::string& out) const {
 namespace {
 
 void RenderGpuCounts(const GpuCounts& gpus, std::string& out) {
-  Header(out, "gpusched_nodes", "gauge", "Nodes in gpusched's model.");
+  AppendMetricHeader(out, "gpusched_nodes", "gauge",
+                     "Nodes in gpusched's model.");
   absl::StrAppend(&out, "gpusched_nodes ", gpus.nodes, "\n");
-  Header(out, "gpusched_gpus", "gauge",
-         "Whole GPUs by state (free, used, shared = partly used by shares, "
-         "unhealthy).");
+  AppendMetricHeader(
+      out, "gpusched_gpus", "gauge",
+      "Whole GPUs by state (free, used, shared = partly used by shares, "
+      "unhealthy).");
   absl::StrAppend(&out, "gpusched_gpus{state=\"free\"} ", gpus.free, "\n",
                   "gpusched_gpus{state=\"used\"} ", gpus.used, "\n",
                   "gpusched_gpus{state=\"shared\"} ", gpus.shared, "\n",
                   "gpusched_gpus{state=\"unhealthy\"} ", gpus.unhealthy, "\n");
-  Header(out, "gpusched_mig_instances", "gauge", "MIG instances by state.");
+  AppendMetricHeader(out, "gpusched_mig_instances", "gauge",
+                     "MIG instances by state.");
   absl::StrAppend(
       &out, "gpusched_mig_instances{state=\"free\"} ", gpus.mig_free, "\n",
       "gpusched_mig_instances{state=\"used\"} ", gpus.mig_used, "\n");
@@ -82,14 +86,15 @@ std::string Metrics::Render(const GpuCounts& gpus) const {
   std::lock_guard<std::mutex> lock(mu_);
   RenderRequests(out);
   RenderGpuCounts(gpus, out);
-  Header(out, "gpusched_policy_reload_errors_total", "counter",
-         "Policy file reloads rejected as invalid.");
+  AppendMetricHeader(out, "gpusched_policy_reload_errors_total", "counter",
+                     "Policy file reloads rejected as invalid.");
   absl::StrAppend(&out, "gpusched_policy_reload_errors_total ",
                   policy_reload_errors_, "\n");
   if (const int standby = standby_; standby >= 0) {
-    Header(out, "gpusched_standby", "gauge",
-           "1 while this replica stands by (the kube-scheduler beside it does "
-           "not hold the leader Lease), 0 while it decides.");
+    AppendMetricHeader(
+        out, "gpusched_standby", "gauge",
+        "1 while this replica stands by (the kube-scheduler beside it does "
+        "not hold the leader Lease), 0 while it decides.");
     absl::StrAppend(&out, "gpusched_standby ", standby, "\n");
   }
   return out;

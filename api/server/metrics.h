@@ -13,6 +13,10 @@
 
 namespace gpusched {
 
+// "# HELP name help" and "# TYPE name type" lines.
+void AppendMetricHeader(std::string& out, std::string_view name,
+                        std::string_view type, std::string_view help);
+
 // Prometheus metrics of the extender, rendered in the text exposition
 // format. Counters and histograms are keyed by small label sets; the GPU
 // gauges are read from the model at scrape time so they are never stale.

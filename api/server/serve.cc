@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "api/http/router.h"
 #include "api/server/demo_cluster.h"
 #include "api/server/logging.h"
+#include "api/server/loop_metrics.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
 #include "scheduler/base/strings.h"
@@ -36,6 +38,10 @@ absl::Status ServeApp::LoadCluster(const ServeConfig& config) {
   for (const std::string& w : service_->AddRunningPods(objects->pods)) {
     spdlog::warn("model: {}", w);
   }
+  // The queueing core learns the file's queued pods as a watch's list
+  // would tell it: running ones charge their queues, pending ones wait
+  // (what the dashboard shows of a cluster file).
+  if (gate_ != nullptr) gate_->PodsListed(objects->pods);
   for (const std::string& skipped : objects->skipped) {
     spdlog::debug("cluster: skipped {}", skipped);
   }
@@ -63,7 +69,8 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
   // Live, the loop decides nothing before the cluster is listed whole
   // (pods, nodes, PodGroups), nor while a watch relists.
   absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop = AdmissionLoop::Create(
-      *std::move(result.policy), {.await_lists = IsLive(config)});
+      *std::move(result.policy),
+      {.await_lists = IsLive(config), .runtimes = &runtime_log_});
   if (!loop.ok()) return loop.status();
   gate_ = *std::move(loop);
   policy_file_ = config.policy_file;
@@ -100,6 +107,7 @@ void ServeApp::ReloadPolicyIfChanged() {
 
 void ServeApp::Tick() {
   ReloadPolicyIfChanged();
+  if (gpu_map_ != nullptr) gpu_map_->Refresh();
   for (const std::string& uid : service_->ReleaseExpiredBinds()) {
     spdlog::warn(
         "bind of pod uid={} stayed in doubt past its hold; its devices are "
@@ -128,8 +136,13 @@ void ServeApp::Shutdown() {
   tick_cv_.notify_all();
   if (ticker_.joinable()) ticker_.join();
   if (webhook_ != nullptr) webhook_->Shutdown();
+  if (visibility_ != nullptr) visibility_->Shutdown();
+  if (dashboard_ != nullptr) dashboard_->Shutdown();
+  if (forecaster_ != nullptr) forecaster_->Stop();
   if (server_ != nullptr) server_->Shutdown();
   if (leader_ != nullptr) leader_->Stop();
+  if (role_label_ != nullptr) role_label_->Stop();
+  if (history_store_ != nullptr) history_store_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
   if (gate_ != nullptr) gate_->Stop();
@@ -201,11 +214,14 @@ absl::Status ServeApp::Run(const ServeConfig& config) {
   }
   service_ = std::make_unique<ExtenderService>(*std::move(options));
   StartGate(config);
+  StartReadModels(config);
   if (IsLive(config)) {
+    if (absl::Status s = StartVisibility(config); !s.ok()) return s;
     cluster_source_ = live_->source();
   } else if (absl::Status s = LoadCluster(config); !s.ok()) {
     return s;
   }
+  if (absl::Status s = StartDashboard(config); !s.ok()) return s;
   if (absl::Status s = StartHttp(config); !s.ok()) return s;
   if (IsLive(config)) {
     if (absl::Status s = StartLiveSync(config); !s.ok()) return s;
@@ -242,10 +258,87 @@ absl::Status ServeApp::StartWebhook(const ServeConfig& config) {
   webhook->review.manages = [gate = gate_.get()](const Pod& pod) {
     return gate != nullptr && gate->Manages(pod);
   };
-  webhook->threads = config.threads;
-  webhook->read_timeout = std::chrono::milliseconds(config.read_timeout_ms);
+  webhook->listener.threads = config.threads;
+  webhook->listener.read_timeout =
+      std::chrono::milliseconds(config.read_timeout_ms);
   webhook_ = WebhookServer::Start(live_->client(), *std::move(webhook));
   return absl::OkStatus();
+}
+
+// --visibility-listen (live mode, with --policy): the aggregated API that
+// shows each queue's pending workloads, explains one, and says when it
+// should start. An explain waits for a pass under way at most this long
+// (kube-apiserver's proxy gives up on the aggregated server after 60 s).
+constexpr std::chrono::milliseconds kExplainTimeout{10'000};
+// A forecast's passes, both runs together: each is a full engine pass, so
+// on a large cluster with a long queue an unbounded forecast would keep a
+// core busy for minutes; past this many the start is unknown, and says so.
+constexpr int kForecastPasses = 2'000;
+// And its wall time: a forecast's answers age while it runs, so one that
+// would take longer is cut (its late starts unknown, saying why). One of
+// 10,000 pending workloads on 5,000 nodes takes about 15 s (bench/
+// queueing_bench BM_StartForecast); the forecaster rests as long after.
+constexpr std::chrono::milliseconds kForecastBudget{30'000};
+
+absl::Status ServeApp::StartVisibility(const ServeConfig& config) {
+  if (config.visibility.listen.empty() || gate_ == nullptr) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<VisibilityServerOptions> options =
+      VisibilityServerOptionsFrom(config.visibility);
+  if (!options.ok()) return options.status();
+  options->listener.threads = config.threads;
+  options->listener.read_timeout =
+      std::chrono::milliseconds(config.read_timeout_ms);
+  visibility_ =
+      VisibilityServer::Start(live_->client(), *std::move(options), Reads());
+  return absl::OkStatus();
+}
+
+// Forecasts cost a core's time at scale, and the map a look at every node
+// each second: made only where someone can read them.
+void ServeApp::StartReadModels(const ServeConfig& config) {
+  const bool visibility = IsLive(config) && !config.visibility.listen.empty();
+  if (!visibility && config.dashboard.listen.empty()) return;
+  gpu_map_ = std::make_unique<GpuMapPublisher>(*service_);
+  if (gate_ == nullptr) return;
+  forecaster_ = std::make_unique<Forecaster>(
+      *gate_, ForecasterOptions{.forecast = {.max_steps = kForecastPasses,
+                                             .wall_budget = kForecastBudget},
+                                .history = &runtime_log_});
+  forecaster_->Start();
+}
+
+// --dashboard-listen: the page and its data on loopback, in any mode.
+absl::Status ServeApp::StartDashboard(const ServeConfig& config) {
+  if (config.dashboard.listen.empty()) return absl::OkStatus();
+  gpu_map_->Refresh();  // the cluster file is loaded by now
+  absl::StatusOr<std::unique_ptr<DashboardServer>> dashboard =
+      DashboardServer::Start(config.dashboard.listen, 1, Reads());
+  if (!dashboard.ok()) return dashboard.status();
+  dashboard_ = *std::move(dashboard);
+  return absl::OkStatus();
+}
+
+// Without a policy there are no queues: an empty view, and no decisions.
+VisibilityReads ServeApp::Reads() const {
+  VisibilityReads reads{
+      .gpu_map = [map = gpu_map_.get()] { return map->Latest(); }};
+  AdmissionLoop* gate = gate_.get();
+  if (gate == nullptr) {
+    reads.queues = [] { return std::make_shared<const QueueView>(); };
+    return reads;
+  }
+  reads.queues = [gate] { return gate->Queues(); };
+  reads.explain = [gate](const std::string& key) {
+    return gate->Explain(key, kExplainTimeout);
+  };
+  reads.deciding = [gate] { return gate->deciding(); };
+  reads.decisions = [gate] { return gate->Decisions(); };
+  reads.forecast = [forecaster = forecaster_.get()] {
+    return forecaster->Latest();
+  };
+  return reads;
 }
 
 // With --policy: the admission loop starts deciding, live through a
@@ -277,9 +370,13 @@ void ServeApp::StartGate(const ServeConfig& config) {
 // The extender's verbs over HTTP(S).
 absl::Status ServeApp::StartHttp(const ServeConfig& config) {
   const bool live = IsLive(config);
-  api_ = std::make_unique<ExtenderApi>(
-      *service_, metrics_,
-      ExtenderApiOptions{.prefix = config.prefix, .wait_for_sync = live});
+  ExtenderApiOptions api_options{.prefix = config.prefix,
+                                 .wait_for_sync = live};
+  if (gate_ != nullptr) {
+    api_options.append_queue_metrics = LoopQueueMetrics(*gate_);
+  }
+  api_ = std::make_unique<ExtenderApi>(*service_, metrics_,
+                                       std::move(api_options));
   if (live && !config.leader_lease.empty()) api_->SetStandby(true);
   auto router = std::make_shared<http::Router>();
   api_->Register(*router);
@@ -302,7 +399,40 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
                                       config.podgroup_api_poll_ms)});
     podgroups_->Start();
   }
+  StartRoleLabel(config);
+  StartRuntimeHistory(config);
   return FollowLeader(config);
+}
+
+void ServeApp::StartRuntimeHistory(const ServeConfig& config) {
+  if (config.runtime_history.empty() || gate_ == nullptr) return;
+  const size_t slash = config.runtime_history.find('/');  // flags checked
+  AdmissionLoop* gate = gate_.get();
+  history_store_ = std::make_unique<kube::RuntimeHistoryStore>(
+      live_->client(), runtime_log_,
+      kube::RuntimeHistoryStoreOptions{
+          .namespace_name = config.runtime_history.substr(0, slash),
+          .name = config.runtime_history.substr(slash + 1),
+          .deciding = [gate] { return gate->deciding(); }});
+  history_store_->Start();
+}
+
+void ServeApp::StartRoleLabel(const ServeConfig& config) {
+  std::string pod = config.pod;
+  const char* env_namespace = std::getenv("POD_NAMESPACE");
+  const char* env_name = std::getenv("POD_NAME");
+  if (pod.empty() && env_namespace != nullptr && env_name != nullptr &&
+      *env_namespace != '\0' && *env_name != '\0') {
+    pod = absl::StrCat(env_namespace, "/", env_name);
+  }
+  if (pod.empty()) return;
+  const size_t slash = pod.find('/');  // ParseServeFlags checked --pod
+  role_label_ = std::make_unique<kube::PodRoleLabel>(
+      live_->client(),
+      kube::PodRoleLabelOptions{.namespace_name = pod.substr(0, slash),
+                                .name = pod.substr(slash + 1)});
+  role_label_->Set(config.leader_lease.empty());
+  role_label_->Start();
 }
 
 // Both containers of a pod share its hostname, which kube-scheduler puts
@@ -327,6 +457,7 @@ absl::Status ServeApp::FollowLeader(const ServeConfig& config) {
           .on_change = [this](bool active, const std::string&) {
             if (gate_ != nullptr) gate_->SetDeciding(active);
             api_->SetStandby(!active);
+            if (role_label_ != nullptr) role_label_->Set(active);
           }});
   leader_->Start();
   return absl::OkStatus();
@@ -377,9 +508,11 @@ int RunServe(const std::vector<std::string>& args) {
             << gpus.free + gpus.used + gpus.shared << " GPUs, " << gpus.free
             << " free)\nTry:\n  "
             << ExampleFilterCurl((*app)->url(), (*app)->service())
-            << "\nNodes and GPUs: curl -s " << (*app)->url()
-            << "/v1/nodes\nStop with Ctrl-C (SIGINT) or SIGTERM.\n"
-            << std::flush;
+            << "\nNodes and GPUs: curl -s " << (*app)->url() << "/v1/nodes\n";
+  if (!(*app)->dashboard_url().empty()) {
+    std::cout << "Dashboard: " << (*app)->dashboard_url() << "\n";
+  }
+  std::cout << "Stop with Ctrl-C (SIGINT) or SIGTERM.\n" << std::flush;
   int signal = http::WaitForTerminationSignal();
   spdlog::info("signal={}: finishing in-flight requests", signal);
   (*app)->Shutdown();

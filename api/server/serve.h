@@ -13,15 +13,22 @@
 #include "absl/status/statusor.h"
 #include "api/controller/admission_loop.h"
 #include "api/controller/decision_writer.h"
+#include "api/controller/forecaster.h"
+#include "api/controller/gpu_map_publisher.h"
 #include "api/controller/loop_feed.h"
 #include "api/http/server.h"
 #include "api/kube/lease_follower.h"
 #include "api/kube/live_mode.h"
+#include "api/kube/pod_role_label.h"
 #include "api/kube/podgroup_sync.h"
+#include "api/kube/runtime_history_store.h"
 #include "api/server/admission_webhook.h"
+#include "api/server/dashboard_server.h"
 #include "api/server/extender_api.h"
 #include "api/server/metrics.h"
 #include "api/server/serve_flags.h"
+#include "api/server/visibility_server.h"
+#include "queueing/runtime_log.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {
@@ -41,6 +48,10 @@ class ServeApp {
   ~ServeApp();
   // The admission loop; null without --policy.
   AdmissionLoop* gate() { return gate_.get(); }
+  // The dashboard's URL with --dashboard-listen; empty without.
+  std::string dashboard_url() const {
+    return dashboard_ != nullptr ? dashboard_->url() : std::string();
+  }
   const Metrics& metrics() const { return metrics_; }
 
  private:
@@ -49,6 +60,13 @@ class ServeApp {
   absl::Status Run(const ServeConfig& config);
   absl::Status ConnectLive(const ServeConfig& config, ServiceOptions& options);
   absl::Status StartWebhook(const ServeConfig& config);
+  absl::Status StartVisibility(const ServeConfig& config);
+  // The read models the visibility API and the dashboard share: the GPU
+  // map and, with a policy, the forecaster.
+  void StartReadModels(const ServeConfig& config);
+  absl::Status StartDashboard(const ServeConfig& config);
+  // What both read (VisibilityReads), after StartReadModels.
+  VisibilityReads Reads() const;
   void StartGate(const ServeConfig& config);
   absl::Status StartHttp(const ServeConfig& config);
   absl::Status StartLiveSync(const ServeConfig& config);
@@ -57,9 +75,17 @@ class ServeApp {
   void StartTicker(int tick_ms);
   // --leader-lease: starts standing by, and follows the Lease.
   absl::Status FollowLeader(const ServeConfig& config);
+  // --pod: labels this replica's pod with its role (deciding to start
+  // with, unless it follows a Lease).
+  void StartRoleLabel(const ServeConfig& config);
+  // --runtime-history: loads the runtimes kept, and keeps saving them.
+  void StartRuntimeHistory(const ServeConfig& config);
   void Tick();
   void ReloadPolicyIfChanged();
 
+  // Finished workloads' runtimes: the forecast's history arm. First, so
+  // that it outlives the loop, the forecaster and the store using it.
+  RuntimeLog runtime_log_;
   std::unique_ptr<ExtenderService> service_;
   // Declared after service_ so it stops before the service is destroyed.
   std::unique_ptr<kube::LiveCluster> live_;
@@ -74,9 +100,12 @@ class ServeApp {
   kube::WatchedPods watched_pods_;
   // The loop's decisions to the API server (live mode).
   std::unique_ptr<DecisionWriter> writer_;
-  std::unique_ptr<LoopFeed> feed_;                 // the watches -> gate_
-  std::unique_ptr<kube::PodGroupSync> podgroups_;  // live, with a gate
-  std::unique_ptr<kube::LeaseFollower> leader_;    // --leader-lease
+  std::unique_ptr<LoopFeed> feed_;                  // the watches -> gate_
+  std::unique_ptr<kube::PodGroupSync> podgroups_;   // live, with a gate
+  std::unique_ptr<kube::LeaseFollower> leader_;     // --leader-lease
+  std::unique_ptr<kube::PodRoleLabel> role_label_;  // --pod
+  // --runtime-history: runtime_log_ kept in a ConfigMap (live, with a gate).
+  std::unique_ptr<kube::RuntimeHistoryStore> history_store_;
   std::string policy_file_;
   std::filesystem::file_time_type policy_mtime_;
   std::mutex tick_mu_;
@@ -85,6 +114,14 @@ class ServeApp {
   std::thread ticker_;
   // After live_: uses its client, so it is stopped and destroyed first.
   std::unique_ptr<WebhookServer> webhook_;
+  // Start forecasts for the visibility API (after gate_: asks it).
+  std::unique_ptr<Forecaster> forecaster_;
+  // Likewise; reads gate_'s queues and forecaster_'s forecasts.
+  std::unique_ptr<VisibilityServer> visibility_;
+  // The GPU map the two read, refreshed by the ticker (after service_).
+  std::unique_ptr<GpuMapPublisher> gpu_map_;
+  // --dashboard-listen; reads what visibility_ reads.
+  std::unique_ptr<DashboardServer> dashboard_;
 };
 
 // `gpusched serve [flags]`: returns the process exit code.

@@ -20,8 +20,9 @@ struct ServeFlag {
   const char* help;
 };
 
-// In the order --help lists them; the webhook's flags (AddWebhookFlags)
-// come between this table and kLoggingFlags.
+// In the order --help lists them; the webhook's, the visibility API's and
+// the dashboard's flags (AddWebhookFlags, AddVisibilityFlags,
+// AddDashboardFlags) come between this table and kLoggingFlags.
 const ServeFlag kServeFlags[] = {
     {"listen", &ServeConfig::listen, "ADDR:PORT to listen on (127.0.0.1:8888)"},
     {"cluster", &ServeConfig::cluster_file,
@@ -62,6 +63,16 @@ const ServeFlag kServeFlags[] = {
     {"leader-identity", &ServeConfig::leader_identity,
      "the holder identity prefix of this pod's kube-scheduler "
      "(default: this host's name)"},
+    {"pod", &ServeConfig::pod,
+     "live mode: NAMESPACE/NAME of this replica's own pod, labelled "
+     "gpusched.io/role=deciding or standby so that the visibility "
+     "Service selects the deciding replica only (default: "
+     "$POD_NAMESPACE/$POD_NAME)"},
+    {"runtime-history", &ServeConfig::runtime_history,
+     "live mode with --policy: NAMESPACE/NAME of the ConfigMap keeping "
+     "finished workloads' runtimes, from which starts are forecast when "
+     "a workload gives no runtime; empty: kept in memory only "
+     "(gpusched-system/gpusched-runtime-history)"},
     {"podgroup-api-poll-ms", &ServeConfig::podgroup_api_poll_ms,
      "live mode: ask again this often for a PodGroup API (Volcano, "
      "coscheduling) whose CRD is not installed, when its CRD may "
@@ -83,6 +94,23 @@ void AddFlags(std::span<const ServeFlag> table, ServeConfig& config,
   }
 }
 
+// The dashboard serves everything without authentication: loopback only,
+// and never on the extender's port, which Prometheus may reach.
+absl::Status CheckDashboard(const ServeConfig& config) {
+  if (absl::Status s = CheckDashboardListen(config.dashboard.listen); !s.ok()) {
+    return s;
+  }
+  // Port 0 picks a free port for each: they differ.
+  if (!config.dashboard.listen.empty() &&
+      config.dashboard.listen == config.listen &&
+      !config.listen.ends_with(":0")) {
+    return absl::InvalidArgumentError(
+        "serve: --dashboard-listen must differ from --listen (the extender's "
+        "and metrics' port)");
+  }
+  return absl::OkStatus();
+}
+
 // --cluster reads a file, --kubeconfig/--in-cluster follow a cluster; the
 // webhook keeps its certificate in a Secret, so it needs the latter.
 absl::Status CheckMode(const ServeConfig& config) {
@@ -95,22 +123,57 @@ absl::Status CheckMode(const ServeConfig& config) {
         "serve: --webhook-listen needs --kubeconfig or --in-cluster (its "
         "certificate is kept in a Secret)");
   }
-  return absl::OkStatus();
+  if (!config.visibility.listen.empty() &&
+      (!IsLive(config) || config.policy_file.empty())) {
+    return absl::InvalidArgumentError(
+        "serve: --visibility-listen needs --kubeconfig or --in-cluster (its "
+        "certificate is kept in a Secret) and --policy (it shows the "
+        "queues)");
+  }
+  return CheckDashboard(config);
+}
+
+bool IsNamespacedName(const std::string& text) {
+  const size_t slash = text.find('/');
+  return slash != std::string::npos && slash != 0 && slash + 1 != text.size() &&
+         text.find('/', slash + 1) == std::string::npos;
 }
 
 absl::Status CheckLeaderLease(const ServeConfig& config) {
   if (config.leader_lease.empty()) return absl::OkStatus();
-  const size_t slash = config.leader_lease.find('/');
   if (!IsLive(config)) {
     return absl::InvalidArgumentError(
         "serve: --leader-lease needs --kubeconfig or --in-cluster");
   }
-  if (slash == std::string::npos || slash == 0 ||
-      slash + 1 == config.leader_lease.size() ||
-      config.leader_lease.find('/', slash + 1) != std::string::npos) {
+  if (!IsNamespacedName(config.leader_lease)) {
     return absl::InvalidArgumentError(
         absl::StrCat("serve: --leader-lease \"", config.leader_lease,
                      "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRuntimeHistory(const ServeConfig& config) {
+  if (config.runtime_history.empty() ||
+      IsNamespacedName(config.runtime_history)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "serve: --runtime-history \"", config.runtime_history,
+      "\": want NAMESPACE/NAME of a ConfigMap, or empty for none"));
+}
+
+absl::Status CheckPod(const ServeConfig& config) {
+  if (config.pod.empty()) return absl::OkStatus();
+  if (!IsLive(config)) {
+    return absl::InvalidArgumentError(
+        "serve: --pod needs --kubeconfig or --in-cluster");
+  }
+  if (!IsNamespacedName(config.pod)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("serve: --pod \"", config.pod,
+                     "\": want NAMESPACE/NAME of this replica's pod, e.g. "
+                     "gpusched-system/gpusched-7d9f-abcde"));
   }
   return absl::OkStatus();
 }
@@ -141,7 +204,8 @@ absl::Status CheckLimits(const ServeConfig& config) {
 
 // The first failing check wins, in this order.
 absl::Status CheckServeConfig(const ServeConfig& config) {
-  for (auto check : {CheckMode, CheckLeaderLease, CheckTls, CheckLimits}) {
+  for (auto check : {CheckMode, CheckLeaderLease, CheckPod, CheckRuntimeHistory,
+                     CheckTls, CheckLimits}) {
     if (absl::Status s = check(config); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -158,6 +222,8 @@ absl::Status ParseServeFlags(const std::vector<std::string>& args,
   FlagSet flags("serve");
   AddFlags(kServeFlags, config, flags);
   AddWebhookFlags(flags, config.webhook);
+  AddVisibilityFlags(flags, config.visibility);
+  AddDashboardFlags(flags, config.dashboard);
   AddFlags(kLoggingFlags, config, flags);
   std::vector<std::string> positional;
   if (auto s = flags.Parse(args, &positional); !s.ok()) return s;

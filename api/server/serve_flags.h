@@ -6,6 +6,8 @@
 
 #include "absl/status/status.h"
 #include "api/server/admission_webhook.h"
+#include "api/server/dashboard_server.h"
+#include "api/server/visibility_server.h"
 
 namespace gpusched {
 
@@ -38,10 +40,19 @@ struct ServeConfig {
   // The holder identity prefix of this pod's kube-scheduler ("<hostname>"
   // of "<hostname>_<uuid>"); empty: this host's name.
   std::string leader_identity;
+  // NAMESPACE/NAME of this replica's pod, labelled with its role; empty:
+  // $POD_NAMESPACE/$POD_NAME when both are set (deploy/ sets them).
+  std::string pod;
+  // NAMESPACE/NAME of the ConfigMap keeping observed runtimes; empty: none.
+  std::string runtime_history = "gpusched-system/gpusched-runtime-history";
   std::string log_format = "text";
   int verbosity = 0;
   // The mutating webhook that gates new pods (live mode only).
   WebhookFlags webhook;
+  // The aggregated visibility API (live mode, with --policy).
+  VisibilityFlags visibility;
+  // The web dashboard on a loopback-only listener (any mode).
+  DashboardFlags dashboard;
 };
 
 // Live mode: following a real cluster (--kubeconfig or --in-cluster) rather

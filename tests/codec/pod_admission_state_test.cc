@@ -316,3 +316,43 @@ TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
 
 }  // namespace
 }  // namespace gpusched
+
+namespace gpusched {
+namespace {
+
+TEST(RuntimeHintTest, ExpectedRuntimeAndDeadlineAreReadWithThePod) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "p", "namespace": "ml",
+                 "annotations": {"gpusched.io/expected-runtime": "1h30m"}},
+    "spec": {"activeDeadlineSeconds": 7200, "containers": []}})");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->runtime.expected_ms, 90 * 60'000);
+  EXPECT_EQ(pod->runtime.deadline_ms, 7'200'000);
+  EXPECT_TRUE(pod->runtime.rejected.empty());
+}
+
+TEST(RuntimeHintTest, AnEstimateThatIsNoDurationIsSetAsideWithWhy) {
+  Pod pod;
+  pod.meta.annotations["gpusched.io/expected-runtime"] = "a while";
+  ReadPodAdmissionState(pod);
+  EXPECT_FALSE(pod.runtime.expected_ms.has_value());
+  EXPECT_NE(pod.runtime.rejected.find("\"a while\" is not a positive duration"),
+            std::string::npos)
+      << pod.runtime.rejected;
+  pod.meta.annotations["gpusched.io/expected-runtime"] = "-5m";
+  ReadPodAdmissionState(pod);
+  EXPECT_FALSE(pod.runtime.expected_ms.has_value());
+}
+
+TEST(RuntimeHintTest, ADeadlineThatIsNotPositiveNamesItsField) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "p", "namespace": "ml"},
+    "spec": {"activeDeadlineSeconds": 0, "containers": []}})");
+  ASSERT_FALSE(pod.ok());
+  EXPECT_NE(std::string(pod.status().message()).find("activeDeadlineSeconds"),
+            std::string::npos)
+      << pod.status();
+}
+
+}  // namespace
+}  // namespace gpusched

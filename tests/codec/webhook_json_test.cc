@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 
 namespace gpusched {
 namespace {
@@ -90,6 +91,33 @@ TEST(CaBundlePatchTest, ConfigWithoutWebhooksIsAnError) {
   no_version["metadata"].erase("resourceVersion");
   EXPECT_EQ(EncodeCaBundlePatch(no_version.dump(), "pem").status().message(),
             "MutatingWebhookConfiguration.metadata.resourceVersion: missing");
+}
+
+TEST(ApiServiceCaBundleTest, PatchesOnlyWhenTheBundleDiffers) {
+  Json service = {
+      {"apiVersion", "apiregistration.k8s.io/v1"},
+      {"kind", "APIService"},
+      {"metadata",
+       {{"name", "v1alpha1.visibility.gpusched.io"}, {"resourceVersion", "7"}}},
+      {"spec", {{"group", "visibility.gpusched.io"}}}};
+  absl::StatusOr<std::optional<std::string>> patch =
+      EncodeApiServiceCaBundlePatch(service.dump(), kCerts.ca_pem);
+  ASSERT_TRUE(patch.ok()) << patch.status();
+  ASSERT_TRUE(patch->has_value());
+  EXPECT_EQ(**patch, absl::StrCat(R"({"metadata":{"resourceVersion":"7"},)",
+                                  R"("spec":{"caBundle":")",
+                                  absl::Base64Escape(kCerts.ca_pem), R"("}})"));
+  service["spec"]["caBundle"] = absl::Base64Escape(kCerts.ca_pem);
+  patch = EncodeApiServiceCaBundlePatch(service.dump(), kCerts.ca_pem);
+  ASSERT_TRUE(patch.ok());
+  EXPECT_FALSE(patch->has_value());
+  service["spec"]["caBundle"] = "b2xk";
+  service["metadata"].erase("resourceVersion");
+  EXPECT_EQ(EncodeApiServiceCaBundlePatch(service.dump(), kCerts.ca_pem)
+                .status()
+                .message(),
+            "APIService.metadata.resourceVersion: missing");
+  EXPECT_FALSE(EncodeApiServiceCaBundlePatch("[]", kCerts.ca_pem).ok());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/controller/admission_loop_fixture.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {
@@ -29,38 +30,6 @@ std::vector<WorkloadStatus> StatusesOf(RecordingSink& sink,
   }
   return out;
 }
-
-class AdmissionLoopTest : public ::testing::Test {
- protected:
-  void Start(Policy policy, int nodes = 1, int64_t max_idle_ms = 1000,
-             int64_t min_pass_interval_ms = 10) {
-    auto loop = AdmissionLoop::Create(
-        std::move(policy), {.clock = [this] { return now_.load(); },
-                            .max_idle_ms = max_idle_ms,
-                            .min_pass_interval_ms = min_pass_interval_ms});
-    ASSERT_TRUE(loop.ok()) << loop.status();
-    loop_ = *std::move(loop);
-    service_ = std::make_unique<ExtenderService>(ServiceOptions{
-        .gate = loop_.get(), .clock = [this] { return now_.load(); }});
-    std::vector<Node> all;
-    for (int i = 0; i < nodes; ++i)
-      all.push_back(Dgx("dgx-" + std::to_string(i)));
-    service_->UpsertNodes(std::move(all));
-    loop_->Start(*service_, &sink_);
-  }
-  void TearDown() override {
-    if (loop_ != nullptr) loop_->Stop();
-  }
-  void Add(Pod pod) {
-    loop_->PodUpserted(std::move(pod));
-    loop_->WaitIdle();
-  }
-
-  std::atomic<int64_t> now_{1000};
-  RecordingSink sink_;
-  std::unique_ptr<AdmissionLoop> loop_;
-  std::unique_ptr<ExtenderService> service_;
-};
 
 TEST_F(AdmissionLoopTest, GangIsAdmittedWholeByTheLoopAndPublished) {
   Start(TwoTeams());
@@ -86,6 +55,56 @@ TEST_F(AdmissionLoopTest, GangIsAdmittedWholeByTheLoopAndPublished) {
     EXPECT_EQ(admit->workload, "team-a/ring");
     EXPECT_TRUE(admit->gated);
   }
+}
+
+// The read model follows each pass: what filter says of a waiting gang,
+// the queues say with the same code; and an older snapshot a reader holds
+// does not change under it.
+TEST_F(AdmissionLoopTest, EachPassPublishesTheQueuesWithTheSameCodeAsFilter) {
+  Start(TwoTeams());
+  loop_->WaitIdle();
+  const std::shared_ptr<const QueueView> before = loop_->Queues();
+  ASSERT_NE(before, nullptr);
+  EXPECT_EQ(before->FindPending("team-a/ring"), nullptr);
+
+  loop_->PodUpserted(Gated(GangPod("team-a", "ring", 0, 4, 2)));
+  loop_->WaitIdle();
+  const std::shared_ptr<const QueueView> waiting = loop_->Queues();
+  EXPECT_GT(waiting->pass, before->pass);
+  const PendingWorkload* ring = waiting->FindPending("team-a/ring");
+  ASSERT_NE(ring, nullptr);
+  EXPECT_EQ(ring->code, ReasonCode::kGangIncomplete);
+  EXPECT_THAT(loop_->Check(GangPod("team-a", "ring", 0, 4, 2)).waiting_reason,
+              ::testing::StartsWith(std::string(ReasonCodeName(ring->code))));
+  EXPECT_EQ(ring->position_in_cluster_queue, 0u);
+
+  loop_->PodUpserted(Gated(GangPod("team-a", "ring", 1, 4, 2)));
+  loop_->WaitIdle();
+  const std::shared_ptr<const QueueView> admitted = loop_->Queues();
+  EXPECT_EQ(admitted->FindPending("team-a/ring"), nullptr);
+  ASSERT_EQ(admitted->FindClusterQueue("team-a")->admitted.size(), 1u);
+  EXPECT_EQ(admitted->FindClusterQueue("team-a")->admitted[0].placed, 2);
+  EXPECT_NE(waiting->FindPending("team-a/ring"), nullptr);  // unchanged
+}
+
+// explain is answered by the loop thread between passes, from the engine:
+// the same code the queues show, positions, and NotFound for a stranger;
+// a question does not wait for the pace, nor run a pass of its own.
+TEST_F(AdmissionLoopTest, ExplainIsAnsweredBetweenPassesWithoutAPass) {
+  Start(TwoTeams(), 1, 1000, /*min_pass_interval_ms=*/3'600'000);
+  loop_->PodUpserted(Gated(GangPod("team-a", "ring", 0, 4, 2)));
+  loop_->WaitIdle();
+  const uint64_t passes = loop_->passes();
+  absl::StatusOr<WorkloadExplanation> ring =
+      loop_->Explain("team-a/ring", std::chrono::seconds(5));
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_EQ(ring->code, ReasonCode::kGangIncomplete);
+  EXPECT_EQ(ring->code, loop_->Queues()->FindPending("team-a/ring")->code);
+  EXPECT_EQ(ring->members, 1);
+  EXPECT_EQ(ring->min_member, 2);
+  EXPECT_EQ(loop_->passes(), passes);
+  EXPECT_TRUE(absl::IsNotFound(
+      loop_->Explain("team-a/nobody", std::chrono::seconds(5)).status()));
 }
 
 TEST_F(AdmissionLoopTest, CheckOfAnUnseenPodHandsItToTheLoopWithoutAPass) {

@@ -1,6 +1,7 @@
 // kubeconfig files (kube_config.h): clusters, users and contexts, inline
-// base64 data, the server URL. File references resolve against a directory
-// that does not exist, so they are errors rather than reads of this
+// base64 data, the server URL, exec plugin settings (parsed only:
+// ParseKubeconfig never runs a plugin). File references resolve against a
+// directory that does not exist, so they are errors rather than reads of this
 // machine's files (an absolute path is read as written, as kubectl does).
 #include <cstddef>
 #include <cstdint>

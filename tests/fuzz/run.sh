@@ -28,7 +28,8 @@ fi
 # The dictionary of each target's input language.
 dict_for() {
   case "$1" in
-    extender_fuzz | k8s_json_fuzz | watch_stream_fuzz | admission_review_fuzz)
+    extender_fuzz | k8s_json_fuzz | watch_stream_fuzz | admission_review_fuzz | \
+      visibility_fuzz)
       echo json ;;
     gpu_topology_fuzz) echo topology ;;
     trace_csv_fuzz) echo csv ;;

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "api/http/client.h"
 #include "api/http/server.h"
 #include "tests/http/test_certs.h"
@@ -123,6 +124,91 @@ TEST_F(TlsTest, ClientWithCertificateFromAnotherCaIsRefused) {
   options.key_file = pki_->stranger_key;
   auto response = Get(server->port(), options);
   EXPECT_FALSE(response.ok());
+}
+
+// The handler sees how many certificates the client sent and the Accept
+// header it kept.
+Handler CertificatesAndAccept() {
+  return [](const Request& request) {
+    const size_t certs = request.peer_certificates == nullptr
+                             ? 0
+                             : request.peer_certificates->size();
+    std::vector<std::string_view> accept = HeaderValues(request, "accept");
+    return Response{
+        .body = absl::StrCat(
+            certs, " ", std::string(accept.empty() ? "-" : accept.front()))};
+  };
+}
+
+// A server that asks for certificates and keeps headers
+// (CertificatesAndAccept), and a client of it presenting `cert`/`key`.
+struct AskingPair {
+  std::unique_ptr<Server> server;
+  std::unique_ptr<Client> client;
+};
+AskingPair ConnectAsking(ServerOptions server_options, const std::string& cert,
+                         const std::string& key, ClientOptions options) {
+  server_options.ask_client_certificate = true;
+  server_options.keep_headers = true;
+  AskingPair pair{.server =
+                      StartOrFail(server_options, CertificatesAndAccept())};
+  if (pair.server == nullptr) return pair;
+  options.cert_file = cert;
+  options.key_file = key;
+  auto client = Client::Connect("127.0.0.1", pair.server->port(), options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  if (client.ok()) pair.client = *std::move(client);
+  return pair;
+}
+
+TEST_F(TlsTest, AskedCertificateOfAnyCaReachesTheHandlerUnverified) {
+  AskingPair pair = ConnectAsking(HttpsOptions(), pki_->stranger_cert,
+                                  pki_->stranger_key, TrustingClient());
+  ASSERT_NE(pair.client, nullptr);
+  auto response = pair.client->RoundTrip(
+      {.method = "GET", .target = "/", .accept = "application/json;as=Table"},
+      std::chrono::seconds(5));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->body, "1 application/json;as=Table");
+}
+
+// The connection's certificates are shared by its requests: each of them
+// still sees them (the sanitizer builds catch a double release).
+TEST_F(TlsTest, AskedCertificateServesEveryRequestOfAConnection) {
+  AskingPair pair = ConnectAsking(HttpsOptions(), pki_->client_cert,
+                                  pki_->client_key, TrustingClient());
+  ASSERT_NE(pair.client, nullptr);
+  std::string first;
+  for (int i = 0; i < 3; ++i) {
+    auto response =
+        pair.client->RoundTrip({.method = "GET", .target = "/", .accept = "a"},
+                               std::chrono::seconds(5));
+    ASSERT_TRUE(response.ok()) << response.status();
+    if (i == 0) first = response->body;
+    // The chain as the client sent it: its own certificate, maybe the CA.
+    EXPECT_NE(response->body, "0 a") << "request " << i;
+    EXPECT_EQ(response->body, first) << "request " << i;
+  }
+}
+
+TEST_F(TlsTest, AskedCertificateMayBeAbsent) {
+  ServerOptions server_options = HttpsOptions();
+  server_options.ask_client_certificate = true;
+  auto server = StartOrFail(server_options, CertificatesAndAccept());
+  ASSERT_NE(server, nullptr);
+  auto response = Get(server->port(), TrustingClient());
+  ASSERT_TRUE(response.ok()) << response.status();
+  // No keep_headers: the handler sees no headers.
+  EXPECT_EQ(response->body, "0 -");
+}
+
+TEST_F(TlsTest, AskingAndRequiringCertificatesExcludeEachOther) {
+  ServerOptions options = MutualTlsOptions();
+  options.ask_client_certificate = true;
+  EXPECT_FALSE(Server::Start(options, Constant("x")).ok());
+  ServerOptions plain = LocalOptions();
+  plain.ask_client_certificate = true;
+  EXPECT_FALSE(Server::Start(plain, Constant("x")).ok());
 }
 
 TEST_F(TlsTest, KeepAliveWorksOverTls) {

@@ -227,10 +227,10 @@ TEST(WebhookFlagsTest, DefaultsNameTheDeployedObjects) {
   absl::StatusOr<WebhookServerOptions> options =
       WebhookServerOptionsFrom({.listen = "0.0.0.0:9443"});
   ASSERT_TRUE(options.ok()) << options.status();
-  EXPECT_EQ(options->certs.secret_namespace, "gpusched-system");
-  EXPECT_EQ(options->certs.secret_name, "gpusched-webhook-tls");
-  EXPECT_EQ(options->certs.webhook_config_name, "gpusched");
-  EXPECT_THAT(options->certs.names,
+  EXPECT_EQ(options->listener.certs.secret_namespace, "gpusched-system");
+  EXPECT_EQ(options->listener.certs.secret_name, "gpusched-webhook-tls");
+  EXPECT_EQ(options->listener.certs.webhook_config_name, "gpusched");
+  EXPECT_THAT(options->listener.certs.names,
               ::testing::ElementsAre(
                   "gpusched-webhook.gpusched-system.svc",
                   "gpusched-webhook.gpusched-system.svc.cluster.local"));
