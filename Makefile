@@ -5,10 +5,14 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian 12 packages the build needs (compiler and CMake included).
+# Debian 12 packages the build needs (compiler and CMake included),
+# prometheus: the end-to-end test of the Grafana dashboard's queries
+# (TestQueueMetricsFeedTheGrafanaDashboard) scrapes gpusched with it, and
+# chromium: the web dashboard's end-to-end test and render benchmark run it
+# headless.
 DEPS := g++ cmake make libboost1.81-dev nlohmann-json3-dev libyaml-cpp-dev \
         libspdlog-dev libabsl-dev libsimdjson-dev libssl-dev libgtest-dev \
-        libgmock-dev libbenchmark-dev openssl curl ccache
+        libgmock-dev libbenchmark-dev openssl curl ccache prometheus chromium
 
 # Only `make fuzz` needs these (clang's libFuzzer and sanitizer runtimes).
 FUZZ_DEPS := clang-14 libclang-rt-14-dev
@@ -18,7 +22,7 @@ FUZZ_JOBS ?= 2
 FUZZ_TARGETS ?=
 
 .PHONY: deps configure build serve test e2e e2e-prepare bench clean fuzz fuzz-deps \
-        test-asan test-tsan format format-deps format-check
+        test-asan test-tsan format format-deps format-check install uninstall
 
 # Installs only what is missing, so a second run costs nothing.
 deps:
@@ -41,6 +45,27 @@ build: configure
 serve: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target gpusched
 	$(BUILD_DIR)/gpusched serve $(ARGS)
+
+# gpusched into $(PREFIX)/bin, and beside it the symlink kubectl-gpusched
+# by which kubectl finds the plugin (`kubectl gpusched`, README). Builds
+# the executable alone; sudo only when the directory is not writable.
+# STRIP= keeps the debug symbols (about 250 MB of the 255).
+PREFIX ?= /usr/local
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+STRIP ?= -s
+
+install: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target gpusched
+	@dir="$(BINDIR)"; sudo=; \
+	{ mkdir -p "$$dir" 2>/dev/null && [ -w "$$dir" ]; } || sudo="$(SUDO)"; \
+	$$sudo install -d "$$dir" && \
+	$$sudo install -m 0755 $(STRIP) $(BUILD_DIR)/gpusched "$$dir/gpusched" && \
+	$$sudo ln -sf gpusched "$$dir/kubectl-gpusched" && \
+	echo "installed $$dir/gpusched and $$dir/kubectl-gpusched; try: kubectl gpusched --help"
+
+uninstall:
+	@dir="$(BINDIR)"; sudo=; [ -w "$$dir" ] || sudo="$(SUDO)"; \
+	$$sudo rm -f "$$dir/gpusched" "$$dir/kubectl-gpusched"
 
 # The whole test suite, the end-to-end suite on a real control plane
 # included (its upstream binaries are built once, on first use, into
@@ -109,10 +134,8 @@ SAN_CONFIGURE = cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=Debug \
   -DGPUSCHED_SANITIZE=$(2) -DGPUSCHED_BUILD_BENCH=OFF >/dev/null
 # ASan + UBSan: every unit, integration and scenario test (the scenario
 # tests run the instrumented gpusched binary).
-ASAN_TARGETS := gpusched gpusched_scheduler_tests gpusched_http_tests \
-  gpusched_codec_tests gpusched_server_tests gpusched_integration_tests \
-  gpusched_policies_tests gpusched_queueing_tests gpusched_kube_tests \
-  gpusched_controller_tests
+# gpusched_unit_tests (tests/CMakeLists.txt) is every test folder's binary.
+ASAN_TARGETS := gpusched_unit_tests
 # TSan: the binaries whose tests run threads, and of them only those tests.
 TSAN_TARGETS := gpusched gpusched_scheduler_tests gpusched_http_tests \
   gpusched_integration_tests gpusched_queueing_tests gpusched_kube_tests \

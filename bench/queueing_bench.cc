@@ -3,52 +3,30 @@
 // cluster; one Schedule() call admits what fits. Reports decisions/s
 // (workloads considered per second of the pass) and admissions.
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <random>
 
 #include "api/codec/pod_admission_state.h"
 #include "bench/lib/cluster_generator.h"
 #include "bench/lib/latency.h"
+#include "bench/lib/queued_workloads.h"
 #include "benchmark/benchmark.h"
 #include "queueing/engine.h"
 #include "queueing/gang_placer.h"
+#include "queueing/start_forecast.h"
 
 namespace gpusched::bench {
 namespace {
-
-Policy QueuesPolicy(int queues, int64_t gpus_each) {
-  Policy policy;
-  policy.flavors = {ResourceFlavor{.name = "any"}};
-  for (int q = 0; q < queues; ++q) {
-    ClusterQueue cq{.name = "cq-" + std::to_string(q), .cohort = "all"};
-    cq.preemption.within_cluster_queue = WithinClusterQueue::kLowerPriority;
-    cq.resource_groups.push_back(ResourceGroup{
-        .covered_resources = {"nvidia.com/gpu", "cpu", "memory"},
-        .flavors = {FlavorQuotas{
-            .flavor = "any",
-            .resources = {{.name = "nvidia.com/gpu", .nominal = gpus_each},
-                          {.name = "cpu", .nominal = int64_t{1} << 30},
-                          {.name = "memory", .nominal = int64_t{1} << 50}}}}});
-    policy.cluster_queues.push_back(std::move(cq));
-    policy.local_queues.push_back(
-        LocalQueue{"ns-" + std::to_string(q), "q", cq.name});
-    policy.local_queues.back().cluster_queue = "cq-" + std::to_string(q);
-  }
-  return policy;
-}
 
 void BM_AdmitPendingWorkloads(benchmark::State& state) {
   const int nodes = state.range(0), workloads = state.range(1),
             queues = state.range(2);
   for (auto _ : state) {
     state.PauseTiming();
-    GeneratedCluster cluster = GenerateCluster(nodes, 0.0, 7);
     ClusterModel model;
-    int64_t total_gpus = 0;
-    for (Node& n : cluster.nodes) {
-      total_gpus += n.allocatable.Get(kNvidiaGpu);
-      model.UpsertNode(std::move(n));
-    }
+    const int64_t total_gpus =
+        LoadNodes(GenerateCluster(nodes, 0.0, 7).nodes, model);
     auto engine = *QueueingEngine::Create(
         QueuesPolicy(queues, total_gpus / queues), &model,
         EngineOptions{.bind_on_admission = true});
@@ -58,16 +36,7 @@ void BM_AdmitPendingWorkloads(benchmark::State& state) {
       const int pods = 1 + random() % 4;
       const int gpus = 1 << (random() % 4);
       for (int p = 0; p < pods; ++p) {
-        Pod pod =
-            MakeGpuPod("w" + std::to_string(w) + "-" + std::to_string(p), gpus);
-        pod.meta.namespace_name = "ns-" + std::to_string(q);
-        pod.meta.uid = pod.meta.namespace_name + "/" + pod.meta.name;
-        pod.meta.labels = {
-            {"kueue.x-k8s.io/queue-name", "q"},
-            {"kueue.x-k8s.io/pod-group-name", "g" + std::to_string(w)}};
-        pod.meta.annotations = {
-            {"kueue.x-k8s.io/pod-group-total-count", std::to_string(pods)}};
-        ReadPodAdmissionState(pod);  // as api/codec does for a pod it reads
+        Pod pod = QueuedGangPod(w, p, pods, gpus, q);
         pod.priority = static_cast<int32_t>(random() % 3) * 100;
         engine->AddPod(pod, 0);
       }
@@ -194,6 +163,74 @@ void BM_PlanGangWithTopology(benchmark::State& state) {
 BENCHMARK(BM_PlanGangWithTopology)
     ->Args({5000, 1000})
     ->Args({50, 20})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// One start forecast (H section 3): `pending` queued workloads behind a
+// cluster kept full by running ones, every workload with an expected
+// runtime of 10 to 120 minutes. Times the snapshot (taken on the loop
+// thread) and the forward runs apart; reports how many pending workloads
+// got an expected start and how many passes the runs took.
+void AddForecastWorkload(QueueingEngine& engine, std::mt19937_64& random, int w,
+                         int queues, int64_t now) {
+  const int q = w % queues;
+  const int pods = 1 + random() % 4;
+  const int gpus = 1 << (random() % 4);
+  const std::string runtime = std::to_string(10 + random() % 111) + "m";
+  for (int p = 0; p < pods; ++p) {
+    engine.AddPod(QueuedGangPod(w, p, pods, gpus, q,
+                                {{"gpusched.io/expected-runtime", runtime}}),
+                  now);
+  }
+}
+
+void BM_StartForecast(benchmark::State& state) {
+  const int nodes = state.range(0), pending = state.range(1),
+            queues = state.range(2);
+  ClusterModel model;
+  const int64_t total_gpus =
+      LoadNodes(GenerateCluster(nodes, 0.0, 7).nodes, model);
+  auto engine =
+      *QueueingEngine::Create(QueuesPolicy(queues, total_gpus / queues), &model,
+                              EngineOptions{.bind_on_admission = true});
+  std::mt19937_64 random(13);
+  int w = 0;
+  // Fill the cluster: about as many GPUs asked as it has.
+  for (int64_t asked = 0; asked < total_gpus; asked += 7, ++w) {
+    AddForecastWorkload(*engine, random, w, queues, 0);
+  }
+  engine->Schedule(0);
+  for (int i = 0; i < pending; ++i, ++w) {
+    AddForecastWorkload(*engine, random, w, queues, 1000);
+  }
+  engine->Schedule(1000);
+  Latencies snapshot_ms, forecast_ms;
+  StartForecast last;
+  for (auto _ : state) {
+    const auto began = std::chrono::steady_clock::now();
+    ForecastSnapshot snapshot =
+        TakeForecastSnapshot(*engine, model, 1000, nullptr);
+    const auto taken = std::chrono::steady_clock::now();
+    last = RunForecast(snapshot);
+    const auto done = std::chrono::steady_clock::now();
+    snapshot_ms.Add(taken - began);
+    forecast_ms.Add(done - taken);
+  }
+  int started = 0;
+  for (const auto& [key, start] : last.starts)
+    started += start.expected_start_ms ? 1 : 0;
+  state.counters["pending"] = static_cast<double>(last.starts.size());
+  state.counters["with_expected_start"] = started;
+  state.counters["passes"] = last.steps;
+  state.counters["snapshot_ms"] = snapshot_ms.At(0.5) / 1e3;
+  state.counters["forecast_ms"] = forecast_ms.At(0.5) / 1e3;
+}
+
+// {nodes, pending workloads, ClusterQueues}: the size, and CI's.
+BENCHMARK(BM_StartForecast)
+    ->Args({5000, 10000, 30})
+    ->Args({500, 1000, 10})
+    ->Args({50, 100, 3})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

@@ -26,7 +26,11 @@ SOAK_GROWTH_PCT = 5
 
 KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json",
          "kube_scheduler.json", "gang_time_to_bound.json",
-         "admissions_live_vs_simulator.json"}
+         "admissions_live_vs_simulator.json", "dashboard_render.json",
+         "extender_polled.json"}
+# Issue H §1: filter CPU p99 while the visibility surfaces are polled,
+# over quiet.
+POLLED_RATIO = 1.1
 
 # kube-scheduler with gpusched as its extender must keep this share of
 # kube-scheduler's own throughput (pods bound per second).
@@ -375,6 +379,61 @@ def kube_scheduler(doc):
     return out
 
 
+def extender_polled(doc):
+    """extender_polled: filter server CPU with the visibility API and the
+    dashboard's data polled, against quiet, on one server."""
+    cond = doc.get("conditions") or {}
+    out = ["## Filter CPU while the visibility surfaces are polled "
+           "(extender_polled, extender_polled.json)", ""]
+    out.append(f"Conditions: {cond.get('nodes')} nodes, {cond.get('candidates')} "
+               f"candidates, filter only, {cond.get('seconds')} s per run; "
+               f"serve --policy --dashboard-listen in process; the poller "
+               f"fetches clusterqueues, cohorts, gpunodes, decisions and each "
+               f"queue's pendingworkloads {cond.get('poll_rounds_per_second')} "
+               f"times a second, full answers; load average "
+               f"{fmt(get(cond, 'machine', 'loadavg_1m'), 2)} at start.")
+    out.append("")
+    rows = []
+    for r in doc.get("runs") or []:
+        q, p = r.get("quiet") or {}, r.get("polled") or {}
+        ratio = r.get("p99_ratio") or 0
+        rows.append([r.get("concurrency"),
+                     get(q, "filter_server_cpu_us", "p50"),
+                     get(q, "filter_server_cpu_us", "p99"),
+                     get(p, "filter_server_cpu_us", "p50"),
+                     get(p, "filter_server_cpu_us", "p99"),
+                     p.get("polls"), fmt(ratio, 2), f"≤ {POLLED_RATIO}",
+                     verdict(ratio <= POLLED_RATIO)])
+    out += table(["clients", "quiet CPU p50 µs", "quiet CPU p99 µs",
+                  "polled CPU p50 µs", "polled CPU p99 µs", "polls",
+                  "p99 ratio", "target", ""], rows)
+    out.append("")
+    return out
+
+
+def dashboard_render(doc):
+    """BenchmarkDashboardRender: navigation -> the dashboard's first full
+    render in headless Chromium."""
+    cond = doc.get("conditions") or {}
+    runs = doc.get("runs") or []
+    out = ["## Dashboard render time in headless Chromium "
+           "(BenchmarkDashboardRender, dashboard_render.json)", ""]
+    out.append(f"Conditions: {doc.get('nodes')} nodes, {doc.get('gpus')} GPUs; "
+               f"{cond.get('served_by', '?')}; {cond.get('measure', '?')}; "
+               f"load average {fmt(get(cond, 'machine', 'loadavg_1m'), 2)} at start.")
+    out.append("")
+    target = doc.get("target_ms")
+    out += table(["loads", "p50 ms", "p90 ms", "fetch ms (median)",
+                  "render ms (median)", "target", ""],
+                 [[len(runs), doc.get("p50_ms"), doc.get("p90_ms"),
+                   statistics.median([r.get("fetch_ms", 0) for r in runs]) if runs else None,
+                   statistics.median([r.get("render_ms", 0) for r in runs]) if runs else None,
+                   f"≤ {target:,.0f}" if target else "–",
+                   verdict((doc.get("p90_ms") or 0) <= target) if target else ""]])
+    out.append("")
+    return out
+
+
 def gang_time_to_bound(doc):
     """BenchmarkGangTimeToBound: last member created -> gates lifted ->
     every member bound, through the real kube-scheduler."""
@@ -389,9 +448,10 @@ def gang_time_to_bound(doc):
     out.append("")
     rounds = doc.get("rounds") or []
     rows = []
-    # Arm "unqueued" (the same pods in no queue) is the floor that
-    # kube-scheduler's own pace puts under a gang's time; older files have
-    # gang rounds only.
+    # Arm "unqueued" (the same pods in no queue) binds them as they are
+    # created; arm "ungate_floor" holds them behind the benchmark's own gate
+    # and lifts it with the PATCHes gpusched sends: the API's floor under a
+    # gang's time. Older files have gang rounds only.
     arms = sorted({(r.get("arm", "gang"), r.get("members")) for r in rounds})
     for arm, members in arms:
         of = [r for r in rounds
@@ -411,15 +471,37 @@ def gang_time_to_bound(doc):
         rows.append([arm, members, len(of), statistics.median(ungated),
                      max(ungated), median, max(bound),
                      f"{100 * statistics.median(shares):.0f} %" if shares else "–",
-                     cpu_median("kube-apiserver"), cpu_median("gpusched"),
+                     cpu_median("kube-apiserver"), cpu_median("kube-scheduler"),
+                     cpu_median("gpusched"),
                      "–" if target is None else f"≤ {target:,.0f}",
                      "" if target is None else verdict(median <= target)])
     out += table(["arm", "members", "rounds", "→ gates lifted ms (median)",
                   "(max)", "→ all bound ms (median)", "(max)",
                   "CPU of 2 cores meanwhile", "kube-apiserver CPU ms",
-                  "gpusched CPU ms", "target", "verdict"], rows)
+                  "kube-scheduler CPU ms", "gpusched CPU ms", "target",
+                  "verdict"], rows)
     out.append("")
+    out += gang_over_floor(rounds)
     return out
+
+
+def gang_over_floor(rounds):
+    """The gang's median time to bound over the ungate_floor arm's, per
+    size: how much gpusched's decision adds to the API's own work."""
+    lines = []
+    for members in sorted({r.get("members") for r in rounds}):
+        def median_bound(arm):
+            values = [r.get("last_created_to_all_bound_ms") or 0 for r in rounds
+                      if r.get("arm", "gang") == arm and r.get("members") == members]
+            return statistics.median(values) if values else None
+        gang, floor = median_bound("gang"), median_bound("ungate_floor")
+        if gang and floor:
+            lines.append(f"- {members} members: gang {gang:,.0f} ms over "
+                         f"ungate_floor {floor:,.0f} ms = {gang / floor:.2f}.")
+    if lines:
+        lines = ["Gang ÷ the API's floor (the same pods' gates lifted by the "
+                 "benchmark, no decision), median to all bound:", ""] + lines + [""]
+    return lines
 
 
 def admissions_live_vs_simulator(doc):
@@ -576,9 +658,12 @@ def main():
                 "soak.json": soak, "queueing_scale.json": queueing_scale,
                 "kube_scheduler.json": kube_scheduler,
                 "gang_time_to_bound.json": gang_time_to_bound,
-                "admissions_live_vs_simulator.json": admissions_live_vs_simulator}
+                "admissions_live_vs_simulator.json": admissions_live_vs_simulator,
+                "dashboard_render.json": dashboard_render,
+                "extender_polled.json": extender_polled}
     for name in ("extender_http.json", "kube_scheduler.json",
                  "gang_time_to_bound.json", "admissions_live_vs_simulator.json",
+                 "dashboard_render.json", "extender_polled.json",
                  "soak.json",
                  "memory.json", "queueing_scale.json"):
         if name in files:

@@ -15,15 +15,9 @@ out="$root/bench/results/admissions_live_vs_simulator.json"
 nodes=64 singles=256 gangs=32
 [ "${BENCH_QUICK:-0}" = 1 ] && { nodes=16 singles=64 gangs=8; }
 
-tests/e2e/prepare.sh "$build"
-if [ -f "$build/e2e/skip" ]; then
-  echo "admissions: cannot run: $(cat "$build/e2e/skip")" >&2
-  exit 1
-fi
-set -a; source "$build/e2e/env"; set +a
+source bench/lib/e2e_bench.sh
+e2e_prepare admissions "$build"
 mkdir -p "$(dirname "$out")"
-cd tests/e2e/suite
 E2E_ADMIT_NODES="${E2E_ADMIT_NODES:-$nodes}" E2E_ADMIT_SINGLES="${E2E_ADMIT_SINGLES:-$singles}" \
   E2E_ADMIT_GANGS="${E2E_ADMIT_GANGS:-$gangs}" E2E_ADMIT_OUT="$out" \
-  "$build/e2e/e2e.test" -test.run '^$' \
-  -test.bench '^BenchmarkAdmissionsLiveVsSimulator$' -test.benchtime 1x -test.v -test.timeout 30m
+  e2e_bench "$build" BenchmarkAdmissionsLiveVsSimulator 30m

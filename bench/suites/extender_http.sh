@@ -21,3 +21,8 @@ seconds=10
   --concurrency 1,8,64 --seconds "$seconds" --warmup 2 --ingest-seconds 0 \
   --mix filter --client-nice 19 \
   --out bench/results/extender_http_filter_niced.json
+# Filter CPU with the visibility API's and the dashboard's data polled, over
+# quiet (issue H §1: within 1.1x).
+"$build/bench/extender_polled" --nodes 5000 --candidates 500 \
+  --concurrency 1,8 --seconds "$((seconds * 2))" --warmup 2 --poll-hz 5 \
+  --out bench/results/extender_polled.json

@@ -14,15 +14,9 @@ out="$root/bench/results/gang_time_to_bound.json"
 rounds=${E2E_GANG_ROUNDS:-5}
 [ "${BENCH_QUICK:-0}" = 1 ] && rounds=${E2E_GANG_ROUNDS:-2}
 
-tests/e2e/prepare.sh "$build"
-if [ -f "$build/e2e/skip" ]; then
-  echo "gang: cannot run: $(cat "$build/e2e/skip")" >&2
-  exit 1
-fi
-set -a; source "$build/e2e/env"; set +a
+source bench/lib/e2e_bench.sh
+e2e_prepare gang "$build"
 mkdir -p "$(dirname "$out")"
-cd tests/e2e/suite
 E2E_GANG_SIZES="${E2E_GANG_SIZES:-8,64}" E2E_GANG_ROUNDS="$rounds" \
   E2E_GANG_NODES="${E2E_GANG_NODES:-16}" E2E_GANG_OUT="$out" \
-  "$build/e2e/e2e.test" -test.run '^$' \
-  -test.bench '^BenchmarkGangTimeToBound$' -test.benchtime 1x -test.v -test.timeout 30m
+  e2e_bench "$build" BenchmarkGangTimeToBound 30m

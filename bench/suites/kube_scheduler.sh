@@ -26,20 +26,13 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
   pods=${E2E_BENCH_PODS:-500}
 fi
 
-tests/e2e/prepare.sh "$build"
-if [ -f "$build/e2e/skip" ]; then
-  echo "kube_scheduler: cannot run: $(cat "$build/e2e/skip")" >&2
-  exit 1
-fi
-set -a; source "$build/e2e/env"; set +a
+source bench/lib/e2e_bench.sh
+e2e_prepare kube_scheduler "$build"
 
 read -r load1 _ < /proc/loadavg
 echo "kube_scheduler: $pods pods on $nodes nodes, $rounds rounds; load average $load1 at start" >&2
 
 mkdir -p "$(dirname "$out")"
-cd tests/e2e/suite
 E2E_BENCH_NODES="$nodes" E2E_BENCH_PODS="$pods" E2E_BENCH_ROUNDS="$rounds" \
   E2E_BENCH_OUT="$out" \
-  "$build/e2e/e2e.test" -test.run '^$' \
-  -test.bench '^BenchmarkKubeSchedulerThroughput$' -test.benchtime 1x \
-  -test.v -test.timeout 90m
+  e2e_bench "$build" BenchmarkKubeSchedulerThroughput 90m

@@ -40,5 +40,8 @@ use_module_proxy
   echo "GPUSCHED_REPO=$(cd "$here/../.." && pwd)"
   echo "GPUSCHED_BIN=$build/gpusched"
   echo "E2E_LOG_DIR=$build/e2e-logs"
+  # CI installs chromium (make deps): there the dashboard's tests must run,
+  # not skip.
+  if [[ "${CI:-}" == true ]]; then echo "E2E_REQUIRE_CHROMIUM=1"; fi
 } > "$out/env"
 echo "e2e: ready in $((SECONDS - started)) s (upstream binaries in $bin_dir)" >&2

@@ -166,13 +166,8 @@ func admitLive(ctx context.Context, b *testing.B, client kubernetes.Interface, p
 	if err != nil {
 		b.Fatalf("not all %d pods wait gated: %v", n, err)
 	}
-	w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
 	rec := newGangRecorder(n)
-	go rec.follow(w)
+	go rec.follow(ctx, client, rv)
 	written := time.Now()
 	copyFile(b, quota, policyFile)
 	if _, _, bound := rec.wait(ctx); bound.IsZero() {

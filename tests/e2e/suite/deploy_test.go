@@ -3,6 +3,7 @@ package suite_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,7 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	checkExtenderRole(t, objects)
 	checkSchedulerConfigMap(t, cp.Repo, objects)
 	checkWebhook(t, objects)
+	checkVisibility(t, objects)
 }
 
 // find converts the first rendered object of `kind` whose name starts with
@@ -87,6 +89,13 @@ func checkDeployment(t *testing.T, objects []*unstructured.Unstructured) {
 			}
 			if !slices.Contains(c.Args, "--webhook-listen=0.0.0.0:9443") {
 				t.Errorf("gpusched container args %v: no admission webhook on 9443", c.Args)
+			}
+			if !slices.Contains(c.Args, "--visibility-listen=0.0.0.0:8443") {
+				t.Errorf("gpusched container args %v: no visibility API on 8443", c.Args)
+			}
+			// Unauthenticated: loopback only, reached by port-forward.
+			if !slices.Contains(c.Args, "--dashboard-listen=127.0.0.1:8090") {
+				t.Errorf("gpusched container args %v: no loopback dashboard on 127.0.0.1:8090", c.Args)
 			}
 		case "kube-scheduler":
 			if !strings.HasSuffix(c.Image, ":"+release) {
@@ -145,6 +154,9 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
+		"apiregistration.k8s.io/apiservices": {
+			"get[" + controlplane.VisibilityAPIService + "]", "patch[" + controlplane.VisibilityAPIService + "]"},
+		"authorization.k8s.io/subjectaccessreviews": {"create"},
 		"apiextensions.k8s.io/customresourcedefinitions": {
 			"list[podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io]",
 			"watch[podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io]"},
@@ -159,7 +171,8 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		t.Fatalf("kustomize rendered no Role %s/gpusched", controlplane.DeployNamespace)
 	}
 	checkRules(t, "Role gpusched", role.Rules, map[string][]string{
-		"/secrets":                   {"create", "get[gpusched-webhook-tls]"},
+		"/secrets":                   {"create", "get[gpusched-webhook-tls,gpusched-visibility-tls]"},
+		"/configmaps":                {"create", "get[gpusched-runtime-history]", "patch[gpusched-runtime-history]"},
 		"coordination.k8s.io/leases": {"list[gpusched]", "watch[gpusched]"},
 	})
 }
@@ -263,4 +276,49 @@ func checkWebhook(t *testing.T, objects []*unstructured.Unstructured) {
 	if len(service.Spec.Ports) != 1 || service.Spec.Ports[0].Port != 443 || service.Spec.Ports[0].TargetPort.String() != "webhook" {
 		t.Errorf("Service gpusched-webhook ports %+v, want 443 -> webhook (9443)", service.Spec.Ports)
 	}
+}
+
+// The APIService routes the group to the gpusched-visibility Service with no
+// caBundle (gpusched writes it) and never skips TLS verification; the
+// viewer role aggregates into view and reads LocalQueues only.
+func checkVisibility(t *testing.T, objects []*unstructured.Unstructured) {
+	t.Helper()
+	// As unstructured: the suite does not depend on kube-aggregator's types.
+	var service *unstructured.Unstructured
+	for _, o := range objects {
+		if o.GetKind() == "APIService" && o.GetName() == controlplane.VisibilityAPIService {
+			service = o
+		}
+	}
+	if service == nil {
+		t.Fatalf("kustomize rendered no APIService %s", controlplane.VisibilityAPIService)
+	}
+	name, _, _ := unstructured.NestedString(service.Object, "spec", "service", "name")
+	namespace, _, _ := unstructured.NestedString(service.Object, "spec", "service", "namespace")
+	// The decoded YAML holds the number as whatever type it chose.
+	port, _, _ := unstructured.NestedFieldNoCopy(service.Object, "spec", "service", "port")
+	if name != controlplane.VisibilityService || namespace != controlplane.DeployNamespace || fmt.Sprint(port) != "443" {
+		t.Errorf("APIService %s: service %s.%s:%v, want %s.%s:443", service.GetName(), name, namespace, port,
+			controlplane.VisibilityService, controlplane.DeployNamespace)
+	}
+	skip, _, _ := unstructured.NestedBool(service.Object, "spec", "insecureSkipTLSVerify")
+	bundle, _, _ := unstructured.NestedString(service.Object, "spec", "caBundle")
+	if skip || bundle != "" {
+		t.Errorf("APIService %s: insecureSkipTLSVerify %v, caBundle %q; want verification with gpusched's CA, written by gpusched",
+			service.GetName(), skip, bundle)
+	}
+	var viewer rbacv1.ClusterRole
+	find(t, objects, "ClusterRole", controlplane.VisibilityViewerRole, &viewer)
+	if viewer.Labels["rbac.authorization.k8s.io/aggregate-to-view"] != "true" {
+		t.Errorf("ClusterRole %s: labels %v, want aggregate-to-view", viewer.Name, viewer.Labels)
+	}
+	checkRules(t, "ClusterRole "+viewer.Name, viewer.Rules, map[string][]string{
+		"visibility.gpusched.io/localqueues":                  {"get", "list"},
+		"visibility.gpusched.io/localqueues/pendingworkloads": {"get"},
+		"visibility.gpusched.io/workloads/explain":            {"get"},
+		"visibility.gpusched.io/decisions":                    {"list"},
+		// kube-apiserver authorizes the dashboard page's path as this
+		// resource: list for .../dashboard/, get for each file.
+		"visibility.gpusched.io/dashboard": {"get", "list"},
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -27,8 +28,13 @@ import (
 // in two: last created -> every gate lifted (the admission loop and its
 // API writes) and gates lifted -> every member bound (kube-scheduler and
 // gpusched's bind). Each round also creates the same pods in no queue
-// (arm "unqueued"): kube-scheduler binding them alone is the floor under a
-// gang's time on this machine. E2E_GANG_OUT names a JSON result file.
+// (arm "unqueued"): kube-scheduler binding them as they come, and the same
+// pods held by a gate of the benchmark's own that it lifts itself, 16
+// PATCHes in flight as gpusched's writer keeps (arm "ungate_floor"): the
+// API writes any gate-lifting admission controller makes and kube-scheduler
+// binding what it lifts, with no decision in between, which is the floor
+// under a gang's time on this machine (E2E_FLOOR_IN_FLIGHT sets how many
+// PATCHes at once). E2E_GANG_OUT names a JSON result file.
 func BenchmarkGangTimeToBound(b *testing.B) {
 	s := gangBenchSettingsFromEnv(b)
 	policy := queuePolicy(b, map[string]int{"team-a": 8 * s.nodes}, nil)
@@ -47,9 +53,9 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 			"measure":   "last member's create returned -> every member seen ungated / bound by a pod watch"}}
 	for _, size := range s.sizes {
 		for round := 1; round <= s.rounds; round++ {
-			for _, queued := range []bool{true, false} {
+			for _, arm := range []gangArm{armGang, armUnqueued, armUngateFloor} {
 				before := benchkit.APIServerMetrics(ctx, b, cp)
-				r := runGangRound(ctx, b, cp, client, size, queued, fmt.Sprintf("g%d-r%d", size, round))
+				r := runGangRound(ctx, b, cp, client, size, arm, fmt.Sprintf("g%d-r%d", size, round))
 				r.APIServerRequests = benchkit.APIServerRequests(before, benchkit.APIServerMetrics(ctx, b, cp))
 				b.Logf("%s of %d, round %d: first gate lifted %.0f ms, all %.0f ms, all bound %.0f ms after the last member was created; "+
 					"CPU meanwhile %v ms (%.0f %% of 2 cores); API requests %v",
@@ -95,11 +101,24 @@ type gangBenchReport struct {
 	Rounds     []gangRound        `json:"rounds"`
 }
 
+// gangArm is how a round's pods reach kube-scheduler.
+type gangArm string
+
+const (
+	// A queued pod group, gated by the webhook and admitted by gpusched.
+	armGang gangArm = "gang"
+	// The same pods in no queue and no group: bound as they are created.
+	armUnqueued gangArm = "unqueued"
+	// The same pods in no queue, created behind the benchmark's own gate,
+	// which it lifts from all of them once the last is created.
+	armUngateFloor gangArm = "ungate_floor"
+)
+
+// floorGate holds the ungate_floor arm's pods until the benchmark lifts it.
+const floorGate = "bench.gpusched.io/hold"
+
 type gangRound struct {
-	// Arm is "gang" (a queued pod group, gated) or "unqueued" (the same
-	// pods in no queue and no group: kube-scheduler's own pace, the floor
-	// under the gang's time).
-	Arm      string  `json:"arm"`
+	Arm      gangArm `json:"arm"`
 	Members  int     `json:"members"`
 	CreateMs float64 `json:"create_ms"`
 	// FirstUngatedMs is when the admission loop's first write landed: the
@@ -120,47 +139,34 @@ type gangRound struct {
 	CPUShareOfTwoCores    float64            `json:"cpu_share_of_two_cores"`
 }
 
-// runGangRound creates the gang's members (queued) or the same pods in no
-// queue from 16 workers while a watch records when each is first seen
-// ungated and bound.
+// runGangRound creates the round's pods from 16 workers while a watch
+// records when each is first seen ungated and bound; in the ungate_floor
+// arm it then lifts their gates, 16 at a time.
 func runGangRound(ctx context.Context, b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface,
-	size int, queued bool, group string) gangRound {
+	size int, arm gangArm, group string) gangRound {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	list, err := client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
 	rec := newGangRecorder(size)
-	go rec.follow(w)
+	go rec.follow(ctx, client, list.ResourceVersion)
 	began := time.Now()
-	arm, prefix := "gang", group
-	if !queued {
-		arm, prefix = "unqueued", "u"+group
-	}
-	err = cluster.Parallel(size, 16, func(i int) error {
-		pod := cluster.GpuPod(fmt.Sprintf("%s-%d", prefix, i), 1)
-		if queued {
-			pod = pod.Label("kueue.x-k8s.io/queue-name", "team-a").
-				Label("kueue.x-k8s.io/pod-group-name", group).
-				Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size))
-		}
-		_, err := pod.Create(ctx, client)
+	if err := cluster.Parallel(size, 16, func(i int) error {
+		_, err := gangArmPod(arm, group, size, i).Create(ctx, client)
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		b.Fatal(err)
 	}
 	lastCreated := time.Now()
 	cpuBefore := benchkit.ProcessCPUMs(b, cp)
+	if arm == armUngateFloor {
+		liftFloorGates(ctx, b, client, arm, group, size)
+	}
 	firstUngated, ungated, bound := rec.wait(ctx)
 	if ctx.Err() != nil {
-		b.Fatalf("gang %s: not bound whole in 2 min", group)
+		b.Fatalf("%s %s: not bound whole in 2 min", arm, group)
 	}
 	cpuWall := time.Since(lastCreated)
 	cpu, total := map[string]float64{}, 0.0
@@ -172,6 +178,35 @@ func runGangRound(ctx context.Context, b *testing.B, cp *controlplane.ControlPla
 		FirstUngatedMs: ms(firstUngated.Sub(lastCreated)),
 		UngatedMs:      ms(ungated.Sub(lastCreated)), BoundMs: ms(bound.Sub(lastCreated)),
 		CPUAfterLastCreatedMs: cpu, CPUShareOfTwoCores: total / (2 * ms(cpuWall))}
+}
+
+// gangArmPod is member i of the round's pods in the arm.
+func gangArmPod(arm gangArm, group string, size, i int) *cluster.PodBuilder {
+	switch arm {
+	case armGang:
+		return cluster.GpuPod(fmt.Sprintf("%s-%d", group, i), 1).
+			Label("kueue.x-k8s.io/queue-name", "team-a").
+			Label("kueue.x-k8s.io/pod-group-name", group).
+			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size))
+	case armUngateFloor:
+		return cluster.GpuPod(fmt.Sprintf("f%s-%d", group, i), 1).SchedulingGate(floorGate)
+	default:
+		return cluster.GpuPod(fmt.Sprintf("u%s-%d", group, i), 1)
+	}
+}
+
+// liftFloorGates removes the benchmark's gate from every pod of the round
+// with the merge PATCH an admission controller sends, 16 in flight unless
+// E2E_FLOOR_IN_FLIGHT says otherwise.
+func liftFloorGates(ctx context.Context, b *testing.B, client kubernetes.Interface, arm gangArm, group string, size int) {
+	patch := []byte(`{"spec":{"schedulingGates":null}}`)
+	if err := cluster.Parallel(size, benchkit.EnvInts(b, "E2E_FLOOR_IN_FLIGHT", []int{16})[0], func(i int) error {
+		name := gangArmPod(arm, group, size, i).Build().Name
+		_, err := client.CoreV1().Pods(cluster.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -189,24 +224,51 @@ func newGangRecorder(want int) *gangRecorder {
 	return &gangRecorder{want: want, ungated: map[string]time.Time{}, bound: map[string]time.Time{}, done: make(chan struct{})}
 }
 
-func (r *gangRecorder) follow(w watch.Interface) {
+// follow watches the namespace's pods from resourceVersion until ctx ends
+// or every pod is bound, watching again from the last event when the API
+// server ends the stream (a busy one closes watches it finds slow).
+func (r *gangRecorder) follow(ctx context.Context, client kubernetes.Interface, resourceVersion string) {
+	for ctx.Err() == nil {
+		select {
+		case <-r.done:
+			return
+		default:
+		}
+		w, err := client.CoreV1().Pods(cluster.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: resourceVersion})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		resourceVersion = r.drain(w, resourceVersion)
+		w.Stop()
+	}
+}
+
+// drain records the watch's events until it ends; returns the last
+// resourceVersion seen.
+func (r *gangRecorder) drain(w watch.Interface, resourceVersion string) string {
 	for ev := range w.ResultChan() {
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok {
 			continue
 		}
-		now := time.Now()
-		r.mu.Lock()
-		if _, seen := r.ungated[pod.Name]; !seen && len(pod.Spec.SchedulingGates) == 0 {
-			r.ungated[pod.Name] = now
+		resourceVersion = pod.ResourceVersion
+		r.record(pod, time.Now())
+	}
+	return resourceVersion
+}
+
+func (r *gangRecorder) record(pod *corev1.Pod, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, seen := r.ungated[pod.Name]; !seen && len(pod.Spec.SchedulingGates) == 0 {
+		r.ungated[pod.Name] = now
+	}
+	if _, seen := r.bound[pod.Name]; !seen && pod.Spec.NodeName != "" {
+		r.bound[pod.Name] = now
+		if len(r.bound) == r.want {
+			close(r.done)
 		}
-		if _, seen := r.bound[pod.Name]; !seen && pod.Spec.NodeName != "" {
-			r.bound[pod.Name] = now
-			if len(r.bound) == r.want {
-				close(r.done)
-			}
-		}
-		r.mu.Unlock()
 	}
 }
 

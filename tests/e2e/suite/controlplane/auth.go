@@ -23,6 +23,9 @@ const (
 	// (and Role gpusched, if any) and nothing else, so that a verb missing
 	// from its role fails the tests.
 	GpuschedUser = "gpusched-e2e-extender"
+	// ViewerUser is a person with no rights but what a test binds to it
+	// (ViewerToken logs in as them, e.g. from an exec credential plugin).
+	ViewerUser = "e2e-viewer"
 )
 
 // DeployNamespace is where deploy/ puts gpusched.
@@ -44,13 +47,14 @@ func randomToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-func newIdentities() (admin, scheduler, gpusched, controllerManager identity, err error) {
+func newIdentities() (admin, scheduler, gpusched, controllerManager, viewer identity, err error) {
 	admin = identity{user: AdminUser, groups: []string{"system:masters"}}
 	scheduler = identity{user: SchedulerUser, groups: []string{
 		"system:serviceaccounts", "system:serviceaccounts:" + DeployNamespace, "system:authenticated"}}
 	gpusched = identity{user: GpuschedUser}
 	controllerManager = identity{user: ControllerManagerUser}
-	for _, id := range []*identity{&admin, &scheduler, &gpusched, &controllerManager} {
+	viewer = identity{user: ViewerUser, groups: []string{"system:authenticated"}}
+	for _, id := range []*identity{&admin, &scheduler, &gpusched, &controllerManager, &viewer} {
 		if id.token, err = randomToken(); err != nil {
 			return
 		}

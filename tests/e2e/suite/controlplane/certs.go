@@ -60,38 +60,17 @@ func newPKI(dir string) (*pki, error) {
 		SAPublicKey:  filepath.Join(dir, "sa.pub"),
 		SASigningKey: filepath.Join(dir, "sa.key"),
 	}
-	caKey, err := newKey()
-	if err != nil {
-		return nil, fmt.Errorf("CA key: %w", err)
-	}
 	// Backdated an hour: a clock step during the test must not make the
 	// certificates "not yet valid".
 	now := time.Now().Add(-time.Hour)
-	caSerial, err := serial()
+	ca, caKey, caDER, err := newCA("gpusched-e2e-ca", now)
 	if err != nil {
 		return nil, err
-	}
-	caTemplate := &x509.Certificate{
-		SerialNumber:          caSerial,
-		Subject:               pkix.Name{CommonName: "gpusched-e2e-ca"},
-		NotBefore:             now,
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, caKey.Public(), caKey)
-	if err != nil {
-		return nil, fmt.Errorf("CA certificate: %w", err)
 	}
 	if err := writePEM(p.CAFile, "CERTIFICATE", caDER); err != nil {
 		return nil, err
 	}
 	p.CAPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, fmt.Errorf("parse CA: %w", err)
-	}
 	if err := p.writeServing(ca, caKey, now); err != nil {
 		return nil, err
 	}
@@ -102,25 +81,15 @@ func newPKI(dir string) (*pki, error) {
 }
 
 func (p *pki) writeServing(ca *x509.Certificate, caKey crypto.Signer, now time.Time) error {
-	key, err := newKey()
-	if err != nil {
-		return fmt.Errorf("serving key: %w", err)
-	}
-	sn, err := serial()
-	if err != nil {
-		return err
-	}
-	template := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now,
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
+	der, key, err := issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:   now,
+		NotAfter:    now.Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+	}, ca, caKey)
 	if err != nil {
 		return fmt.Errorf("serving certificate: %w", err)
 	}
@@ -128,6 +97,49 @@ func (p *pki) writeServing(ca *x509.Certificate, caKey crypto.Signer, now time.T
 		return err
 	}
 	return writeKey(p.ServingKey, key)
+}
+
+// newCA makes a self-signed CA named cn, valid for a day from now.
+func newCA(cn string, now time.Time) (*x509.Certificate, crypto.Signer, []byte, error) {
+	key, err := newKey()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s key: %w", cn, err)
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	template := &x509.Certificate{
+		SerialNumber:          sn,
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             now,
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s certificate: %w", cn, err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("parse %s: %w", cn, err)
+	}
+	return ca, key, der, nil
+}
+
+// issue signs template (a serial is set) for a new key with the CA.
+func issue(template, ca *x509.Certificate, caKey crypto.Signer) ([]byte, crypto.Signer, error) {
+	key, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	if template.SerialNumber, err = serial(); err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
+	return der, key, err
 }
 
 func (p *pki) writeServiceAccountKeys() error {

@@ -81,6 +81,9 @@ func (c *ControlPlane) apiserverProcess(tokenFile string) *process {
 		"--shutdown-send-retry-after=true",
 		"--v=1",
 	}
+	if c.front != nil {
+		args = append(args, c.front.apiserverArgs()...)
+	}
 	return c.newProcess(KubeAPIServer, c.Bins.KubeAPIServer, append(args, c.opts.APIServerArgs...))
 }
 
@@ -119,6 +122,9 @@ func (c *ControlPlane) gpuschedArgs(kubeconfig string, port, webhookPort int, ex
 	}
 	if c.opts.Webhook {
 		args = append(args, c.webhookArgs(webhookPort)...)
+	}
+	if c.opts.Visibility {
+		args = append(args, c.visibilityArgs()...)
 	}
 	args = append(args, extra...)
 	return append(args, c.opts.GpuschedArgs...)

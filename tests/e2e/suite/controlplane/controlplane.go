@@ -55,6 +55,12 @@ type Options struct {
 	// clientConfig.url pointing there instead of the Service. gpusched
 	// fills in its caBundle, as in a cluster.
 	Webhook bool
+	// Visibility makes gpusched serve its aggregated visibility API on a
+	// free loopback port, gives kube-apiserver a front proxy (its own CA
+	// and client certificate), and registers deploy/'s APIService through
+	// an ExternalName Service to localhost. gpusched fills in the
+	// APIService's caBundle, as in a cluster.
+	Visibility bool
 	// ControllerManager, if set, starts kube-controller-manager after
 	// gpusched and kube-scheduler; nil (the default) starts none.
 	ControllerManager *ControllerManager
@@ -139,9 +145,10 @@ type ControlPlane struct {
 	t     testing.TB
 	opts  Options
 	pki   *pki
-	ids   struct{ admin, scheduler, gpusched, controllerManager identity }
+	front *frontProxy // with Options.Visibility
+	ids   struct{ admin, scheduler, gpusched, controllerManager, viewer identity }
 	ports struct {
-		etcdClient, etcdPeer, apiserver, scheduler, gpusched, webhook, controllerManager int
+		etcdClient, etcdPeer, apiserver, scheduler, gpusched, webhook, controllerManager, visibility int
 	}
 
 	etcd, apiserver, scheduler, gpusched, controllerManager *process
@@ -179,6 +186,7 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		{KubeAPIServer, c.startAPIServer},
 		{"deploy RBAC", c.applyRBAC},
 		{"admission webhook", c.registerWebhook},
+		{"visibility API", c.registerVisibility},
 		{"gpusched + kube-scheduler", c.startSchedulers},
 	}
 	if opts.ControllerManager != nil {
@@ -212,19 +220,24 @@ func (c *ControlPlane) prepare() error {
 	if c.pki, err = newPKI(c.Dir); err != nil {
 		return err
 	}
+	if c.opts.Visibility {
+		if c.front, err = newFrontProxy(c.Dir); err != nil {
+			return err
+		}
+	}
 	if err := c.prepareControllerManager(); err != nil {
 		return err
 	}
-	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager, err = newIdentities(); err != nil {
+	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager, c.ids.viewer, err = newIdentities(); err != nil {
 		return err
 	}
-	ports, err := freePorts(7)
+	ports, err := freePorts(8)
 	if err != nil {
 		return err
 	}
 	c.ports.etcdClient, c.ports.etcdPeer, c.ports.apiserver = ports[0], ports[1], ports[2]
 	c.ports.scheduler, c.ports.gpusched, c.ports.webhook = ports[3], ports[4], ports[5]
-	c.ports.controllerManager = ports[6]
+	c.ports.controllerManager, c.ports.visibility = ports[6], ports[7]
 	c.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiserver)
 	c.GpuschedURL = fmt.Sprintf("http://127.0.0.1:%d", c.ports.gpusched)
 	if err := c.httpClients(); err != nil {
@@ -251,7 +264,7 @@ func (c *ControlPlane) startEtcd(ctx context.Context) error {
 
 func (c *ControlPlane) startAPIServer(ctx context.Context) error {
 	tokens := filepath.Join(c.Dir, "tokens.csv")
-	if err := writeTokenFile(tokens, c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager); err != nil {
+	if err := writeTokenFile(tokens, c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager, c.ids.viewer); err != nil {
 		return err
 	}
 	c.apiserver = c.apiserverProcess(tokens)

@@ -108,6 +108,13 @@ func (c *ControlPlane) Pid(component string) int {
 	return c.Pids()[component]
 }
 
+// ViewerToken is ViewerUser's bearer token.
+func (c *ControlPlane) ViewerToken() string { return c.ids.viewer.token }
+
+// CAPEM is the cluster CA that kube-apiserver's serving certificate chains
+// to, for kubeconfigs a test writes.
+func (c *ControlPlane) CAPEM() string { return c.pki.CAPEM }
+
 // Pids maps each running component to its pid (for /proc/<pid>/stat).
 func (c *ControlPlane) Pids() map[string]int {
 	pids := map[string]int{}
