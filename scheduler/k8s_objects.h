@@ -133,6 +133,21 @@ struct RuntimeHint {
   std::optional<int64_t> deadline_ms;
 };
 
+// A ResourceClaim the pod names in spec.resourceClaims, and the claim
+// that stands for it once made (status.resourceClaimStatuses: the
+// resourceclaim controller makes one from a template).
+struct PodClaimRef {
+  std::string name;               // the pod's own name for it
+  std::string claim_name;         // resourceClaimName, or ""
+  std::string template_name;      // resourceClaimTemplateName, or ""
+  std::string status_claim_name;  // from status, "" until made or unknown
+
+  // The ResourceClaim's name in the pod's namespace, "" until known.
+  const std::string& ResolvedClaimName() const {
+    return claim_name.empty() ? status_claim_name : claim_name;
+  }
+};
+
 struct Pod {
   ObjectMeta meta;
   std::vector<Container> containers;
@@ -154,6 +169,11 @@ struct Pod {
   // again (ReadPodAdmissionState).
   PodAdmissionState admission;
   RuntimeHint runtime;
+  // spec.resourceClaims (DRA), with their claims' names from status.
+  std::vector<PodClaimRef> resource_claims;
+  // status.extendedResourceClaimStatus.resourceClaimName: the claim
+  // kube-scheduler made for extended resources served by DRA (KEP-5004).
+  std::string extended_resource_claim;
 
   // "namespace/name", the key used everywhere a pod is named.
   std::string Key() const;
