@@ -1,0 +1,227 @@
+#include "scheduler/dra_demand.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/base/strings.h"
+
+namespace gpusched {
+namespace {
+
+// Parses every expression into `out`; the first one outside the subset
+// makes the alternative undecided, naming it.
+std::string AddSelectors(const std::vector<std::string>& expressions,
+                         std::string_view owner,
+                         std::vector<DeviceSelector>& out) {
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    absl::StatusOr<DeviceSelector> selector =
+        DeviceSelector::Parse(expressions[i]);
+    if (!selector.ok()) {
+      return absl::StrCat(Sv(owner), " selector #", i, " is ",
+                          selector.status().message());
+    }
+    out.push_back(*std::move(selector));
+  }
+  return "";
+}
+
+DraAlternativeDemand AlternativeDemand(const DraRequestAlternative& alt,
+                                       const DraCatalog& catalog,
+                                       std::vector<std::string>& missing) {
+  DraAlternativeDemand demand{alt.name, alt.device_class, alt.count,
+                              {},       alt.tolerations,  ""};
+  auto device_class = catalog.classes.find(alt.device_class);
+  if (device_class == catalog.classes.end()) {
+    missing.push_back(absl::StrCat("DeviceClass ", alt.device_class));
+    demand.undecided = "its DeviceClass is not known";
+    return demand;
+  }
+  demand.undecided = AddSelectors(
+      device_class->second.selectors,
+      absl::StrCat("DeviceClass ", alt.device_class), demand.selectors);
+  if (demand.undecided.empty()) {
+    demand.undecided = AddSelectors(alt.selectors, "its", demand.selectors);
+  }
+  if (alt.mode == DraRequestAlternative::Mode::kAll) {
+    demand.undecided = "allocationMode All takes every matching device";
+  } else if (alt.admin_access) {
+    demand.undecided = "admin access does not take devices";
+  }
+  return demand;
+}
+
+void AddClaimSpec(std::string_view owner, const DraClaimSpec& spec,
+                  const DraCatalog& catalog, DraDemand& demand) {
+  for (const DraDeviceRequest& request : spec.requests) {
+    DraRequestDemand out{std::string(owner), request.name, {}};
+    for (const DraRequestAlternative& alt : request.alternatives) {
+      out.alternatives.push_back(
+          AlternativeDemand(alt, catalog, demand.missing));
+    }
+    demand.requests.push_back(std::move(out));
+  }
+}
+
+// The claim a pod's entry stands for, its template when the claim is not
+// made yet, or a note in `missing`.
+void AddPodClaim(const Pod& pod, const PodClaimRef& ref,
+                 const DraCatalog& catalog, DraDemand& demand) {
+  const std::string& ns = pod.meta.namespace_name;
+  const std::string& name = ref.ResolvedClaimName();
+  if (!name.empty()) {
+    const std::string key = absl::StrCat(ns, "/", name);
+    auto claim = catalog.claims.find(key);
+    if (claim == catalog.claims.end()) {
+      demand.missing.push_back(absl::StrCat("ResourceClaim ", key));
+    } else if (claim->second.allocated) {
+      demand.allocated_claims.push_back(key);
+      if (!claim->second.allocated_node.empty()) {
+        demand.allocated_node = claim->second.allocated_node;
+      }
+    } else {
+      AddClaimSpec(key, claim->second.spec, catalog, demand);
+    }
+    return;
+  }
+  const std::string key = absl::StrCat(ns, "/", ref.template_name);
+  auto found = catalog.templates.find(key);
+  if (ref.template_name.empty() || found == catalog.templates.end()) {
+    demand.missing.push_back(absl::StrCat("ResourceClaimTemplate ", key));
+    return;
+  }
+  AddClaimSpec(absl::StrCat("template ", key), found->second.spec, catalog,
+               demand);
+}
+
+}  // namespace
+
+DraDemand DraDemandOf(const Pod& pod, const DraCatalog& catalog) {
+  DraDemand demand;
+  for (const PodClaimRef& ref : pod.resource_claims) {
+    AddPodClaim(pod, ref, catalog, demand);
+  }
+  if (!pod.extended_resource_claim.empty()) {
+    AddPodClaim(pod, PodClaimRef{"", pod.extended_resource_claim, "", ""},
+                catalog, demand);
+  }
+  return demand;
+}
+
+namespace {
+
+bool Tolerated(const std::vector<DeviceToleration>& tolerations,
+               const DeviceTaint& taint) {
+  return std::any_of(tolerations.begin(), tolerations.end(),
+                     [&](const DeviceToleration& t) {
+                       if (!t.effect.empty() && t.effect != taint.effect)
+                         return false;
+                       if (t.op == "Exists")
+                         return t.key.empty() || t.key == taint.key;
+                       return t.key == taint.key && t.value == taint.value;
+                     });
+}
+
+// Free, not spent, and every taint that keeps devices off is tolerated.
+bool Usable(const DraDeviceState& state, const DraAlternativeDemand& alt) {
+  if (!state.claim.empty() || state.counters_spent) return false;
+  return std::all_of(state.device.taints.begin(), state.device.taints.end(),
+                     [&](const DeviceTaint& taint) {
+                       return taint.effect == "None" ||
+                              Tolerated(alt.tolerations, taint);
+                     });
+}
+
+// How a device answered one alternative's selectors.
+enum class Match { kYes, kNo, kError };
+
+Match Matches(const DraDeviceState& state, const DraAlternativeDemand& alt,
+              std::string& error) {
+  for (const DeviceSelector& selector : alt.selectors) {
+    SelectorOutcome outcome = selector.Evaluate({state.driver, &state.device});
+    if (outcome.result == SelectorResult::kNoMatch) return Match::kNo;
+    if (outcome.result == SelectorResult::kError) {
+      error = absl::StrCat("selector \"", selector.expression(), "\" on ",
+                           state.device.name, ": ", outcome.error);
+      return Match::kError;
+    }
+  }
+  return Match::kYes;
+}
+
+struct Pick {
+  std::vector<std::string> devices;
+  std::string error;  // a CEL runtime error: kube-scheduler fails too
+};
+
+Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
+                 const std::set<std::string>& taken) {
+  Pick pick;
+  for (const DraDeviceState& state : node.devices) {
+    if (static_cast<int64_t>(pick.devices.size()) >= alt.count) break;
+    const std::string key =
+        DraDeviceKey(state.driver, state.pool, state.device.name);
+    if (taken.contains(key) || !Usable(state, alt)) continue;
+    Match match = Matches(state, alt, pick.error);
+    if (match == Match::kError) return pick;
+    if (match == Match::kYes) pick.devices.push_back(key);
+  }
+  return pick;
+}
+
+// Tries the request's alternatives in order; false with `reason` when
+// none fits. An undecided alternative reached first ends the search: the
+// node is not refused for it.
+bool FitRequest(const DraRequestDemand& request, const DraNodeDevices& node,
+                std::set<std::string>& taken, std::vector<std::string>& picked,
+                std::string& reason) {
+  for (const DraAlternativeDemand& alt : request.alternatives) {
+    if (!alt.undecided.empty()) return true;
+    Pick pick = PickDevices(alt, node, taken);
+    if (!pick.error.empty()) {
+      reason =
+          absl::StrCat(request.claim, " request ", alt.name, ": ", pick.error);
+      return false;
+    }
+    if (static_cast<int64_t>(pick.devices.size()) < alt.count) {
+      reason = absl::StrCat(request.claim, " request ", alt.name, " needs ",
+                            alt.count, " ", alt.device_class, " device(s); ",
+                            pick.devices.size(), " free match");
+      continue;
+    }
+    taken.insert(pick.devices.begin(), pick.devices.end());
+    picked = std::move(pick.devices);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+DraNodeFit FitDraDemand(const DraDemand& demand, std::string_view node,
+                        const DraNodeDevices& devices) {
+  DraNodeFit fit;
+  if (!demand.missing.empty()) {
+    fit.reason = absl::StrCat(demand.missing.front(), " does not exist");
+    return fit;
+  }
+  if (!demand.allocated_node.empty() && demand.allocated_node != node) {
+    fit.reason =
+        absl::StrCat("its claim is allocated on node ", demand.allocated_node);
+    return fit;
+  }
+  std::set<std::string> taken;
+  for (const DraRequestDemand& request : demand.requests) {
+    fit.picked.emplace_back();
+    if (!FitRequest(request, devices, taken, fit.picked.back(), fit.reason)) {
+      return fit;
+    }
+  }
+  fit.fits = true;
+  fit.reason.clear();
+  return fit;
+}
+
+}  // namespace gpusched
