@@ -80,6 +80,16 @@ void DraInventory::DeleteTaintRule(std::string_view name) {
   if (it != rules_.end()) rules_.erase(it);
 }
 
+void DraInventory::ClearSlices() {
+  slices_.clear();
+  slices_by_node_.clear();
+}
+
+void DraInventory::ClearClaims() {
+  claims_.clear();
+  holder_.clear();
+}
+
 std::vector<std::string> DraInventory::Nodes() const {
   std::vector<std::string> nodes;
   for (const auto& [node, unused] : slices_by_node_) nodes.push_back(node);

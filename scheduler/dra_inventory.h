@@ -60,6 +60,10 @@ class DraInventory {
   void DeleteClaim(std::string_view key);
   void UpsertTaintRule(DeviceTaintRule rule);
   void DeleteTaintRule(std::string_view name);
+  // Before a complete list of that kind is upserted again.
+  void ClearSlices();
+  void ClearClaims();
+  void ClearTaintRules() { rules_.clear(); }
 
   DraNodeDevices NodeDevices(std::string_view node) const;
   // Nodes with at least one node-local slice, sorted.

@@ -70,6 +70,13 @@ GpuInventory GpuInventory::FromNode(const Node& node) {
           MigPool{.resource = name, .capacity = amount});
     }
   }
+  // The device plugin wins where it reports GPUs: kube-scheduler serves
+  // nvidia.com/gpu from allocatable there, and from DRA only where the
+  // node has none (KEP-5004); the same GPUs are never counted twice.
+  if (node.dra_devices != nullptr && inventory.devices_.empty() &&
+      inventory.mig_pools_.empty()) {
+    inventory.LoadDraDevices(*node.dra_devices);
+  }
   inventory.LoadTopology(node);
   inventory.CountFree();
   inventory.set_cache_ = GpuSetCache::For(inventory.topology_);

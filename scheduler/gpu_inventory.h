@@ -90,6 +90,9 @@ class GpuInventory {
  private:
   absl::Status CheckApplicable(const GpuAssignment& assignment) const;
   void LoadTopology(const Node& node);
+  // The GPUs and MIG devices of a node served by NVIDIA's DRA driver
+  // (gpu_inventory_dra.cc).
+  void LoadDraDevices(const DraNodeDevices& dra);
   // free_milli_ from the devices.
   void CountFree();
 

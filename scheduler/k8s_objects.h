@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,8 @@
 #include "scheduler/resource_list.h"
 
 namespace gpusched {
+
+struct DraNodeDevices;  // dra_inventory.h
 
 // Annotations and labels gpusched reads or writes.
 inline constexpr char kGpuIdsAnnotation[] = "gpusched.io/gpu-ids";
@@ -188,6 +191,10 @@ struct Node {
   // The kGpuTopologyAnnotation as api/codec read it: unset without the
   // annotation, else the topology or why it was rejected.
   std::optional<absl::StatusOr<GpuTopology>> gpu_topology;
+  // The devices DRA drivers publish for this node (ResourceSlices), as
+  // the controller's DraSync counted them; null where none do. Not from
+  // the Node object: the sync attaches it.
+  std::shared_ptr<const DraNodeDevices> dra_devices;
 };
 
 // Requests as Kubernetes computes them for scheduling: per resource, the

@@ -15,32 +15,6 @@ namespace {
 using codec_internal::JsonValue;
 using codec_internal::PathSegment;
 
-// Decodes every item of the List `body` with `decode(item)`.
-template <typename T, typename F>
-absl::StatusOr<DecodedList<T>> DecodeItems(std::string_view body,
-                                           std::string_view kind, F&& decode) {
-  simdjson::dom::parser parser;
-  absl::StatusOr<simdjson::dom::element> root =
-      codec_internal::ParseJson(parser, body);
-  if (!root.ok()) return root.status();
-  absl::StatusOr<std::optional<simdjson::dom::array>> items =
-      codec_internal::ListItems(*root, PathSegment::Root(kind));
-  if (!items.ok()) return items.status();
-  DecodedList<T> list;
-  if (!items->has_value()) return list;
-  list.items.reserve((*items)->size());
-  for (simdjson::dom::element item : **items) {
-    absl::StatusOr<T> decoded = decode(item);
-    if (decoded.ok()) {
-      list.items.push_back(*std::move(decoded));
-    } else {
-      list.skipped.push_back(
-          {std::string(ObjectNameForLogs(item)), decoded.status()});
-    }
-  }
-  return list;
-}
-
 // The causes' messages of a Status, "; "-joined.
 std::string CauseMessages(simdjson::dom::element status) {
   simdjson::dom::array causes;
@@ -135,14 +109,29 @@ absl::StatusOr<std::string> DecodeStatusMessage(std::string_view body) {
   return message;
 }
 
+absl::Status VisitListItems(
+    std::string_view body, std::string_view kind,
+    const std::function<void(simdjson::dom::element)>& visit) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<simdjson::dom::element> root =
+      codec_internal::ParseJson(parser, body);
+  if (!root.ok()) return root.status();
+  absl::StatusOr<std::optional<simdjson::dom::array>> items =
+      codec_internal::ListItems(*root, PathSegment::Root(kind));
+  if (!items.ok()) return items.status();
+  if (!items->has_value()) return absl::OkStatus();
+  for (simdjson::dom::element item : **items) visit(item);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DecodedList<Node>> DecodeNodeList(std::string_view body) {
-  return DecodeItems<Node>(body, "NodeList", [](simdjson::dom::element item) {
-    return DecodeNode(item, "Node");
-  });
+  return DecodeListItems<Node>(
+      body, "NodeList",
+      [](simdjson::dom::element item) { return DecodeNode(item, "Node"); });
 }
 
 absl::StatusOr<DecodedList<Pod>> DecodePodList(std::string_view body) {
-  return DecodeItems<Pod>(body, "PodList", [](simdjson::dom::element item) {
+  return DecodeListItems<Pod>(body, "PodList", [](simdjson::dom::element item) {
     return DecodePod(item, "Pod");
   });
 }
@@ -161,10 +150,10 @@ absl::StatusOr<PodGroup> DecodePodGroupItem(simdjson::dom::element item,
 
 absl::StatusOr<DecodedList<PodGroup>> DecodePodGroupList(
     std::string_view body, std::string_view api_version) {
-  return DecodeItems<PodGroup>(body, "PodGroupList",
-                               [&](simdjson::dom::element item) {
-                                 return DecodePodGroupItem(item, api_version);
-                               });
+  return DecodeListItems<PodGroup>(
+      body, "PodGroupList", [&](simdjson::dom::element item) {
+        return DecodePodGroupItem(item, api_version);
+      });
 }
 
 }  // namespace gpusched

@@ -11,6 +11,7 @@
 // the watcher's own decoder (DecodePod, DecodeLease, ...) in place.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,30 @@ struct DecodedList {
   std::vector<T> items;
   std::vector<SkippedItem> skipped;
 };
+// Hands every item of the List `body` to `visit`, in order; `kind`
+// ("PodList") names the list in errors.
+absl::Status VisitListItems(
+    std::string_view body, std::string_view kind,
+    const std::function<void(simdjson::dom::element)>& visit);
+// Decodes every item with `decode(item)` (an absl::StatusOr<T>).
+template <typename T, typename Decode>
+absl::StatusOr<DecodedList<T>> DecodeListItems(std::string_view body,
+                                               std::string_view kind,
+                                               Decode&& decode) {
+  DecodedList<T> list;
+  absl::Status status =
+      VisitListItems(body, kind, [&](simdjson::dom::element item) {
+        absl::StatusOr<T> decoded = decode(item);
+        if (decoded.ok()) {
+          list.items.push_back(*std::move(decoded));
+        } else {
+          list.skipped.push_back(
+              {std::string(ObjectNameForLogs(item)), decoded.status()});
+        }
+      });
+  if (!status.ok()) return status;
+  return list;
+}
 absl::StatusOr<DecodedList<Node>> DecodeNodeList(std::string_view body);
 absl::StatusOr<DecodedList<Pod>> DecodePodList(std::string_view body);
 // Lists leave out apiVersion and kind on their items, and the PodGroup

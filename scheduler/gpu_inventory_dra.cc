@@ -1,0 +1,100 @@
+// A node's GPUs as NVIDIA's DRA driver publishes them (ResourceSlices of
+// driver gpu.nvidia.com), in the same inventory as device-plugin GPUs, so
+// that filter, scoring, topology and gang placement treat both alike.
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "scheduler/base/strings.h"
+#include "scheduler/dra_inventory.h"
+#include "scheduler/gpu_inventory.h"
+
+namespace gpusched {
+namespace {
+
+constexpr std::string_view kNvidiaDriver = "gpu.nvidia.com";
+
+const DraAttribute* Attribute(const DraDevice& device, std::string_view name) {
+  auto it =
+      device.attributes.find(absl::StrCat(Sv(kNvidiaDriver), "/", Sv(name)));
+  return it == device.attributes.end() ? nullptr : &it->second;
+}
+
+std::string TextAttribute(const DraDevice& device, std::string_view name) {
+  const DraAttribute* attribute = Attribute(device, name);
+  return attribute != nullptr && attribute->kind == DraAttribute::Kind::kString
+             ? attribute->text
+             : "";
+}
+
+// The driver's `index` attribute, else the N of its "gpu-N" name.
+int64_t GpuIndex(const DraDevice& device) {
+  const DraAttribute* index = Attribute(device, "index");
+  if (index != nullptr && index->kind == DraAttribute::Kind::kInt) {
+    return index->number;
+  }
+  int64_t parsed = 0;
+  std::string_view name = device.name;
+  if (name.starts_with("gpu-") &&
+      absl::SimpleAtoi(Sv(name.substr(4)), &parsed)) {
+    return parsed;
+  }
+  return kMaxGpusPerNode;  // after the numbered ones
+}
+
+// "NVIDIA H100 80GB HBM3" -> "NVIDIA-H100-80GB-HBM3", as GFD labels it, so
+// that the product rules (default NVLink topology) apply alike.
+std::string GfdProduct(const std::string& product_name) {
+  return absl::StrReplaceAll(product_name, {{" ", "-"}});
+}
+
+bool Held(const DraDeviceState& state) {
+  return !state.claim.empty() || state.counters_spent;
+}
+
+}  // namespace
+
+void GpuInventory::LoadDraDevices(const DraNodeDevices& dra) {
+  std::vector<const DraDeviceState*> gpus;
+  std::map<std::string, MigPool> mig;
+  for (const DraDeviceState& state : dra.devices) {
+    if (state.driver != kNvidiaDriver) continue;
+    const std::string type = TextAttribute(state.device, "type");
+    if (type == "gpu") gpus.push_back(&state);
+    const std::string profile = TextAttribute(state.device, "profile");
+    if (type != "mig" || profile.empty() || state.tainted()) continue;
+    MigPool& pool = mig[absl::StrCat(Sv(kMigResourcePrefix), profile)];
+    pool.capacity += 1;
+    if (Held(state)) pool.used += 1;
+  }
+  std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
+    return GpuIndex(a->device) < GpuIndex(b->device);
+  });
+  if (gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) {
+    gpus.resize(kMaxGpusPerNode);
+  }
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const DraDeviceState& state = *gpus[i];
+    GpuDevice device{.index = static_cast<int>(i), .healthy = !state.tainted()};
+    if (Held(state)) {
+      device.free_milli = 0;
+      device.holders.push_back(state.claim.empty()
+                                   ? "partitioned " + state.device.name
+                                   : "claim " + state.claim);
+    }
+    devices_.push_back(std::move(device));
+  }
+  for (auto& [resource, pool] : mig) {
+    pool.resource = resource;
+    mig_pools_.push_back(std::move(pool));
+  }
+  if (labels_.product.empty() && !gpus.empty()) {
+    labels_.product = GfdProduct(TextAttribute(gpus[0]->device, "productName"));
+  }
+}
+
+}  // namespace gpusched
