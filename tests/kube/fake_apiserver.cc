@@ -53,14 +53,6 @@ std::string Line(std::string_view type, const Json& object) {
   return Json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
-// The Kind of a store's objects, for lists and bookmarks.
-std::string KindOf(std::string_view kind) {
-  return kind == "nodes"       ? "Node"
-         : kind == "pods"      ? "Pod"
-         : kind == "podgroups" ? "PodGroup"
-                               : "CustomResourceDefinition";
-}
-
 std::string ApiVersionOf(const Scope& scope) {
   if (!scope.api_version.empty()) return scope.api_version;
   return scope.kind == "customresourcedefinitions" ? "apiextensions.k8s.io/v1"
@@ -74,13 +66,26 @@ Json Status(int code, std::string_view reason, std::string_view message) {
               {"message", message}, {"reason", reason},   {"code", code}};
 }
 
+std::string SelectedName(const Query& query) {
+  constexpr std::string_view kByName = "metadata.name=";
+  auto it = query.find("fieldSelector");
+  if (it == query.end() || !it->second.starts_with(kByName)) return "";
+  return it->second.substr(kByName.size());
+}
+
 bool Scope::Covers(std::string_view event_kind, const Json& object) const {
   if (event_kind != kind) return false;
   if (!api_version.empty() && object.value("apiVersion", "") != api_version) {
     return false;
   }
-  const Json::json_pointer at("/metadata/name");
-  return name.empty() || (object.contains(at) && object[at] == name);
+  auto metadata = object.find("metadata");
+  if (metadata == object.end()) return ns.empty() && name.empty();
+  return (ns.empty() || metadata->value("namespace", "") == ns) &&
+         (name.empty() || metadata->value("name", "") == name);
+}
+
+std::string_view Scope::Resource() const {
+  return std::string_view(kind).substr(kind.rfind('/') + 1);
 }
 
 Reply NotFound(std::string_view resource, std::string_view name) {
@@ -95,15 +100,34 @@ FakeApiServer::Impl::Impl(FakeApiServerOptions options)
   accept_thread_ = std::thread([this] { AcceptLoop(); });
 }
 
+// A served resource's kind is "group/version/resource"; the other kinds
+// have a store of their own.
 Store& FakeApiServer::Impl::StoreOf(std::string_view kind) {
+  if (kind.find('/') != std::string_view::npos) {
+    return objects_[std::string(kind)];
+  }
   return const_cast<Store&>(std::as_const(*this).StoreOf(kind));
 }
 
 const Store& FakeApiServer::Impl::StoreOf(std::string_view kind) const {
+  static const Store kNone;
+  if (kind.find('/') != std::string_view::npos) {
+    auto it = objects_.find(kind);
+    return it == objects_.end() ? kNone : it->second;
+  }
   return kind == "nodes"       ? nodes_
          : kind == "pods"      ? pods_
          : kind == "podgroups" ? podgroups_
                                : crds_;
+}
+
+std::string FakeApiServer::Impl::KindOfLocked(const Scope& scope) const {
+  auto served = served_.find(scope.kind);
+  if (served != served_.end()) return served->second.kind;
+  return scope.kind == "nodes"       ? "Node"
+         : scope.kind == "pods"      ? "Pod"
+         : scope.kind == "podgroups" ? "PodGroup"
+                                     : "CustomResourceDefinition";
 }
 
 void FakeApiServer::Impl::Put(const std::string& kind, const std::string& key,
@@ -111,6 +135,14 @@ void FakeApiServer::Impl::Put(const std::string& kind, const std::string& key,
   std::lock_guard lock(mu_);
   StoreOf(kind)[key] = object;
   Record(kind, type, StoreOf(kind)[key]);
+}
+
+void FakeApiServer::Impl::UpsertLocked(const std::string& kind,
+                                       const std::string& key, Json object) {
+  Store& store = StoreOf(kind);
+  const bool replaced = store.contains(key);
+  Json& stored = store[key] = std::move(object);
+  Record(kind, replaced ? "MODIFIED" : "ADDED", stored);
 }
 
 Json FakeApiServer::Impl::Get(std::string_view kind,
@@ -146,8 +178,12 @@ void FakeApiServer::Impl::Erase(const std::string& kind, std::string_view key,
   store.erase(it);
   if (watched) {
     Record(kind, "DELETED", object);
-    return;
+  } else {
+    CompactLocked();
   }
+}
+
+void FakeApiServer::Impl::CompactLocked() {
   compacted_ = ++version_;
   events_.clear();
   changed_.notify_all();
@@ -240,7 +276,7 @@ std::optional<Scope> FakeApiServer::Impl::CollectionOf(std::string_view path,
   if (path.starts_with("/apis/") && path.ends_with(kPodGroups)) {
     return PodGroupScope(path.substr(6, path.size() - 6 - kPodGroups.size()));
   }
-  return std::nullopt;
+  return ResourceScope(path, query);
 }
 
 Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
@@ -269,6 +305,8 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
       return PodGroupCall(request, path.substr(6, at - 6),
                           path.substr(at + 12));
     }
+  } else if (std::optional<Reply> reply = ResourceCall(request, path)) {
+    return *std::move(reply);
   }
   return {404, Status(404, "NotFound",
                       "the server could not find the requested resource")};
@@ -276,7 +314,7 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
 
 Reply FakeApiServer::Impl::List(const Scope& scope, const Query& query) {
   std::lock_guard lock(mu_);
-  ++counts_["LIST " + scope.kind];
+  ++counts_["LIST " + std::string(scope.Resource())];
   const auto& store = StoreOf(scope.kind);
   size_t limit = query.contains("limit") ? std::stoul(query.at("limit")) : 0;
   auto it = query.contains("continue") ? store.upper_bound(query.at("continue"))
@@ -291,7 +329,7 @@ Reply FakeApiServer::Impl::List(const Scope& scope, const Query& query) {
   }
   Json metadata = {{"resourceVersion", std::to_string(version_)}};
   if (it != store.end()) metadata["continue"] = last;
-  return {200, Json{{"kind", KindOf(scope.kind) + "List"},
+  return {200, Json{{"kind", KindOfLocked(scope) + "List"},
                     {"apiVersion", ApiVersionOf(scope)},
                     {"metadata", metadata},
                     {"items", items}}};
@@ -322,7 +360,7 @@ void FakeApiServer::Impl::Watch(tcp::socket& socket, const Scope& scope,
   bhttp::write_header(socket, serializer, ec);
   const Clock::time_point deadline = Clock::now() + options_.watch_hold;
   std::unique_lock lock(mu_);
-  ++counts_["WATCH " + scope.kind];
+  ++counts_["WATCH " + std::string(scope.Resource())];
   int64_t sent = VersionOf(query) < 0 ? version_ : VersionOf(query);
   for (bool done = false; !done && !ec;) {
     std::vector<std::string> lines;
@@ -336,7 +374,7 @@ void FakeApiServer::Impl::Watch(tcp::socket& socket, const Scope& scope,
       lines = PendingLocked(scope, sent);
       done = stopping_ || Clock::now() >= deadline;
       Json bookmark = {
-          {"kind", KindOf(scope.kind)},
+          {"kind", KindOfLocked(scope)},
           {"apiVersion", ApiVersionOf(scope)},
           {"metadata", {{"resourceVersion", std::to_string(version_)}}}};
       if (done) lines.push_back(Line("BOOKMARK", bookmark));

@@ -32,6 +32,14 @@
 // podgroups.<group> is Established and serves that version, 404 otherwise,
 // as the real server does; a watch open when the CRD goes stays open,
 // silent (GET and PATCH of one PodGroup are served without a CRD).
+//
+// Built-in APIs the fake does not model kind by kind, such as Dynamic
+// Resource Allocation's resource.k8s.io/v1, are served on request
+// (ServeResource) from one generic store: listed, paged and watched like
+// pods at /apis/<group>/<version>/<resource>, a namespaced one also at
+// /apis/<group>/<version>/namespaces/<ns>/<resource>, and one object read
+// with a GET; a resource not served is a 404, as an API the real server
+// does not serve. Tests write the objects (PutObject); clients only read.
 #ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_H_
 #define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_H_
 
@@ -81,7 +89,9 @@ class FakeApiServer {
   // Requests seen, by "METHOD kind": "LIST nodes", "WATCH pods", "GET pod",
   // "PATCH pod", "PATCH pod/status", "POST binding", "POST eviction",
   // "POST event", "GET podgroup", "PATCH podgroup", "PATCH podgroup/status",
-  // "DENIED" (bad token).
+  // "DENIED" (bad token); for a served resource (ServeResource) by its
+  // plural: "LIST resourceslices", "WATCH resourceslices", "GET
+  // resourceclaims".
   int Count(std::string_view what) const;
 
   // Evictions of pod `key` answer 429 as the API server does for a pod
@@ -124,6 +134,40 @@ class FakeApiServer {
   // From now on every CRD list and watch is a 403, as for a role without
   // the rule.
   void ForbidCrds();
+
+  // Serves `resource` of API `group_version` ("resource.k8s.io/v1",
+  // "resourceslices"): list and watch, across namespaces and, when
+  // `namespaced`, in one; GET of one object. Its objects' Kind is `kind`,
+  // guessed from the plural when empty ("Resourceslice"). Requests for a
+  // resource not served are a 404 with a Status.
+  void ServeResource(std::string_view group_version, std::string_view resource,
+                     bool namespaced, std::string_view kind = "");
+  // Serves resource.k8s.io/v1's resourceslices, deviceclasses and
+  // devicetaintrules (cluster-scoped), resourceclaims and
+  // resourceclaimtemplates (namespaced), with their Kinds.
+  void ServeDra();
+  // Stores `object` by metadata.namespace and metadata.name: an ADDED
+  // event, or MODIFIED when it replaces one. Sets apiVersion, the Kind
+  // when missing, metadata.resourceVersion, and metadata.uid when missing
+  // (a new one on create, the stored one's on replace). Objects may be
+  // put before their resource is served.
+  void PutObject(std::string_view group_version, std::string_view resource,
+                 Json object);
+  // Deletes the object `key` ("name", or "namespace/name" when namespaced):
+  // a DELETED event carrying its last state, with a new resourceVersion.
+  void DeleteObject(std::string_view group_version, std::string_view resource,
+                    std::string_view key);
+  // The stored object `key` ("name" or "namespace/name"), or null.
+  Json Object(std::string_view group_version, std::string_view resource,
+              std::string_view key) const;
+  // Forgets the watch history of every kind, as etcd's compaction does: a
+  // watch from an older resourceVersion, open or new, gets a 410 and the
+  // watcher must relist.
+  void CompactHistory();
+  // From now on every list and watch of `resource` ("resourceclaims",
+  // any API group) is a 403, as for a role without the rule; counted as
+  // "FORBIDDEN <resource>".
+  void ForbidResource(std::string_view resource);
 
  private:
   class Impl;

@@ -1,7 +1,8 @@
 // The fake API server's insides, shared by its source files:
 // fake_apiserver.cc (connections, routing, list and watch), fake_pods.cc
 // (pod GET/PATCH, binding, eviction), fake_resources.cc (Events and
-// PodGroups) and fake_crds.cc (CRDs, and which PodGroup APIs they serve).
+// PodGroups), fake_crds.cc (CRDs, and which PodGroup APIs they serve) and
+// fake_generic.cc (the built-in APIs served on request, such as DRA's).
 // Internal to the tests.
 #ifndef GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
 #define GPUSCHED_TESTS_KUBE_FAKE_APISERVER_IMPL_H_
@@ -17,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -41,16 +43,33 @@ Json Status(int code, std::string_view reason, std::string_view message);
 // 404 for a named object: `resource "name" not found`.
 Reply NotFound(std::string_view resource, std::string_view name);
 
+// The value of the field selector metadata.name=..., if there is one.
+std::string SelectedName(const Query& query);
+
 // What a list or a watch covers: the objects of a store's kind, narrowed
-// to one API version (the PodGroups of one CRD) or to one name (the field
-// selector metadata.name=...). `refused` answers instead (403, 404).
+// to one API version (the PodGroups of one CRD), to one namespace or to
+// one name (the field selector metadata.name=...). `refused` answers
+// instead (403, 404).
 struct Scope {
-  std::string kind;  // nodes | pods | podgroups | customresourcedefinitions
+  // nodes | pods | podgroups | customresourcedefinitions, or a served
+  // resource's "group/version/resource" (fake_generic.cc).
+  std::string kind;
   std::string api_version;
+  std::string ns;
   std::string name;
   std::optional<Reply> refused;
   bool Covers(std::string_view event_kind, const Json& object) const;
+  // The resource's plural ("pods", "resourceslices"), for Count.
+  std::string_view Resource() const;
 };
+
+// A resource ServeResource serves, and what its objects are.
+struct ServedResource {
+  bool namespaced = false;
+  std::string kind;  // "ResourceSlice"
+};
+// By "group/version/resource".
+using ServedResources = std::map<std::string, ServedResource, std::less<>>;
 
 // Which part of an object a merge patch may change: the main resource of
 // a kind with a status subresource ignores status, the subresource
@@ -84,7 +103,13 @@ class FakeApiServer::Impl {
   // fake_crds.cc
   void PutCrd(Json crd);
   void DeleteCrd(std::string_view name);
-  void ForbidCrds();
+  // fake_generic.cc
+  void ServeResource(std::string_view group_version, std::string_view resource,
+                     bool namespaced, std::string_view kind);
+  void PutObject(std::string_view group_version, std::string_view resource,
+                 Json object);
+  void CompactHistory();
+  void Forbid(std::string_view resource);
 
  private:
   // A Reply for the request when FailNext still holds one back.
@@ -106,6 +131,17 @@ class FakeApiServer::Impl {
              const Query& query);
   std::vector<std::string> PendingLocked(const Scope& scope,
                                          int64_t& sent) const;
+  // The Kind of a scope's objects, for lists and bookmarks.
+  std::string KindOfLocked(const Scope& scope) const;
+  // Stores `object` under `key`: an ADDED event, or MODIFIED if replaced.
+  void UpsertLocked(const std::string& kind, const std::string& key,
+                    Json object);
+  // Forgets the watch history: watches from before now get a 410.
+  void CompactLocked();
+  // A 403 for a list or watch of `resource` while it is forbidden.
+  std::optional<Reply> ForbiddenLocked(std::string_view resource,
+                                       std::string_view group,
+                                       std::string_view ns);
   void Shutdown();
 
   // fake_pods.cc
@@ -133,6 +169,12 @@ class FakeApiServer::Impl {
   Scope CrdScope(const Query& query);
   Scope PodGroupScope(std::string_view api);
 
+  // fake_generic.cc: the scope of a served resource's list, and a GET of
+  // one of its objects; nullopt when `path` names no served resource.
+  std::optional<Scope> ResourceScope(std::string_view path, const Query& query);
+  std::optional<Reply> ResourceCall(const Request& request,
+                                    std::string_view path);
+
   const FakeApiServerOptions options_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -150,7 +192,11 @@ class FakeApiServer::Impl {
   Store nodes_, pods_;
   Store podgroups_;  // "group/namespace/name"
   Store crds_;       // by name
-  bool crds_forbidden_ = false;
+  ServedResources served_;
+  // Objects of the served resources, by "group/version/resource", then by
+  // "namespace/name" or "name".
+  std::map<std::string, Store, std::less<>> objects_;
+  std::set<std::string, std::less<>> forbidden_;  // resources, as "pods"
   std::vector<Json> created_events_;
   Store eviction_blocks_;                          // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left

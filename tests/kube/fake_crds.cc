@@ -10,14 +10,6 @@ namespace {
 
 constexpr std::string_view kCrdKind = "customresourcedefinitions";
 
-// The value of the field selector metadata.name=..., if there is one.
-std::string SelectedName(const Query& query) {
-  constexpr std::string_view kByName = "metadata.name=";
-  auto it = query.find("fieldSelector");
-  if (it == query.end() || !it->second.starts_with(kByName)) return "";
-  return it->second.substr(kByName.size());
-}
-
 bool ServesVersion(const Json& crd, std::string_view version) {
   const Json::json_pointer at("/spec/versions");
   if (!crd.contains(at) || !crd[at].is_array()) return false;
@@ -49,15 +41,7 @@ bool IsEstablished(const Json& crd) {
 Scope FakeApiServer::Impl::CrdScope(const Query& query) {
   Scope scope{.kind = std::string(kCrdKind), .name = SelectedName(query)};
   std::lock_guard lock(mu_);
-  if (crds_forbidden_) {
-    ++counts_["FORBIDDEN " + scope.kind];
-    scope.refused =
-        Reply{403, Status(403, "Forbidden",
-                          "customresourcedefinitions.apiextensions.k8s.io is "
-                          "forbidden: User cannot list resource "
-                          "\"customresourcedefinitions\" in API group "
-                          "\"apiextensions.k8s.io\" at the cluster scope")};
-  }
+  scope.refused = ForbiddenLocked(kCrdKind, "apiextensions.k8s.io", "");
   return scope;
 }
 
@@ -81,9 +65,7 @@ Scope FakeApiServer::Impl::PodGroupScope(std::string_view api) {
 void FakeApiServer::Impl::PutCrd(Json crd) {
   std::lock_guard lock(mu_);
   const std::string name = crd["metadata"]["name"];
-  const bool replaced = crds_.contains(name);
-  crds_[name] = std::move(crd);
-  Record(std::string(kCrdKind), replaced ? "MODIFIED" : "ADDED", crds_[name]);
+  UpsertLocked(std::string(kCrdKind), name, std::move(crd));
 }
 
 void FakeApiServer::Impl::DeleteCrd(std::string_view name) {
@@ -99,16 +81,11 @@ void FakeApiServer::Impl::DeleteCrd(std::string_view name) {
   Record(std::string(kCrdKind), "DELETED", crd);
 }
 
-void FakeApiServer::Impl::ForbidCrds() {
-  std::lock_guard lock(mu_);
-  crds_forbidden_ = true;
-}
-
 void FakeApiServer::PutCrd(Json crd) { impl_->PutCrd(std::move(crd)); }
 
 void FakeApiServer::DeleteCrd(std::string_view name) { impl_->DeleteCrd(name); }
 
-void FakeApiServer::ForbidCrds() { impl_->ForbidCrds(); }
+void FakeApiServer::ForbidCrds() { impl_->Forbid(kCrdKind); }
 
 Json PodGroupCrd(std::string_view group, std::string_view version,
                  bool established) {
