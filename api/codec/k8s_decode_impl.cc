@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -142,6 +144,19 @@ absl::StatusOr<int64_t> ParseRfc3339Seconds(std::string_view text) {
         absl::StrCat("invalid RFC 3339 time \"", ToAbsl(text), "\": ", error));
   }
   return absl::ToUnixSeconds(time);
+}
+
+void JoinPodClaimStatuses(std::vector<PodClaimRef>& statuses,
+                          std::vector<PodClaimRef>* claims) {
+  // By name through a map: a hostile pod may list thousands of each.
+  std::unordered_map<std::string_view, PodClaimRef*> by_name;
+  by_name.reserve(claims->size());
+  for (PodClaimRef& claim : *claims) by_name.emplace(claim.name, &claim);
+  for (PodClaimRef& status : statuses) {
+    auto it = by_name.find(status.name);
+    if (it == by_name.end()) continue;
+    it->second->status_claim_name = std::move(status.status_claim_name);
+  }
 }
 
 std::string_view FormatInt64(int64_t value, NumberBuffer* buffer) {

@@ -148,6 +148,16 @@ absl::Status DecodeFields(const V& v, const PathSegment& at, F&& on_field) {
   return v.ForEachField(std::forward<F>(on_field));
 }
 
+// Decodes only the member `name` of `v`, with decode(child, path); the
+// other members are ignored and null is an empty object.
+template <K8sValue V, typename F>
+absl::Status DecodeMember(const V& v, const PathSegment& at,
+                          std::string_view name, F&& decode) {
+  return DecodeFields(v, at, [&](std::string_view key, const V& child) {
+    return key == name ? decode(child, at.Field(key)) : absl::OkStatus();
+  });
+}
+
 // Appends one T per element, decoded by decode(element, path, T*). A null
 // element yields a default T, as the Kubernetes API server decodes it.
 template <K8sValue V, typename T, typename F>
@@ -404,9 +414,10 @@ absl::Status DecodeAffinity(const V& v, const PathSegment& at, Pod* pod) {
   });
 }
 
-template <K8sValue V>
+// A Pod's Toleration or a DRA request's DeviceToleration: the same fields.
+template <K8sValue V, typename T>
 absl::Status DecodeToleration(const V& v, const PathSegment& at,
-                              Toleration* toleration) {
+                              T* toleration) {
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
     if (key == "key") return DecodeString(child, here, &toleration->key);
@@ -416,6 +427,34 @@ absl::Status DecodeToleration(const V& v, const PathSegment& at,
     return absl::OkStatus();
   });
 }
+
+// One of a pod's DRA claims: spec.resourceClaims[] (name,
+// resourceClaimName, resourceClaimTemplateName) or, from_status,
+// status.resourceClaimStatuses[] (name, resourceClaimName: the claim made
+// from the template, read into status_claim_name).
+template <K8sValue V>
+absl::Status DecodePodClaimRef(const V& v, const PathSegment& at,
+                               bool from_status, PodClaimRef* claim) {
+  std::string* claim_name =
+      from_status ? &claim->status_claim_name : &claim->claim_name;
+  return DecodeFields(v, at, [&](std::string_view key, const V& child) {
+    const PathSegment here = at.Field(key);
+    if (key == "name") return DecodeString(child, here, &claim->name);
+    if (key == "resourceClaimName") {
+      return DecodeString(child, here, claim_name);
+    }
+    if (!from_status && key == "resourceClaimTemplateName") {
+      return DecodeString(child, here, &claim->template_name);
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Gives each claim of `claims` the status_claim_name of the entry of
+// `statuses` with its name; statuses naming no claim of the spec are
+// dropped. In k8s_decode_impl.cc.
+void JoinPodClaimStatuses(std::vector<PodClaimRef>& statuses,
+                          std::vector<PodClaimRef>* claims);
 
 template <K8sValue V>
 absl::Status DecodePodSpecField(std::string_view key, const V& child,
@@ -457,6 +496,13 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
   if (key == "activeDeadlineSeconds") {
     return DecodeDeadline(child, here, &pod->runtime.deadline_ms);
   }
+  if (key == "resourceClaims") {
+    return DecodeList(child, here, &pod->resource_claims,
+                      [](const V& e, const PathSegment& p, PodClaimRef* c) {
+                        return DecodePodClaimRef(e, p, /*from_status=*/false,
+                                                 c);
+                      });
+  }
   return absl::OkStatus();
 }
 
@@ -470,13 +516,30 @@ absl::Status DecodePodPhase(const V& v, const PathSegment& at, PodPhase* out) {
   return absl::OkStatus();
 }
 
+// status.resourceClaimStatuses go to `claim_statuses`, to be joined with
+// spec.resourceClaims once both are read (JSON may carry them in any order).
 template <K8sValue V>
-absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod) {
+absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod,
+                             std::vector<PodClaimRef>* claim_statuses) {
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
     if (key == "phase") return DecodePodPhase(child, here, &pod->phase);
     if (key == "nominatedNodeName") {
       return DecodeString(child, here, &pod->nominated_node_name);
+    }
+    if (key == "resourceClaimStatuses") {
+      return DecodeList(child, here, claim_statuses,
+                        [](const V& e, const PathSegment& p, PodClaimRef* c) {
+                          return DecodePodClaimRef(e, p, /*from_status=*/true,
+                                                   c);
+                        });
+    }
+    if (key == "extendedResourceClaimStatus") {
+      return DecodeMember(child, here, "resourceClaimName",
+                          [&](const V& c, const PathSegment& p) {
+                            return DecodeString(c, p,
+                                                &pod->extended_resource_claim);
+                          });
     }
     return absl::OkStatus();
   });
@@ -485,17 +548,25 @@ absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod) {
 // The fields of a Pod object: metadata, spec and status.
 template <K8sValue V>
 absl::Status DecodePodFields(const V& v, const PathSegment& at, Pod* pod) {
-  return v.ForEachField([&](std::string_view key, const V& child) {
-    const PathSegment here = at.Field(key);
-    if (key == "metadata") return DecodeObjectMeta(child, here, &pod->meta);
-    if (key == "spec") {
-      return DecodeFields(child, here, [&](std::string_view k, const V& c) {
-        return DecodePodSpecField(k, c, here.Field(k), pod);
+  std::vector<PodClaimRef> claim_statuses;  // allocates only when present
+  absl::Status status =
+      v.ForEachField([&](std::string_view key, const V& child) {
+        const PathSegment here = at.Field(key);
+        if (key == "metadata") return DecodeObjectMeta(child, here, &pod->meta);
+        if (key == "spec") {
+          return DecodeFields(child, here, [&](std::string_view k, const V& c) {
+            return DecodePodSpecField(k, c, here.Field(k), pod);
+          });
+        }
+        if (key == "status") {
+          return DecodePodStatus(child, here, pod, &claim_statuses);
+        }
+        return absl::OkStatus();
       });
-    }
-    if (key == "status") return DecodePodStatus(child, here, pod);
-    return absl::OkStatus();
-  });
+  if (status.ok() && !claim_statuses.empty()) {
+    JoinPodClaimStatuses(claim_statuses, &pod->resource_claims);
+  }
+  return status;
 }
 
 // A whole Pod. Unlike nested objects, the top level must be an object: a
@@ -512,8 +583,9 @@ absl::Status DecodePodInto(const V& v, const PathSegment& at, Pod* pod) {
 // ---------------------------------------------------------------------------
 // Node.
 
-template <K8sValue V>
-absl::Status DecodeTaint(const V& v, const PathSegment& at, Taint* taint) {
+// A Node's Taint or a DRA device's DeviceTaint: the same fields.
+template <K8sValue V, typename T>
+absl::Status DecodeTaint(const V& v, const PathSegment& at, T* taint) {
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
     if (key == "key") return DecodeString(child, here, &taint->key);

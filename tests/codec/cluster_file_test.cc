@@ -108,6 +108,30 @@ status:
   EXPECT_TRUE(cluster->pods.empty());
 }
 
+// The pod decoder is shared: YAML pods carry their DRA claims too.
+TEST(ClusterFileTest, YamlPodResourceClaims) {
+  absl::StatusOr<ClusterObjects> cluster = ParseClusterText(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer-0, namespace: ml}
+spec:
+  resourceClaims:
+  - {name: gpus, resourceClaimTemplateName: two-h100}
+status:
+  resourceClaimStatuses:
+  - {name: gpus, resourceClaimName: trainer-0-gpus-x2v8q}
+  extendedResourceClaimStatus: {resourceClaimName: trainer-0-extended-8x2kq}
+)",
+                                                            "pod.yaml");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_THAT(cluster->pods, SizeIs(1));
+  const Pod& pod = cluster->pods[0];
+  ASSERT_THAT(pod.resource_claims, SizeIs(1));
+  EXPECT_EQ(pod.resource_claims[0].template_name, "two-h100");
+  EXPECT_EQ(pod.resource_claims[0].ResolvedClaimName(), "trainer-0-gpus-x2v8q");
+  EXPECT_EQ(pod.extended_resource_claim, "trainer-0-extended-8x2kq");
+}
+
 TEST(ClusterFileTest, MultiDocumentYaml) {
   absl::StatusOr<ClusterObjects> cluster = ParseClusterText(R"(---
 kind: Node

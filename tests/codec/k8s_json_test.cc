@@ -196,6 +196,59 @@ TEST(K8sJsonTest, Tolerations) {
   EXPECT_EQ(pod->tolerations[2].op, "Exists");
 }
 
+// A pod with a claim of its own and one from a template, which the
+// resourceclaim controller made and recorded in status under the same name.
+TEST(K8sJsonTest, PodResourceClaimsJoinTheirStatusByName) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "trainer-0", "namespace": "ml"},
+    "spec": {"resourceClaims": [
+      {"name": "shared", "resourceClaimName": "team-a100s"},
+      {"name": "gpus", "resourceClaimTemplateName": "two-h100"},
+      {"name": "unmade", "resourceClaimTemplateName": "t"}]},
+    "status": {"resourceClaimStatuses": [
+      {"name": "gpus", "resourceClaimName": "trainer-0-gpus-x2v8q"},
+      {"name": "unmade", "resourceClaimName": null},
+      {"name": "not-in-spec", "resourceClaimName": "stray"}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_THAT(pod->resource_claims, SizeIs(3));
+  const PodClaimRef& shared = pod->resource_claims[0];
+  EXPECT_EQ(shared.name, "shared");
+  EXPECT_EQ(shared.claim_name, "team-a100s");
+  EXPECT_EQ(shared.ResolvedClaimName(), "team-a100s");
+  const PodClaimRef& gpus = pod->resource_claims[1];
+  EXPECT_EQ(gpus.claim_name, "");
+  EXPECT_EQ(gpus.template_name, "two-h100");
+  EXPECT_EQ(gpus.status_claim_name, "trainer-0-gpus-x2v8q");
+  EXPECT_EQ(gpus.ResolvedClaimName(), "trainer-0-gpus-x2v8q");
+  EXPECT_EQ(pod->resource_claims[2].ResolvedClaimName(), "");  // not made
+  EXPECT_EQ(pod->extended_resource_claim, "");
+}
+
+TEST(K8sJsonTest, PodClaimStatusMayComeBeforeSpec) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "status": {"resourceClaimStatuses": [{"name": "gpus",
+                                          "resourceClaimName": "p-gpus-1"}]},
+    "spec": {"resourceClaims": [{"name": "gpus",
+                                 "resourceClaimTemplateName": "t"}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_THAT(pod->resource_claims, SizeIs(1));
+  EXPECT_EQ(pod->resource_claims[0].status_claim_name, "p-gpus-1");
+}
+
+// KEP-5004: kube-scheduler made a claim for the pod's nvidia.com/gpu
+// request, served by the DeviceClass with that extendedResourceName.
+TEST(K8sJsonTest, PodExtendedResourceClaim) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({"status": {
+    "extendedResourceClaimStatus": {
+      "requestMappings": [{"containerName": "main",
+                           "resourceName": "nvidia.com/gpu",
+                           "requestName": "container-0-request-0"}],
+      "resourceClaimName": "trainer-0-extended-resources-8x2kq"}}})");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->extended_resource_claim, "trainer-0-extended-resources-8x2kq");
+  EXPECT_TRUE(pod->resource_claims.empty());
+}
+
 TEST(K8sJsonTest, NodeTaintsAndUnschedulable) {
   absl::StatusOr<Node> node = NodeFromJson(R"({"metadata": {"name": "n"},
     "spec": {"unschedulable": true, "taints": [
@@ -250,6 +303,18 @@ TEST(K8sJsonTest, PodErrorsNameTheFieldPath) {
        "matchExpressions[1].values[0]: expected string, got number"},
       {R"({"spec": {"tolerations": ["NoSchedule"]}})",
        "Pod.spec.tolerations[0]: expected object, got string"},
+      {R"({"spec": {"resourceClaims": {"name": "gpus"}}})",
+       "Pod.spec.resourceClaims: expected array, got object"},
+      {R"({"spec": {"resourceClaims": [{"name": "a",
+           "resourceClaimTemplateName": 1}]}})",
+       "Pod.spec.resourceClaims[0].resourceClaimTemplateName: expected "
+       "string, got number"},
+      {R"({"status": {"resourceClaimStatuses": [{"name": "a"},
+           {"name": "b", "resourceClaimName": ["c"]}]}})",
+       "Pod.status.resourceClaimStatuses[1].resourceClaimName: expected "
+       "string, got array"},
+      {R"({"status": {"extendedResourceClaimStatus": "c"}})",
+       "Pod.status.extendedResourceClaimStatus: expected object, got string"},
       {R"([1, 2])", "Pod: expected object, got array"},
       {R"(null)", "Pod: expected object, got null"},
   };

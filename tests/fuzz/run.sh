@@ -29,7 +29,7 @@ fi
 dict_for() {
   case "$1" in
     extender_fuzz | k8s_json_fuzz | watch_stream_fuzz | admission_review_fuzz | \
-      visibility_fuzz)
+      visibility_fuzz | dra_fuzz)
       echo json ;;
     gpu_topology_fuzz) echo topology ;;
     trace_csv_fuzz) echo csv ;;
