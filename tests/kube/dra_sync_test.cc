@@ -1,0 +1,188 @@
+#include "api/kube/dra_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/test_util.h"
+
+namespace gpusched::kube::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kV1[] = "resource.k8s.io/v1";
+
+// A node-local slice of `gpus` devices as NVIDIA's DRA driver writes it.
+Json Slice(const std::string& node, int gpus, int generation = 1) {
+  Json devices = Json::array();
+  for (int i = 0; i < gpus; ++i) {
+    devices.push_back(
+        {{"name", "gpu-" + std::to_string(i)},
+         {"attributes",
+          {{"type", {{"string", "gpu"}}},
+           {"index", {{"int", i}}},
+           {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}}},
+         {"capacity", {{"memory", {{"value", "80Gi"}}}}}});
+  }
+  return {{"apiVersion", kV1},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", node + "-gpu.nvidia.com"}}},
+          {"spec",
+           {{"driver", "gpu.nvidia.com"},
+            {"nodeName", node},
+            {"pool",
+             {{"name", node},
+              {"generation", generation},
+              {"resourceSliceCount", 1}}},
+            {"devices", devices}}}};
+}
+
+Json Claim(const std::string& name, const std::string& node,
+           std::vector<std::string> devices) {
+  Json results = Json::array();
+  for (const std::string& device : devices) {
+    results.push_back({{"request", "gpus"},
+                       {"driver", "gpu.nvidia.com"},
+                       {"pool", node},
+                       {"device", device}});
+  }
+  Json claim = {
+      {"apiVersion", kV1},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}, {"namespace", "ml"}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           {{{"name", "gpus"},
+             {"exactly",
+              {{"deviceClassName", "gpu.nvidia.com"}, {"count", 2}}}}}}}}}}};
+  if (!devices.empty()) {
+    claim["status"] = {{"allocation", {{"devices", {{"results", results}}}}}};
+  }
+  return claim;
+}
+
+Json GpuClass() {
+  return {
+      {"apiVersion", kV1},
+      {"kind", "DeviceClass"},
+      {"metadata", {{"name", "gpu.nvidia.com"}}},
+      {"spec",
+       {{"selectors",
+         {{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}}},
+        {"extendedResourceName", "nvidia.com/gpu"}}}};
+}
+
+class DraSyncTest : public ::testing::Test {
+ protected:
+  void Start(DraSyncOptions options = {}) {
+    options.initial_backoff = 10ms;
+    options.max_backoff = 100ms;
+    options.on_change = [this] { ++changes_; };
+    client_ = *KubeClient::Create(server_.Config());
+    sync_ = std::make_unique<DraSync>(*client_, std::move(options));
+    sync_->Start();
+  }
+  std::vector<std::string> Offered(const std::string& node) const {
+    std::vector<std::string> names;
+    for (const DraDeviceState& state : sync_->NodeDevices(node).devices) {
+      if (state.offered()) names.push_back(state.device.name);
+    }
+    return names;
+  }
+  void TearDown() override {
+    if (sync_) sync_->Stop();
+  }
+
+  FakeApiServer server_;
+  std::atomic<int> changes_{0};
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<DraSync> sync_;
+};
+
+TEST_F(DraSyncTest, ListsEveryKindThenFollowsAllocations) {
+  server_.ServeDra();
+  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 4));
+  server_.PutObject(kV1, "deviceclasses", GpuClass());
+  server_.PutObject(kV1, "resourceclaims",
+                    Claim("train-0", "dgx-1", {"gpu-0", "gpu-1"}));
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
+  EXPECT_EQ(Offered("dgx-1"), (std::vector<std::string>{"gpu-2", "gpu-3"}));
+  EXPECT_EQ(sync_->ExtendedResourceClasses().at("nvidia.com/gpu"),
+            "gpu.nvidia.com");
+
+  const int before = changes_;
+  server_.PutObject(kV1, "resourceclaims",
+                    Claim("train-1", "dgx-1", {"gpu-2", "gpu-3"}));
+  ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-1").empty(); }));
+  EXPECT_GT(changes_, before);
+  server_.DeleteObject(kV1, "resourceclaims", "ml/train-0");
+  EXPECT_TRUE(WaitUntil([&] {
+    return Offered("dgx-1") == std::vector<std::string>{"gpu-0", "gpu-1"};
+  }));
+}
+
+TEST_F(DraSyncTest, PodDemandResolvesAgainstTheWatchedCatalog) {
+  server_.ServeDra();
+  server_.PutObject(kV1, "deviceclasses", GpuClass());
+  server_.PutObject(kV1, "resourceclaims", Claim("worker-0-gpus", "dgx-1", {}));
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
+  Pod pod;
+  pod.meta.name = "worker-0";
+  pod.meta.namespace_name = "ml";
+  pod.resource_claims.push_back({"gpus", "worker-0-gpus", "", ""});
+  DraDemand demand = sync_->DemandOf(pod);
+  ASSERT_EQ(demand.requests.size(), 1u);
+  EXPECT_EQ(demand.requests[0].alternatives[0].count, 2);
+}
+
+// A cluster without DRA (or a role without its rules) is a cluster with no
+// devices: settled, said once, and asked again.
+TEST_F(DraSyncTest, AnApiNotServedIsNoDevicesUntilItIs) {
+  Start({.absent_poll = 100ms});
+  ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
+  EXPECT_TRUE(sync_->Nodes().empty());
+  server_.ServeDra();
+  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 2));
+  EXPECT_TRUE(WaitUntil([&] { return Offered("dgx-1").size() == 2; }));
+}
+
+// After the history is gone the sync lists again and loses nothing.
+TEST_F(DraSyncTest, ARelistAfterCompactionKeepsThePicture) {
+  server_.ServeDra();
+  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 2));
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-1").size() == 2; }));
+  const int lists = server_.Count("LIST resourceslices");
+  server_.CompactHistory();
+  server_.PutObject(kV1, "resourceslices", Slice("dgx-2", 3));
+  ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-2").size() == 3; }));
+  EXPECT_EQ(Offered("dgx-1").size(), 2u);
+  EXPECT_TRUE(
+      WaitUntil([&] { return server_.Count("LIST resourceslices") > lists; }));
+}
+
+// One object that does not decode is skipped; the rest are kept.
+TEST_F(DraSyncTest, AnObjectThatDoesNotDecodeIsSkippedNotFatal) {
+  server_.ServeDra();
+  Json bad = Claim("odd", "dgx-1", {});
+  bad["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] =
+      "Sometimes";
+  server_.PutObject(kV1, "resourceclaims", bad);
+  server_.PutObject(kV1, "resourceclaims", Claim("fine", "dgx-1", {"gpu-0"}));
+  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 2));
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
+  EXPECT_EQ(Offered("dgx-1"), (std::vector<std::string>{"gpu-1"}));
+}
+
+}  // namespace
+}  // namespace gpusched::kube::testing
