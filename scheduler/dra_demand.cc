@@ -161,12 +161,14 @@ Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
   Pick pick;
   for (const DraDeviceState& state : node.devices) {
     if (static_cast<int64_t>(pick.devices.size()) >= alt.count) break;
-    const std::string key =
-        DraDeviceKey(state.driver, state.pool, state.device.name);
-    if (taken.contains(key) || !Usable(state, alt)) continue;
+    if (!Usable(state, alt)) continue;
     Match match = Matches(state, alt, pick.error);
     if (match == Match::kError) return pick;
-    if (match == Match::kYes) pick.devices.push_back(key);
+    if (match == Match::kNo) continue;
+    // The key is built for matching devices only: filter asks this of
+    // every node, and most devices do not match or are held.
+    std::string key = DraDeviceKey(state.driver, state.pool, state.device.name);
+    if (!taken.contains(key)) pick.devices.push_back(std::move(key));
   }
   return pick;
 }

@@ -17,17 +17,23 @@ using Node = DeviceSelector::Node;
 using Kind = Node::Kind;
 using Type = SelectorValue::Type;
 
-SelectorValue Error(std::string message) {
-  return {Type::kError, std::move(message)};
+// A value during evaluation: texts are views of the selector's literals,
+// the device's attributes or the driver, so evaluating allocates nothing
+// unless it fails.
+struct Operand {
+  Type type = Type::kError;
+  std::string_view text;  // kString, kVersion
+  int64_t number = 0;
+  bool flag = false;
+  std::string error;  // kError
+};
+
+Operand Error(std::string message) {
+  return {Type::kError, {}, 0, false, std::move(message)};
 }
 
 SelectorOutcome Outcome(bool matches) {
   return {matches ? SelectorResult::kMatches : SelectorResult::kNoMatch, ""};
-}
-
-// The fully qualified key dra_objects.h stores ("domain/name").
-std::string Qualified(const Node& node) {
-  return absl::StrCat(node.domain, "/", node.name);
 }
 
 // CEL reports a missing domain and a missing name alike.
@@ -41,21 +47,25 @@ bool HasDomain(const DraDevice& device, std::string_view domain,
   return capacity ? starts(device.capacity) : starts(device.attributes);
 }
 
-SelectorValue AttributeValue(const Node& node, const SelectorInput& input) {
-  auto it = input.device->attributes.find(Qualified(node));
+Operand Missing(const Node& node, const DraDevice& device, bool capacity) {
+  return Error(HasDomain(device, node.domain, capacity)
+                   ? absl::StrCat("no such key: ", node.name)
+                   : absl::StrCat("no such key: ", node.domain));
+}
+
+Operand AttributeValue(const Node& node, const SelectorInput& input) {
+  auto it = input.device->attributes.find(node.key);
   if (it == input.device->attributes.end()) {
-    return Error(HasDomain(*input.device, node.domain, false)
-                     ? absl::StrCat("no such key: ", node.name)
-                     : absl::StrCat("no such key: ", node.domain));
+    return Missing(node, *input.device, false);
   }
   const DraAttribute& attribute = it->second;
   switch (attribute.kind) {
     case DraAttribute::Kind::kString:
       return {Type::kString, attribute.text};
     case DraAttribute::Kind::kInt:
-      return {Type::kInt, "", attribute.number};
+      return {Type::kInt, {}, attribute.number};
     case DraAttribute::Kind::kBool:
-      return {Type::kBool, "", 0, attribute.flag};
+      return {Type::kBool, {}, 0, attribute.flag};
     case DraAttribute::Kind::kVersion:
       return {Type::kVersion, attribute.text};
   }
@@ -63,24 +73,23 @@ SelectorValue AttributeValue(const Node& node, const SelectorInput& input) {
 }
 
 // compareTo's -1, 0 or 1.
-SelectorValue CapacityValue(const Node& node, const SelectorInput& input) {
-  auto it = input.device->capacity.find(Qualified(node));
+Operand CapacityValue(const Node& node, const SelectorInput& input) {
+  auto it = input.device->capacity.find(node.key);
   if (it == input.device->capacity.end()) {
-    return Error(HasDomain(*input.device, node.domain, true)
-                     ? absl::StrCat("no such key: ", node.name)
-                     : absl::StrCat("no such key: ", node.domain));
+    return Missing(node, *input.device, true);
   }
   const int64_t have = it->second;
   const int64_t want = node.literal.number;
-  return {Type::kInt, "", have < want ? -1 : (have > want ? 1 : 0)};
+  return {Type::kInt, {}, have < want ? -1 : (have > want ? 1 : 0)};
 }
 
-SelectorValue Value(const Node& node, const SelectorInput& input) {
+Operand Value(const Node& node, const SelectorInput& input) {
   switch (node.kind) {
     case Kind::kLiteral:
-      return node.literal;
+      return {node.literal.type, node.literal.text, node.literal.number,
+              node.literal.flag};
     case Kind::kDriver:
-      return {Type::kString, std::string(input.driver)};
+      return {Type::kString, input.driver};
     case Kind::kAttribute:
       return AttributeValue(node, input);
     case Kind::kCapacity:
@@ -95,7 +104,7 @@ std::string_view WithoutBuild(std::string_view version) {
   return version.substr(0, version.find('+'));
 }
 
-bool Equal(const SelectorValue& a, const SelectorValue& b) {
+bool Equal(const Operand& a, const Operand& b) {
   if (a.type != b.type) return false;
   switch (a.type) {
     case Type::kString:
@@ -113,10 +122,10 @@ bool Equal(const SelectorValue& a, const SelectorValue& b) {
 }
 
 SelectorOutcome Compare(const Node& node, const SelectorInput& input) {
-  SelectorValue left = Value(*node.children[0], input);
-  SelectorValue right = Value(*node.children[1], input);
-  if (left.type == Type::kError) return {SelectorResult::kError, left.text};
-  if (right.type == Type::kError) return {SelectorResult::kError, right.text};
+  Operand left = Value(*node.children[0], input);
+  if (left.type == Type::kError) return {SelectorResult::kError, left.error};
+  Operand right = Value(*node.children[1], input);
+  if (right.type == Type::kError) return {SelectorResult::kError, right.error};
   if (node.op == "==") return Outcome(Equal(left, right));
   if (node.op == "!=") return Outcome(!Equal(left, right));
   if (left.type != Type::kInt || right.type != Type::kInt) {
@@ -168,12 +177,12 @@ SelectorOutcome Condition(const Node& node, const SelectorInput& input) {
         return {SelectorResult::kError,
                 absl::StrCat("no such key: ", node.domain)};
       }
-      return Outcome(input.device->attributes.contains(Qualified(node)));
+      return Outcome(input.device->attributes.contains(node.key));
     default:
       break;
   }
-  SelectorValue value = Value(node, input);
-  if (value.type == Type::kError) return {SelectorResult::kError, value.text};
+  Operand value = Value(node, input);
+  if (value.type == Type::kError) return {SelectorResult::kError, value.error};
   if (value.type != Type::kBool) {
     return {SelectorResult::kError, "expression did not evaluate to a bool"};
   }

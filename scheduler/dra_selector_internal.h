@@ -39,6 +39,7 @@ struct DeviceSelector::Node {
   std::string op;  // kCompare: == != < <= > >=
   std::string domain;
   std::string name;
+  std::string key;        // "domain/name", as dra_objects.h stores names
   SelectorValue literal;  // kLiteral; kCapacity: the quantity in milli
 };
 

@@ -327,6 +327,7 @@ absl::StatusOr<NodePtr> Parser::DeviceField() {
   node->kind = Kind::kAttribute;
   node->domain = key->first;
   node->name = key->second;
+  node->key = absl::StrCat(node->domain, "/", node->name);
   return NodePtr(node);
 }
 
@@ -369,6 +370,7 @@ absl::StatusOr<NodePtr> Parser::CapacityCompare(std::string domain,
   node->kind = Kind::kCapacity;
   node->domain = std::move(domain);
   node->name = std::move(name);
+  node->key = absl::StrCat(node->domain, "/", node->name);
   node->literal = {SelectorValue::Type::kInt, "", *milli};
   return NodePtr(node);
 }
@@ -390,6 +392,7 @@ absl::StatusOr<NodePtr> Parser::Has() {
   node->kind = Kind::kHas;
   node->domain = *std::move(domain);
   node->name = std::move(name);
+  node->key = absl::StrCat(node->domain, "/", node->name);
   return NodePtr(node);
 }
 
