@@ -177,6 +177,60 @@ void DecodeTopologyLevels(DocContext& doc, const Value& value,
   config->topology_levels = std::move(levels);
 }
 
+// One deviceClassMappings entry; false when it is malformed (reported).
+bool DecodeDeviceClassMapping(DocContext& doc, const Value& item,
+                              std::set<std::string, std::less<>>& classes,
+                              DeviceClassMapping& out) {
+  MapReader entry(doc, item);
+  const Value name = entry.Get("name");
+  const Value names = entry.Get("deviceClassNames");
+  entry.Finish();
+  bool ok = RequirePresent(doc, name) && RequirePresent(doc, names);
+  std::optional<std::string> resource = ReadName(doc, name, QualifiedNameError);
+  ok &= resource.has_value();
+  std::vector<Value> items = ReadList(doc, names);
+  if (names.present() && items.empty()) {
+    doc.Error(names.line, names.path,
+              InvalidNonScalar("must name at least one DeviceClass"));
+    ok = false;
+  }
+  for (const Value& class_item : items) {
+    std::optional<std::string> device_class =
+        ReadName(doc, class_item, DnsSubdomainError);
+    if (!device_class) {
+      ok = false;
+    } else if (!classes.insert(*device_class).second) {
+      doc.Error(
+          class_item.line, class_item.path,
+          DuplicateValue(*device_class, "a DeviceClass maps to one resource"));
+      ok = false;
+    } else {
+      out.device_classes.push_back(*device_class);
+    }
+  }
+  if (resource) out.resource = *resource;
+  return ok;
+}
+
+// resources: {deviceClassMappings: [{name, deviceClassNames}]}, Kueue's
+// Configuration fields: what DRA claims' devices count as in quota.
+void DecodeResources(DocContext& doc, const Value& value,
+                     SchedulerConfig* config) {
+  if (!value.present()) return;
+  MapReader reader(doc, value);
+  const Value mappings = reader.Get("deviceClassMappings");
+  reader.Finish();
+  std::set<std::string, std::less<>> classes;
+  std::vector<DeviceClassMapping> decoded;
+  for (const Value& item : ReadList(doc, mappings)) {
+    DeviceClassMapping mapping;
+    if (DecodeDeviceClassMapping(doc, item, classes, mapping)) {
+      decoded.push_back(std::move(mapping));
+    }
+  }
+  config->device_class_mappings = std::move(decoded);
+}
+
 }  // namespace
 
 void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
@@ -190,6 +244,7 @@ void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
   DecodePreemptionConfig(doc, spec.Get("preemption"), &config);
   DecodeScoring(doc, spec.Get("scoring"), &config);
   DecodeTopologyLevels(doc, spec.Get("topologyLevels"), &config);
+  DecodeResources(doc, spec.Get("resources"), &config);
   spec.Finish();
   draft->configs.push_back(
       {.value = std::move(config), .origin = std::move(origin)});

@@ -204,6 +204,19 @@ class CohortTree {
   std::map<std::string, std::vector<std::string>> queues_;
 };
 
+// "gpu.nvidia.com -> nvidia.com/gpu; ...", or the defaults.
+std::string DeviceClassMappingsText(const SchedulerConfig& c) {
+  if (c.device_class_mappings.empty()) {
+    return "(defaults: gpu.nvidia.com and classes with extendedResourceName)";
+  }
+  std::vector<std::string> parts;
+  for (const DeviceClassMapping& mapping : c.device_class_mappings) {
+    parts.push_back(absl::StrCat(absl::StrJoin(mapping.device_classes, ", "),
+                                 " -> ", mapping.resource));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 std::string ConfigText(const SchedulerConfig& c) {
   std::vector<std::string> scoring;
   for (const auto& [name, weight] : c.scoring) {
@@ -226,7 +239,7 @@ std::string ConfigText(const SchedulerConfig& c) {
       "\n  scoring: ", absl::StrJoin(scoring, ", "), "\n  topologyLevels: ",
       c.topology_levels.empty() ? "(none)"
                                 : absl::StrJoin(c.topology_levels, " > "),
-      "\n");
+      "\n  deviceClassMappings: ", DeviceClassMappingsText(c), "\n");
 }
 
 std::string Count(size_t n, std::string_view kind) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduler/dra_quota.h"
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {
@@ -132,6 +133,10 @@ struct SchedulerConfig {
   std::vector<std::string> topology_levels = {
       "topology.kubernetes.io/zone", "gpusched.io/block", "gpusched.io/rack",
       "kubernetes.io/hostname"};
+  // resources.deviceClassMappings, as Kueue's Configuration spells it:
+  // which quota resource a DRA claim's devices of a class count as. Empty:
+  // the defaults (scheduler/dra_quota.h).
+  std::vector<DeviceClassMapping> device_class_mappings;
 };
 
 // Everything one policy file (or set of files) defines.

@@ -73,6 +73,11 @@ class LiveCluster {
   bool synced() const;
   // Null without DRA (LiveOptions::dra) or before StartSync.
   const DraAttacher* dra() const { return dra_attacher_.get(); }
+  // A reloaded policy's deviceClassMappings.
+  void SetDeviceClassMappings(std::vector<DeviceClassMapping> mappings) {
+    if (dra_attacher_ != nullptr)
+      dra_attacher_->SetMappings(std::move(mappings));
+  }
   // Stops and joins the sync threads within milliseconds. Idempotent. Binds
   // still work afterwards (they use the client directly).
   void Stop();

@@ -1,6 +1,8 @@
 #include "api/server/nodes_json.h"
 
+#include "absl/strings/str_cat.h"
 #include "api/codec/json_writer.h"
+#include "scheduler/dra_inventory.h"
 #include "scheduler/gpu_labels.h"
 
 namespace gpusched {
@@ -36,9 +38,30 @@ void WriteDevices(JsonWriter& w, const GpuInventory& gpus) {
     w.Raw(",").Key("usedMilli").Int(kMilliPerGpu - d.free_milli);
     w.Raw(",").Key("pods");
     WriteStrings(w, d.holders);
+    if (!d.dra_name.empty()) w.Raw(",").Key("draDevice").String(d.dra_name);
     w.Raw("}");
   }
   w.Raw("]");
+}
+
+// What the node's DRA drivers publish, beyond the GPUs above: every
+// device, the ones tainted (not offered) and why some are not counted.
+void WriteDra(JsonWriter& w, const DraNodeDevices& dra) {
+  std::vector<std::string> tainted;
+  for (const DraDeviceState& state : dra.devices) {
+    for (const DeviceTaint& taint : state.device.taints) {
+      tainted.push_back(absl::StrCat(
+          DraDeviceKey(state.driver, state.pool, state.device.name), " ",
+          taint.key, taint.value.empty() ? "" : "=", taint.value, ":",
+          taint.effect));
+    }
+  }
+  w.Raw("{").Key("devices").Int(static_cast<int64_t>(dra.devices.size()));
+  w.Raw(",").Key("taints");
+  WriteStrings(w, tainted);
+  w.Raw(",").Key("problems");
+  WriteStrings(w, dra.problems);
+  w.Raw("}");
 }
 
 void WriteMig(JsonWriter& w, const GpuInventory& gpus) {
@@ -124,6 +147,10 @@ void WriteNode(JsonWriter& w, const NodeState& node) {
   WriteMig(w, gpus);
   w.Raw(",").Key("pods");
   WritePods(w, node);
+  if (node.node().dra_devices != nullptr) {
+    w.Raw(",").Key("dra");
+    WriteDra(w, *node.node().dra_devices);
+  }
   w.Raw("}");
 }
 

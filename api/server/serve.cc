@@ -66,6 +66,7 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
         absl::StrCat("policy ", config.policy_file,
                      " is invalid:", JoinErrors(result.errors)));
   }
+  device_class_mappings_ = result.policy->config.device_class_mappings;
   // Live, the loop decides nothing before the cluster is listed whole
   // (pods, nodes, PodGroups), nor while a watch relists.
   absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop = AdmissionLoop::Create(
@@ -100,6 +101,11 @@ void ServeApp::ReloadPolicyIfChanged() {
     metrics_.CountPolicyReloadError();
     spdlog::error("policy reload rejected: {}", Message(s));
     return;
+  }
+  // Pods are charged with the new mappings as they change (their next
+  // event); those already queued keep their charge until then.
+  if (live_ != nullptr) {
+    live_->SetDeviceClassMappings(result.policy->config.device_class_mappings);
   }
   gate_->PolicyChanged(*std::move(result.policy));
   spdlog::info("policy reloaded file={}", policy_file_);
@@ -239,7 +245,8 @@ absl::Status ServeApp::ConnectLive(const ServeConfig& config,
        .in_cluster = config.in_cluster,
        .bind_budget = std::chrono::milliseconds(config.bind_deadline_ms),
        .sync = {.on_synced = [this] { api_->SetReady(true); },
-                .listener = feed_.get()}});
+                .listener = feed_.get()},
+       .device_class_mappings = device_class_mappings_});
   if (!cluster.ok()) return cluster.status();
   live_ = *std::move(cluster);
   options.bind_sink = live_->bind_sink();

@@ -108,6 +108,8 @@ class ServeApp {
   std::unique_ptr<kube::RuntimeHistoryStore> history_store_;
   std::string policy_file_;
   std::filesystem::file_time_type policy_mtime_;
+  // The policy's resources.deviceClassMappings (DRA claims in quota).
+  std::vector<DeviceClassMapping> device_class_mappings_;
   std::mutex tick_mu_;
   std::condition_variable tick_cv_;
   bool stopping_ = false;

@@ -95,6 +95,11 @@ inline void DumpConfig(const SchedulerConfig& c, std::string* out) {
     absl::StrAppend(out, " ", name, "=", w);
   absl::StrAppend(out, "\n  levels ", absl::StrJoin(c.topology_levels, ","),
                   "\n");
+  for (const DeviceClassMapping& mapping : c.device_class_mappings) {
+    absl::StrAppend(out, "  classes ",
+                    absl::StrJoin(mapping.device_classes, ","), " -> ",
+                    mapping.resource, "\n");
+  }
 }
 
 inline std::string Dump(const Policy& p) {

@@ -322,6 +322,35 @@ spec:
      {"p.yaml:7: SchedulerConfig \"default\": spec.topologyLevels[1]: "
       "Duplicate value \"kubernetes.io/hostname\": each level may appear "
       "once"}},
+    {"DeviceClassMappingsAsKueueSpellsThem",
+     R"(
+apiVersion: gpusched.io/v1alpha1
+kind: SchedulerConfig
+metadata: {name: default}
+spec:
+  resources:
+    deviceClassMappings:
+    - name: nvidia.com/gpu
+      deviceClassNames: [gpu.nvidia.com, Bad_Class]
+    - name: example.com/h100
+      deviceClassNames: [gpu.nvidia.com]
+    - name: example.com/none
+      deviceClassNames: []
+    - deviceClassNames: [x.example.com]
+)",
+     {"p.yaml:8: SchedulerConfig \"default\": "
+      "spec.resources.deviceClassMappings[0].deviceClassNames[1]: Invalid "
+      "value \"Bad_Class\": a lowercase RFC 1123 subdomain must consist of "
+      "lower case alphanumeric characters, '-' or '.', and must start and "
+      "end with an alphanumeric character (e.g. 'team-a')",
+      "p.yaml:10: SchedulerConfig \"default\": "
+      "spec.resources.deviceClassMappings[1].deviceClassNames[0]: Duplicate "
+      "value \"gpu.nvidia.com\": a DeviceClass maps to one resource",
+      "p.yaml:12: SchedulerConfig \"default\": "
+      "spec.resources.deviceClassMappings[2].deviceClassNames: Invalid "
+      "value: must name at least one DeviceClass",
+      "p.yaml:13: SchedulerConfig \"default\": "
+      "spec.resources.deviceClassMappings[3].name: Required value"}},
     {"EnableNotABool",
      R"(
 apiVersion: gpusched.io/v1alpha1

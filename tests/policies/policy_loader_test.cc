@@ -103,6 +103,8 @@ Policy ExpectedFullPolicy() {
   c.scoring = {
       {"binpack", 5}, {"spread", 0}, {"topology", 1}, {"fragmentation", 0}};
   c.topology_levels = {"topology.kubernetes.io/zone", "kubernetes.io/hostname"};
+  c.device_class_mappings = {
+      {"nvidia.com/gpu", {"gpu.nvidia.com", "h100.example.com"}}};
   return p;
 }
 

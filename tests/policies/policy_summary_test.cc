@@ -104,6 +104,7 @@ SchedulerConfig:
   starvationTimeout 30m, preemption minimumRuntime 0s
   scoring: binpack=1, spread=0, topology=2, fragmentation=3
   topologyLevels: topology.kubernetes.io/zone > gpusched.io/block > gpusched.io/rack > kubernetes.io/hostname
+  deviceClassMappings: (defaults: gpu.nvidia.com and classes with extendedResourceName)
 )");
 }
 
