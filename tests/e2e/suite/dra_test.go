@@ -149,8 +149,9 @@ func TestDraExtendedResourceAndDevicePluginNodesShareOneQuota(t *testing.T) {
 // bound to the untainted ones. With the rules and both pods gone, a gang
 // of 2 x 2 runs; a NoExecute DeviceTaintRule on a device of its first
 // member makes kube-controller-manager's device-taint-eviction controller
-// delete that member, and gpusched evicts the rest of the gang after its
-// stale-gang grace period.
+// delete that member (the controller deletes only pods using the device),
+// and gpusched evicts the rest of the gang after its stale-gang grace
+// period.
 func TestDraDeviceTaintRulesHideTaintedGpusAndNoExecuteEvictsTheGang(t *testing.T) {
 	const grace = 3 * time.Second
 	policy := timerPolicy(t, map[string]string{"staleGangGracePeriod": grace.String()})
@@ -217,6 +218,8 @@ func TestDraDeviceTaintRulesHideTaintedGpusAndNoExecuteEvictsTheGang(t *testing.
 	waitGangGone(ctx, t, cp, "g", grace+45*time.Second)
 	t.Logf("gang g gone %v after a NoExecute taint on %s's %s", time.Since(taintedAt).Round(time.Millisecond),
 		victim, gangDevices[victim][0].device)
+	// The controller deleted the victim only; the rest was gpusched's.
+	waitForReason(ctx, t, cp, "Pod", "Evicted", survivorsOf(gang, victim))
 	checkNoForbidden(t, cp)
 }
 
