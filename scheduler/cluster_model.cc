@@ -167,6 +167,11 @@ absl::Status ClusterModel::AddRunningPod(const Pod& pod, std::string* warning) {
                                             pod.node_name,
                                             ", not known to gpusched"));
   }
+  // Served by DRA: it holds what its claims were allocated (NodeState
+  // takes them over from the claims), whatever was planned or recorded.
+  if (node->gpus().HasClaimedBy(PodUid(pod))) {
+    return Place(pod, pod.node_name, GpuAssignment{});
+  }
   // A running pod holds what it was given: its recorded devices win over
   // what the allocator would choose now (MIG reconfiguration, islands).
   PodView view = PodView::Of(pod);

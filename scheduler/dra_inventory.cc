@@ -102,6 +102,21 @@ const std::string& DraInventory::HolderOf(std::string_view device_key) const {
   return it == holder_.end() ? kNobody : it->second;
 }
 
+bool SameDraDevices(const std::shared_ptr<const DraNodeDevices>& a,
+                    const std::shared_ptr<const DraNodeDevices>& b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a == b || *a == *b;
+}
+
+const std::string& DraInventory::ReservedFor(std::string_view claim) const {
+  static const std::string kNobody;
+  auto it = claims_.find(claim);
+  if (it == claims_.end() || it->second.reserved_for_uids.empty()) {
+    return kNobody;
+  }
+  return it->second.reserved_for_uids.front();
+}
+
 std::map<std::string, DraInventory::PoolSlices> DraInventory::CurrentPools(
     std::string_view node, DraNodeDevices& out) const {
   std::map<std::string, PoolSlices> pools;
@@ -200,9 +215,10 @@ DraNodeDevices DraInventory::NodeDevices(std::string_view node) const {
     std::vector<DraDeviceState> devices;
     for (const ResourceSlice* slice : pool.slices) {
       for (const DraDevice& device : slice->devices) {
-        DraDeviceState state{slice->driver, slice->pool, device, "", false};
+        DraDeviceState state{slice->driver, slice->pool, device};
         state.claim =
             HolderOf(DraDeviceKey(slice->driver, slice->pool, device.name));
+        state.reserved_for = ReservedFor(state.claim);
         AddTaintsFromRules(state);
         devices.push_back(std::move(state));
       }

@@ -15,6 +15,7 @@
 //   DeviceTaintRule, is not offered (gpusched treats it as unhealthy).
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -35,12 +36,17 @@ struct DraDeviceState {
   std::string claim;  // the claim ("ns/name") allocated it; "" when not
   // Free, but what it consumes is no longer in its shared counters.
   bool counters_spent = false;
+  // The pod the claim is reserved for (its first status.reservedFor
+  // UID): the pod that uses the device. "" when not reserved.
+  std::string reserved_for;
 
   // NoSchedule or NoExecute.
   bool tainted() const;
   bool offered() const {
     return claim.empty() && !counters_spent && !tainted();
   }
+  friend bool operator==(const DraDeviceState&,
+                         const DraDeviceState&) = default;
 };
 
 struct DraNodeDevices {
@@ -48,7 +54,15 @@ struct DraNodeDevices {
   // Why some published devices are not counted, for /v1/nodes and logs:
   // "pool gpu.nvidia.com/dgx-1: generation 3 has 1 of 2 slices".
   std::vector<std::string> problems;
+
+  friend bool operator==(const DraNodeDevices&,
+                         const DraNodeDevices&) = default;
 };
+
+// Same devices (both null, or equal), so that an unchanged node is not
+// rebuilt.
+bool SameDraDevices(const std::shared_ptr<const DraNodeDevices>& a,
+                    const std::shared_ptr<const DraNodeDevices>& b);
 
 class DraInventory {
  public:
@@ -70,6 +84,8 @@ class DraInventory {
   std::vector<std::string> Nodes() const;
   // The claim that holds the device, or "".
   const std::string& HolderOf(std::string_view device_key) const;
+  // The first pod UID the claim (by DraKey) is reserved for, or "".
+  const std::string& ReservedFor(std::string_view claim) const;
 
  private:
   struct PoolSlices;

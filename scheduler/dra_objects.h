@@ -62,6 +62,9 @@ struct DeviceToleration {
 struct DraCounterConsumption {
   std::string counter_set;
   DraQuantities counters;  // milli-units
+
+  friend bool operator==(const DraCounterConsumption&,
+                         const DraCounterConsumption&) = default;
 };
 
 struct DraCounterSet {
@@ -75,6 +78,8 @@ struct DraDevice {
   DraQuantities capacity;
   std::vector<DraCounterConsumption> consumes_counters;
   std::vector<DeviceTaint> taints;
+
+  friend bool operator==(const DraDevice&, const DraDevice&) = default;
 };
 
 // A ResourceSlice: some or all of one driver's pool of devices. gpusched

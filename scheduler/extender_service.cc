@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/dra_inventory.h"
 #include "scheduler/fit_signature.h"
 #include "scheduler/node_fit.h"
 #include "scheduler/node_memo.h"
@@ -46,29 +47,52 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
   for (Node& node : nodes) {
     const NodeState* existing = model_.FindNode(node.meta.name);
     if (existing != nullptr && !node.meta.resource_version.empty() &&
-        existing->node().meta.resource_version == node.meta.resource_version) {
+        existing->node().meta.resource_version == node.meta.resource_version &&
+        SameDraDevices(existing->node().dra_devices, node.dra_devices)) {
       continue;
     }
-    std::string name = node.meta.name;
-    ++node_changes_;
-    node_changed_ms_.insert_or_assign(name, now);
-    std::string dropped = model_.UpsertNode(std::move(node));
-    if (!dropped.empty()) {
-      warnings.push_back(
-          absl::StrCat("node ", name, ": GPUs vanished under pods ", dropped));
-    }
-    if (!detached_.empty()) ReattachDetached(name);
-    const NodeState* state = model_.FindNode(name);
-    if (!state->gpus().topology_error().empty()) {
-      warnings.push_back(absl::StrCat("node ", name, ": topology ",
-                                      state->gpus().topology_source()));
-    }
+    UpsertNodeLocked(std::move(node), now, warnings);
   }
   // Read under the lock: another writer may be counting already.
   const bool changed = node_changes_ != changes_before;
   lock.unlock();
   if (changed) node_changed_cv_.notify_all();
   return warnings;
+}
+
+std::vector<std::string> ExtenderService::SetDraDevices(
+    std::string_view name, std::shared_ptr<const DraNodeDevices> devices) {
+  std::vector<std::string> warnings;
+  std::unique_lock lock(mu_);
+  const NodeState* existing = model_.FindNode(name);
+  if (existing == nullptr ||
+      SameDraDevices(existing->node().dra_devices, devices)) {
+    return warnings;
+  }
+  Node node = existing->node();
+  node.dra_devices = std::move(devices);
+  UpsertNodeLocked(std::move(node), NowMs(), warnings);
+  lock.unlock();
+  node_changed_cv_.notify_all();
+  return warnings;
+}
+
+void ExtenderService::UpsertNodeLocked(Node node, int64_t now,
+                                       std::vector<std::string>& warnings) {
+  std::string name = node.meta.name;
+  ++node_changes_;
+  node_changed_ms_.insert_or_assign(name, now);
+  std::string dropped = model_.UpsertNode(std::move(node));
+  if (!dropped.empty()) {
+    warnings.push_back(
+        absl::StrCat("node ", name, ": GPUs vanished under pods ", dropped));
+  }
+  if (!detached_.empty()) ReattachDetached(name);
+  const NodeState* state = model_.FindNode(name);
+  if (!state->gpus().topology_error().empty()) {
+    warnings.push_back(absl::StrCat("node ", name, ": topology ",
+                                    state->gpus().topology_source()));
+  }
 }
 
 std::vector<std::string> ExtenderService::AddRunningPods(
@@ -420,6 +444,9 @@ BindOutcome ExtenderService::SendBinding(
                   .namespace_name = request.pod_namespace,
                   .uid = request.pod_uid};
     pod = &named;
+  }
+  if (const NodeState* node = model_.FindNode(request.node); node != nullptr) {
+    assignment.dra_names = node->gpus().DraNamesOf(assignment.gpu_ids);
   }
   if (options_.bind_sink != nullptr) {
     lock.unlock();

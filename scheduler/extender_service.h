@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -137,6 +138,10 @@ class ExtenderService {
   // Model updates. A node whose resourceVersion is unchanged is skipped.
   // Returns warnings worth logging.
   std::vector<std::string> UpsertNodes(std::vector<Node> nodes);
+  // Node `name`'s DRA devices are now `devices` (the rest of its Node
+  // object stays): its GPU inventory is rebuilt, its pods put back.
+  std::vector<std::string> SetDraDevices(
+      std::string_view name, std::shared_ptr<const DraNodeDevices> devices);
   std::vector<std::string> AddRunningPods(const std::vector<Pod>& pods);
   // The node is gone; what its pods hold is kept aside and put back if a
   // node of that name registers again (a kubelet re-registering), since no
@@ -276,6 +281,8 @@ class ExtenderService {
   StringKeyMap<std::vector<DetachedPod>> detached_;
 
   void ReattachDetached(std::string_view node);
+  void UpsertNodeLocked(Node node, int64_t now,
+                        std::vector<std::string>& warnings);
 };
 
 }  // namespace gpusched

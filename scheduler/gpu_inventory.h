@@ -2,6 +2,8 @@
 #define GPUSCHED_SCHEDULER_GPU_INVENTORY_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +26,8 @@ struct GpuDevice {
   int free_milli = kMilliPerGpu;
   bool healthy = true;
   std::vector<std::string> holders;  // keys of pods using it, sorted
+  // The DRA driver's name for it ("gpu-3"); "" for device-plugin GPUs.
+  std::string dra_name;
 };
 
 // The instances of one MIG profile on a node (mixed strategy).
@@ -39,6 +43,10 @@ struct GpuAssignment {
   std::vector<int> gpu_ids;  // sorted
   int milli_per_gpu = 0;     // taken on each of gpu_ids
   std::vector<std::pair<std::string, int64_t>> mig;
+  // On a node served by DRA, the driver's names of gpu_ids: gpusched only
+  // plans these (kube-scheduler's DynamicResources plugin allocates), so
+  // a binding records them as planned, not as gpusched.io/gpu-ids.
+  std::vector<std::string> dra_names;
 
   bool empty() const { return gpu_ids.empty() && mig.empty(); }
   friend bool operator==(const GpuAssignment&, const GpuAssignment&) = default;
@@ -87,6 +95,18 @@ class GpuInventory {
   absl::Status Apply(const GpuAssignment& assignment, std::string_view pod);
   void Release(const GpuAssignment& assignment, std::string_view pod);
 
+  // On a node served by DRA, the GPUs that claims reserved for pod `uid`
+  // hold: the claims' hold is handed to the pod (released here, for the
+  // caller to Apply as the pod's) so that one device is held once, by the
+  // pod that uses it. Returns nothing when no claim of the pod holds any.
+  std::optional<GpuAssignment> TakeClaimedBy(std::string_view uid);
+  // The DRA names of `gpu_ids` (GpuAssignment::dra_names); empty where
+  // the device plugin serves the GPUs.
+  std::vector<std::string> DraNamesOf(const std::vector<int>& gpu_ids) const;
+  bool HasClaimedBy(std::string_view uid) const {
+    return claimed_by_pod_.contains(uid);
+  }
+
  private:
   absl::Status CheckApplicable(const GpuAssignment& assignment) const;
   void LoadTopology(const Node& node);
@@ -104,6 +124,10 @@ class GpuInventory {
   std::string topology_source_;
   std::string topology_error_;
   int64_t free_milli_ = 0;
+  // Claim-held GPUs by the UID of the pod the claim is reserved for, each
+  // with its holder name ("claim ns/name"); see TakeClaimedBy.
+  std::map<std::string, std::vector<std::pair<int, std::string>>, std::less<>>
+      claimed_by_pod_;
 };
 
 }  // namespace gpusched

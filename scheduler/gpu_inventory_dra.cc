@@ -79,12 +79,18 @@ void GpuInventory::LoadDraDevices(const DraNodeDevices& dra) {
   }
   for (size_t i = 0; i < gpus.size(); ++i) {
     const DraDeviceState& state = *gpus[i];
-    GpuDevice device{.index = static_cast<int>(i), .healthy = !state.tainted()};
+    GpuDevice device{.index = static_cast<int>(i),
+                     .healthy = !state.tainted(),
+                     .dra_name = state.device.name};
     if (Held(state)) {
       device.free_milli = 0;
       device.holders.push_back(state.claim.empty()
                                    ? "partitioned " + state.device.name
                                    : "claim " + state.claim);
+      if (!state.claim.empty() && !state.reserved_for.empty()) {
+        claimed_by_pod_[state.reserved_for].emplace_back(static_cast<int>(i),
+                                                         device.holders.back());
+      }
     }
     devices_.push_back(std::move(device));
   }
@@ -95,6 +101,36 @@ void GpuInventory::LoadDraDevices(const DraNodeDevices& dra) {
   if (labels_.product.empty() && !gpus.empty()) {
     labels_.product = GfdProduct(TextAttribute(gpus[0]->device, "productName"));
   }
+}
+
+std::vector<std::string> GpuInventory::DraNamesOf(
+    const std::vector<int>& gpu_ids) const {
+  std::vector<std::string> names;
+  for (int id : gpu_ids) {
+    if (id < 0 || id >= static_cast<int>(devices_.size()) ||
+        devices_[id].dra_name.empty()) {
+      return {};
+    }
+    names.push_back(devices_[id].dra_name);
+  }
+  return names;
+}
+
+std::optional<GpuAssignment> GpuInventory::TakeClaimedBy(std::string_view uid) {
+  auto found = claimed_by_pod_.find(uid);
+  if (found == claimed_by_pod_.end()) return std::nullopt;
+  GpuAssignment assignment{.milli_per_gpu = kMilliPerGpu};
+  for (const auto& [index, holder] : found->second) {
+    GpuDevice& device = devices_[index];
+    // Still the claim's: hand it over. Already handed over (the pod was
+    // placed, removed and is placed again): the same GPUs, if free.
+    if (std::erase(device.holders, holder) > 0)
+      device.free_milli = kMilliPerGpu;
+    assignment.gpu_ids.push_back(index);
+  }
+  std::sort(assignment.gpu_ids.begin(), assignment.gpu_ids.end());
+  CountFree();
+  return assignment;
 }
 
 }  // namespace gpusched

@@ -58,6 +58,7 @@ ResourceList EffectiveRequests(const Pod& pod) {
     sum.MaxWith(ContainerRequests(c));
   }
   sum.Add(pod.overhead);
+  sum.Add(pod.claim_requests);
   return sum;
 }
 

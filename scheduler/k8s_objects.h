@@ -23,6 +23,9 @@ struct DraNodeDevices;  // dra_inventory.h
 
 // Annotations and labels gpusched reads or writes.
 inline constexpr char kGpuIdsAnnotation[] = "gpusched.io/gpu-ids";
+// On nodes served by DRA, instead of kGpuIdsAnnotation: the devices
+// gpusched planned ("gpu-0,gpu-3"); the claim's allocation is the truth.
+inline constexpr char kPlannedGpusAnnotation[] = "gpusched.io/planned-gpus";
 inline constexpr char kGpuMilliAnnotation[] = "gpusched.io/gpu-milli";
 inline constexpr char kGpuTopologyAnnotation[] = "gpusched.io/gpu-topology";
 
@@ -177,6 +180,12 @@ struct Pod {
   // status.extendedResourceClaimStatus.resourceClaimName: the claim
   // kube-scheduler made for extended resources served by DRA (KEP-5004).
   std::string extended_resource_claim;
+  // What its resource claims ask for, in the names quota counts them by
+  // (deviceClassMappings: 2 devices of class gpu.nvidia.com are
+  // nvidia.com/gpu: 2), so that quota, gangs and placement treat them as
+  // device-plugin requests. Not from the Pod object: the sync attaches it
+  // (ClaimRequests, scheduler/dra_quota.h); EffectiveRequests adds it.
+  ResourceList claim_requests;
 
   // "namespace/name", the key used everywhere a pod is named.
   std::string Key() const;

@@ -1,6 +1,7 @@
 #include "scheduler/node_state.h"
 
 #include <atomic>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -47,8 +48,12 @@ absl::Status NodeState::AddPod(PodAllocation allocation) {
     return absl::AlreadyExistsError(absl::StrCat(
         "pod ", allocation.pod_key, " is already on node ", name()));
   }
+  std::optional<GpuAssignment> claimed = gpus_.TakeClaimedBy(allocation.uid);
+  if (claimed.has_value()) allocation.gpus = *std::move(claimed);
   if (absl::Status status = gpus_.Apply(allocation.gpus, allocation.pod_key);
       !status.ok()) {
+    // TakeClaimedBy freed only what the claim held, so Apply of exactly
+    // those cannot fail; anything else changed nothing.
     return status;
   }
   requested_.Add(allocation.requests);
@@ -74,6 +79,10 @@ std::string NodeState::ReplaceNode(Node node) {
   RefreshQuickFacts();
   std::string dropped;
   for (auto& [key, allocation] : pods_) {
+    // A pod whose claims now hold GPUs here holds exactly those (its
+    // planned ones were a guess: the DRA allocation is the driver's).
+    std::optional<GpuAssignment> claimed = gpus_.TakeClaimedBy(allocation.uid);
+    if (claimed.has_value()) allocation.gpus = *std::move(claimed);
     if (gpus_.Apply(allocation.gpus, key).ok()) continue;
     absl::StrAppend(&dropped, dropped.empty() ? "" : ", ", key);
     allocation.gpus = GpuAssignment{};

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "absl/strings/str_join.h"
 #include "api/codec/json_fields.h"
 #include "api/codec/json_writer.h"
 
@@ -37,7 +38,12 @@ std::string EncodeBinding(const Pod& pod, std::string_view node,
   w.Key("metadata").Raw("{").Key("name").String(pod.meta.name).Raw(",");
   w.Key("namespace").String(pod.meta.namespace_name);
   if (!pod.meta.uid.empty()) w.Raw(",").Key("uid").String(pod.meta.uid);
-  if (!assignment.gpu_ids.empty()) {
+  if (!assignment.dra_names.empty()) {
+    w.Raw(",").Key("annotations").Raw("{");
+    w.Key(kPlannedGpusAnnotation)
+        .String(absl::StrJoin(assignment.dra_names, ","));
+    w.Raw("}");
+  } else if (!assignment.gpu_ids.empty()) {
     w.Raw(",").Key("annotations").Raw("{");
     w.Key(kGpuIdsAnnotation).String(FormatGpuIds(assignment.gpu_ids));
     w.Raw("}");

@@ -99,13 +99,50 @@ void ClusterSync::Start() {
       [this](std::stop_token stop) { Run<Node>(stop, nodes_synced_); });
   pods_thread_ = std::jthread(
       [this](std::stop_token stop) { Run<Pod>(stop, pods_synced_); });
+  if (options_.dra != nullptr) {
+    dra_thread_ =
+        std::jthread([this](std::stop_token stop) { RunDraRefresher(stop); });
+  }
 }
 
 void ClusterSync::Stop() {
-  nodes_thread_.request_stop();
-  pods_thread_.request_stop();
-  if (nodes_thread_.joinable()) nodes_thread_.join();
-  if (pods_thread_.joinable()) pods_thread_.join();
+  for (std::jthread* thread : {&nodes_thread_, &pods_thread_, &dra_thread_}) {
+    thread->request_stop();
+  }
+  for (std::jthread* thread : {&nodes_thread_, &pods_thread_, &dra_thread_}) {
+    if (thread->joinable()) thread->join();
+  }
+}
+
+void ClusterSync::PokeDra() {
+  {
+    std::lock_guard lock(dra_mu_);
+    dra_dirty_ = true;
+  }
+  dra_poked_.notify_one();
+}
+
+// Re-reads every node's DRA devices after a change, at most once per
+// dra_refresh_interval (a burst of claim updates is one pass), and every
+// few seconds regardless: a node event may have attached devices read just
+// before a change it then overwrote.
+void ClusterSync::RunDraRefresher(std::stop_token stop) {
+  constexpr auto kSweep = std::chrono::seconds(5);
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(dra_mu_);
+      dra_poked_.wait_for(lock, stop, kSweep, [this] { return dra_dirty_; });
+      dra_dirty_ = false;
+    }
+    if (stop.stop_requested()) return;
+    if (nodes_synced_) updater_->RefreshDraDevices(*options_.dra);
+    if (!SleepFor(options_.dra_refresh_interval, stop)) return;
+  }
+}
+
+template <class T>
+void ClusterSync::Attach(T& object) const {
+  if (options_.dra != nullptr) options_.dra->AttachTo(object);
 }
 
 void ClusterSync::NotifyIfSynced() {
@@ -167,6 +204,7 @@ absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
       client_, Kind<T>::kPath, options_.list_page_size, stop,
       [&](const std::string& body) { return DecodeItems(body, all); });
   if (!version.ok()) return version.status();
+  for (T& object : all) Attach(object);
   const size_t count = all.size();
   Kind<T>::Replace(*updater_, options_.listener, std::move(all));
   spdlog::info("kube sync: listed {} {} at resourceVersion {}", count,
@@ -194,6 +232,7 @@ absl::Status ClusterSync::WatchFrom(std::string& resource_version,
                        Message(object.status()));
           return absl::OkStatus();
         }
+        Attach(*object);
         Kind<T>::Apply(*updater_, options_.listener, event.type,
                        *std::move(object));
         return absl::OkStatus();

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/kube/dra_attach.h"
 #include "api/kube/kube_client.h"
 #include "scheduler/extender_service.h"
 
@@ -64,6 +66,13 @@ struct ClusterSyncOptions {
   std::function<void()> on_synced;
   // Optional; must outlive the ClusterSync.
   SyncListener* listener = nullptr;
+  // Optional (clusters with DRA); must outlive the ClusterSync. Nodes get
+  // their DRA devices and pods the charge of their claims before anything
+  // sees them, and a change of the DRA objects re-reads every node's
+  // devices (RefreshDraDevices).
+  const DraAttacher* dra = nullptr;
+  // The least time between two such re-reads: one pass reads every node.
+  std::chrono::milliseconds dra_refresh_interval{200};
 };
 
 // Thread-safe. The client and service must outlive the ClusterSync.
@@ -86,8 +95,15 @@ class ClusterSync {
   // model then reflects the cluster (for /readyz).
   bool synced() const { return nodes_synced_ && pods_synced_; }
 
+  // The DRA objects changed: re-read every node's devices soon (from a
+  // DraSync thread; returns at once).
+  void PokeDra();
+
  private:
   void NotifyIfSynced();
+  void RunDraRefresher(std::stop_token stop);
+  template <class T>
+  void Attach(T& object) const;
   template <class T>
   void Run(std::stop_token stop, std::atomic<bool>& synced);
   template <class T>
@@ -103,6 +119,10 @@ class ClusterSync {
   std::once_flag notified_;
   std::jthread nodes_thread_;
   std::jthread pods_thread_;
+  std::mutex dra_mu_;
+  std::condition_variable_any dra_poked_;
+  bool dra_dirty_ = false;  // guarded by dra_mu_
+  std::jthread dra_thread_;
 };
 
 }  // namespace gpusched::kube

@@ -240,6 +240,12 @@ DraDemand DraSync::DemandOf(const Pod& pod) const {
   return DraDemandOf(pod, state_.catalog);
 }
 
+ClaimCharge DraSync::ChargeClaimsOf(
+    const Pod& pod, const std::vector<DeviceClassMapping>& mappings) const {
+  std::lock_guard lock(mu_);
+  return ChargeClaims(pod, state_.catalog, mappings);
+}
+
 std::map<std::string, std::string> DraSync::ExtendedResourceClasses() const {
   std::lock_guard lock(mu_);
   std::map<std::string, std::string> out;

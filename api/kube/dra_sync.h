@@ -27,6 +27,7 @@
 #include "api/kube/list_watch.h"
 #include "scheduler/dra_demand.h"
 #include "scheduler/dra_inventory.h"
+#include "scheduler/dra_quota.h"
 
 namespace gpusched::kube {
 
@@ -66,6 +67,8 @@ class DraSync {
   DraNodeDevices NodeDevices(std::string_view node) const;
   std::vector<std::string> Nodes() const;
   DraDemand DemandOf(const Pod& pod) const;
+  ClaimCharge ChargeClaimsOf(
+      const Pod& pod, const std::vector<DeviceClassMapping>& mappings) const;
   // The DeviceClasses that serve an extended resource (KEP-5004), by
   // the resource's name ("nvidia.com/gpu" -> class).
   std::map<std::string, std::string> ExtendedResourceClasses() const;

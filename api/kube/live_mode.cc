@@ -1,5 +1,7 @@
 #include "api/kube/live_mode.h"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -36,13 +38,42 @@ LiveCluster::~LiveCluster() { Stop(); }
 void LiveCluster::StartSync(ExtenderService& service) {
   if (sync_ != nullptr) return;
   spdlog::info("kube: following the cluster ({})", source());
-  sync_ = std::make_unique<ClusterSync>(*client_, service, options_.sync);
+  ClusterSyncOptions sync = options_.sync;
+  if (options_.dra) {
+    // Created before the ClusterSync it pokes, started after it exists.
+    dra_ = std::make_unique<DraSync>(
+        *client_, DraSyncOptions{.on_change = [this] { sync_->PokeDra(); }});
+    dra_attacher_ =
+        std::make_unique<DraAttacher>(*dra_, options_.device_class_mappings);
+    sync.dra = dra_attacher_.get();
+  }
+  sync_ = std::make_unique<ClusterSync>(*client_, service, sync);
+  if (dra_ != nullptr) WaitForDra();
   sync_->Start();
+}
+
+// Pods are charged for their claims only once the claims, templates and
+// classes are known: list those first (a cluster without DRA answers at
+// once; one that hangs delays the start by dra_settle_wait at most).
+void LiveCluster::WaitForDra() {
+  dra_->Start();
+  const auto deadline =
+      std::chrono::steady_clock::now() + options_.dra_settle_wait;
+  while (!dra_->settled() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!dra_->settled()) {
+    spdlog::warn(
+        "kube: DRA objects not listed after {} ms; following the "
+        "cluster anyway, claims are charged as they arrive",
+        options_.dra_settle_wait.count());
+  }
 }
 
 bool LiveCluster::synced() const { return sync_ != nullptr && sync_->synced(); }
 
 void LiveCluster::Stop() {
+  if (dra_ != nullptr) dra_->Stop();
   if (sync_ != nullptr) sync_->Stop();
 }
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/kube/cluster_sync.h"
@@ -37,6 +38,14 @@ struct LiveOptions {
   // The time a bind may spend on API server calls (KubeBindSink).
   std::chrono::milliseconds bind_budget = KubeBindSink::kDefaultBudget;
   ClusterSyncOptions sync;  // sync.on_synced: e.g. mark /readyz ready
+  // Follow Dynamic Resource Allocation (resource.k8s.io/v1): nodes' GPUs
+  // from ResourceSlices, pods' claims charged to quota. A cluster that
+  // does not serve it is said once and read as one without.
+  bool dra = true;
+  std::vector<DeviceClassMapping> device_class_mappings;
+  // How long StartSync waits for the DRA objects to be listed before it
+  // lists pods (their claims' charge needs them).
+  std::chrono::milliseconds dra_settle_wait{15000};
 };
 
 // The connection settings `options` asks for; an error if it asks for none.
@@ -62,16 +71,21 @@ class LiveCluster {
   // True once nodes and pods were listed into the model (false before
   // StartSync).
   bool synced() const;
+  // Null without DRA (LiveOptions::dra) or before StartSync.
+  const DraAttacher* dra() const { return dra_attacher_.get(); }
   // Stops and joins the sync threads within milliseconds. Idempotent. Binds
   // still work afterwards (they use the client directly).
   void Stop();
 
  private:
   LiveCluster(LiveOptions options, std::unique_ptr<KubeClient> client);
+  void WaitForDra();
 
   const LiveOptions options_;
   std::unique_ptr<KubeClient> client_;
   KubeBindSink sink_;
+  std::unique_ptr<DraSync> dra_;
+  std::unique_ptr<DraAttacher> dra_attacher_;
   std::unique_ptr<ClusterSync> sync_;
 };
 

@@ -1,5 +1,7 @@
 #include "api/kube/model_updater.h"
 
+#include <algorithm>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -112,6 +114,34 @@ void ModelUpdater::ApplyPod(WatchEventType type, const Pod& pod) {
   if (pod.node_name.empty()) return;  // pending: holds nothing yet
   std::lock_guard lock(mu_);
   PlaceLocked(pod);
+}
+
+// Reads the devices outside the model's lock (a pass over thousands of
+// nodes would hold binds up), then upserts only the nodes that changed.
+void ModelUpdater::RefreshDraDevices(const DraAttacher& dra) {
+  const std::vector<std::string> published = dra.sync().Nodes();
+  using Held = std::pair<std::string, std::shared_ptr<const DraNodeDevices>>;
+  std::vector<Held> held = service_.Read([&](const ClusterModel& model) {
+    std::vector<Held> out;
+    for (const NodeState* node : model.SortedNodes()) {
+      const Node& object = node->node();
+      if (object.dra_devices == nullptr &&
+          !std::binary_search(published.begin(), published.end(),
+                              object.meta.name)) {
+        continue;  // no devices then, none now
+      }
+      out.emplace_back(object.meta.name, object.dra_devices);
+    }
+    return out;
+  });
+  for (auto& [name, before] : held) {
+    std::shared_ptr<const DraNodeDevices> now = dra.DevicesOf(name);
+    if (SameDraDevices(before, now)) continue;
+    LogWarnings(service_.SetDraDevices(name, std::move(now)));
+    std::lock_guard lock(mu_);
+    AdoptOrphansLocked(name);
+    PlaceShortAgainLocked(name);
+  }
 }
 
 size_t ModelUpdater::orphan_count() const {

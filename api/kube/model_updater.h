@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/kube/dra_attach.h"
 #include "api/kube/watch_event_type.h"
 #include "scheduler/extender_service.h"
 #include "scheduler/k8s_objects.h"
@@ -34,6 +35,10 @@ class ModelUpdater {
   // the model stays: a bind in flight assumed it there.
   void ReplacePods(const std::vector<Pod>& pods);
   void ApplyPod(WatchEventType type, const Pod& pod);
+
+  // Upserts again every node whose DRA devices are no longer the ones
+  // the model holds (Node::dra_devices), keeping the rest of the Node.
+  void RefreshDraDevices(const DraAttacher& dra);
 
   size_t orphan_count() const;
 

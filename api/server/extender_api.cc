@@ -131,7 +131,8 @@ http::Response ExtenderApi::Filter(const http::Request& request) {
     const ExtenderArgs& args = decoded->args;
     UpsertRequestNodes(args);
     FilterResultWriter result(*decoded);
-    service_.FilterEach(args.pod, args.node_names,
+    Pod copy;
+    service_.FilterEach(Attached(args.pod, copy), args.node_names,
                         [&](FitVerdict::Code code, std::string_view reason) {
                           result.Add(code, reason);
                         });
@@ -151,9 +152,19 @@ http::Response ExtenderApi::Prioritize(const http::Request& request) {
       return http::JsonError(400, Message(args.status()));
     }
     UpsertRequestNodes(*args);
-    return Json(
-        EncodeHostPriorities(service_.Prioritize(args->pod, args->node_names)));
+    Pod copy;
+    return Json(EncodeHostPriorities(
+        service_.Prioritize(Attached(args->pod, copy), args->node_names)));
   });
+}
+
+const Pod& ExtenderApi::Attached(const Pod& pod, Pod& copy) const {
+  if (pod.resource_claims.empty()) return pod;
+  std::shared_ptr<const PodAttacher> attach = attacher_.load();
+  if (attach == nullptr) return pod;
+  copy = pod;
+  (*attach)(copy);
+  return copy;
 }
 
 // A request with full Node objects (nodeCacheCapable: false) brings nodes

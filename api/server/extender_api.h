@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "api/codec/extender_json.h"
@@ -46,6 +47,14 @@ class ExtenderApi {
     metrics_.SetStandby(standby ? 1 : 0);
   }
 
+  // Live mode with DRA: puts the charge of a pod's resource claims on the
+  // pods kube-scheduler sends (Pod::claim_requests), as the sync does on
+  // the pods it lists. Safe to call while serving.
+  using PodAttacher = std::function<void(Pod&)>;
+  void SetPodAttacher(PodAttacher attach) {
+    attacher_.store(std::make_shared<const PodAttacher>(std::move(attach)));
+  }
+
   http::Response Filter(const http::Request& request);
   http::Response Prioritize(const http::Request& request);
   http::Response Preempt(const http::Request& request);
@@ -63,6 +72,8 @@ class ExtenderApi {
   DecodeOptions DecodeOptionsFor(const std::string& body,
                                  bool echo_nodes) const;
   void UpsertRequestNodes(const ExtenderArgs& args);
+  // The pod itself, or a copy with its claims charged (SetPodAttacher).
+  const Pod& Attached(const Pod& pod, Pod& copy) const;
   // Runs `handle`, timing it and counting it under `verb`.
   template <typename F>
   http::Response Observed(std::string_view verb, F&& handle);
@@ -70,6 +81,7 @@ class ExtenderApi {
   ExtenderService& service_;
   Metrics& metrics_;
   ExtenderApiOptions options_;
+  std::atomic<std::shared_ptr<const PodAttacher>> attacher_;
   // Why the verbs answer an Error now; null while they serve.
   const char* NotServing() const;
 

@@ -392,6 +392,9 @@ absl::Status ServeApp::StartHttp(const ServeConfig& config) {
 // The watches into the service, PodGroups into the loop, and the Lease.
 absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   live_->StartSync(*service_);  // api_ exists: on_synced may fire
+  if (const kube::DraAttacher* dra = live_->dra(); dra != nullptr) {
+    api_->SetPodAttacher([dra](Pod& pod) { dra->AttachTo(pod); });
+  }
   if (feed_ != nullptr) {
     podgroups_ = std::make_unique<kube::PodGroupSync>(
         live_->client(), *feed_,

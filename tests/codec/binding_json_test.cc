@@ -27,6 +27,18 @@ TEST(BindingJsonTest, IsAV1BindingWithTheUidPreconditionAndTheGpuIds) {
             R"("kind":"Node","name":"n1"}})");
 }
 
+// On a DRA node the driver allocates: the binding records gpusched's plan
+// by device name, and no gpu-ids that would claim to be the truth.
+TEST(BindingJsonTest, OnADraNodeNamesThePlannedDevices) {
+  EXPECT_EQ(EncodeBinding(NamedPod(), "n1",
+                          GpuAssignment{.gpu_ids = {0, 3},
+                                        .dra_names = {"gpu-0", "gpu-3"}}),
+            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p",)"
+            R"("namespace":"ns","uid":"uid-ns-p","annotations":)"
+            R"({"gpusched.io/planned-gpus":"gpu-0,gpu-3"}},"target":)"
+            R"({"apiVersion":"v1","kind":"Node","name":"n1"}})");
+}
+
 TEST(PodPlacementTest, ReadsUidAndNode) {
   absl::StatusOr<PodPlacement> placement = DecodePodPlacement(
       R"({"metadata":{"uid":"u"},"spec":{"nodeName":"n1"}})");

@@ -1,0 +1,238 @@
+// The model on nodes served by DRA: a pod holds exactly the GPUs its
+// claims were allocated, once, and its claims are charged to quota in the
+// resource names quota counts.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scheduler/cluster_model.h"
+#include "scheduler/dra_inventory.h"
+#include "scheduler/dra_quota.h"
+#include "scheduler/extender_service.h"
+#include "tests/scheduler/builders.h"
+
+namespace gpusched {
+namespace {
+
+using ::gpusched::testing::MakeNode;
+using ::gpusched::testing::MakePod;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// An 8-GPU node as NVIDIA's DRA driver publishes it; `claims` maps a GPU
+// index to the claim holding it and the pod UID it is reserved for.
+std::shared_ptr<const DraNodeDevices> Dgx(
+    const std::vector<std::tuple<int, std::string, std::string>>& claims) {
+  auto dra = std::make_shared<DraNodeDevices>();
+  for (int i = 0; i < 8; ++i) {
+    DraDeviceState gpu{.driver = "gpu.nvidia.com", .pool = "dgx-1"};
+    gpu.device.name = "gpu-" + std::to_string(i);
+    gpu.device.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString,
+                                                    "gpu"};
+    gpu.device.attributes["gpu.nvidia.com/index"] = {DraAttribute::Kind::kInt,
+                                                     "", i};
+    for (const auto& [index, claim, uid] : claims) {
+      if (index != i) continue;
+      gpu.claim = claim;
+      gpu.reserved_for = uid;
+    }
+    dra->devices.push_back(std::move(gpu));
+  }
+  return dra;
+}
+
+Node DraNode(std::shared_ptr<const DraNodeDevices> devices,
+             std::string version = "1") {
+  Node node = MakeNode("dgx-1");
+  node.meta.resource_version = std::move(version);
+  node.dra_devices = std::move(devices);
+  return node;
+}
+
+const PodAllocation& Held(const ClusterModel& model, std::string_view pod) {
+  return *model.FindNode("dgx-1")->FindPod(pod);
+}
+
+TEST(DraModelTest, ARunningPodHoldsTheGpusItsClaimWasAllocatedOnce) {
+  ClusterModel model;
+  model.UpsertNode(DraNode(
+      Dgx({{2, "ml/a-gpus", "uid-ml-a"}, {3, "ml/a-gpus", "uid-ml-a"}})));
+  EXPECT_EQ(model.FindNode("dgx-1")->gpus().free_milli(), 6000);
+  std::string warning;
+  ASSERT_TRUE(
+      model.AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("dgx-1"), &warning)
+          .ok());
+  EXPECT_EQ(warning, "");
+  EXPECT_THAT(Held(model, "ml/a").gpus.gpu_ids, ElementsAre(2, 3));
+  const GpuInventory& gpus = model.FindNode("dgx-1")->gpus();
+  EXPECT_EQ(gpus.free_milli(), 6000);  // not 4000: counted once
+  EXPECT_THAT(gpus.devices()[2].holders, ElementsAre("ml/a"));
+}
+
+TEST(DraModelTest, AClaimReservedForAPodNotInTheModelHoldsItsGpus) {
+  ClusterModel model;
+  model.UpsertNode(DraNode(Dgx({{0, "ml/b-gpus", "uid-ml-b"}})));
+  const GpuInventory& gpus = model.FindNode("dgx-1")->gpus();
+  EXPECT_EQ(gpus.free_milli(), 7000);
+  EXPECT_THAT(gpus.devices()[0].holders, ElementsAre("claim ml/b-gpus"));
+}
+
+// A bind holds the GPUs gpusched planned until the allocation is seen;
+// then the pod holds what kube-scheduler allocated, and the planned ones
+// are free again.
+TEST(DraModelTest, TheAllocationReplacesThePlanWhenItArrives) {
+  ClusterModel model;
+  model.UpsertNode(DraNode(Dgx({})));
+  Pod pod = MakePod("ml/a").Gpus(2).Build();
+  ASSERT_TRUE(
+      model.Place(pod, "dgx-1", GpuAssignment{{0, 1}, 1000}, false).ok());
+  EXPECT_EQ(model.FindNode("dgx-1")->gpus().free_milli(), 6000);
+  model.UpsertNode(DraNode(
+      Dgx({{4, "ml/a-gpus", "uid-ml-a"}, {5, "ml/a-gpus", "uid-ml-a"}}), "2"));
+  EXPECT_THAT(Held(model, "ml/a").gpus.gpu_ids, ElementsAre(4, 5));
+  const GpuInventory& gpus = model.FindNode("dgx-1")->gpus();
+  EXPECT_EQ(gpus.free_milli(), 6000);
+  EXPECT_THAT(gpus.devices()[0].holders, IsEmpty());
+  // Gone, the pod's GPUs are free (its claims go with it); placed again,
+  // it holds the same ones.
+  ASSERT_TRUE(model.RemovePod("uid-ml-a"));
+  EXPECT_EQ(model.FindNode("dgx-1")->gpus().free_milli(), 8000);
+  ASSERT_TRUE(
+      model.AddRunningPod(MakePod("ml/a").Gpus(2).OnNode("dgx-1"), nullptr)
+          .ok());
+  EXPECT_THAT(Held(model, "ml/a").gpus.gpu_ids, ElementsAre(4, 5));
+}
+
+TEST(DraModelTest, BindingsOnDraNodesNameThePlannedDevices) {
+  ExtenderService service;
+  service.UpsertNodes({DraNode(Dgx({}))});
+  EXPECT_THAT(service.Read([](const ClusterModel& model) {
+    return model.FindNode("dgx-1")->gpus().DraNamesOf({1, 6});
+  }),
+              ElementsAre("gpu-1", "gpu-6"));
+}
+
+// Devices change under an unchanged Node object: the node is rebuilt.
+TEST(DraModelTest, NewDevicesUnderTheSameResourceVersionRebuildTheNode) {
+  ExtenderService service;
+  service.UpsertNodes({DraNode(Dgx({}))});
+  auto free = [&] {
+    return service.Read([](const ClusterModel& model) {
+      return model.FindNode("dgx-1")->gpus().free_milli();
+    });
+  };
+  EXPECT_EQ(free(), 8000);
+  service.UpsertNodes({DraNode(Dgx({{0, "ml/x", ""}}))});
+  EXPECT_EQ(free(), 7000);
+  service.SetDraDevices("dgx-1", Dgx({{0, "ml/x", ""}, {1, "ml/y", ""}}));
+  EXPECT_EQ(free(), 6000);
+  EXPECT_THAT(service.SetDraDevices("nope", nullptr), IsEmpty());
+}
+
+// --- charging claims to quota ---
+
+ResourceClaimTemplate Template(std::string key, std::string device_class,
+                               int64_t count) {
+  ResourceClaimTemplate out;
+  out.meta.namespace_name = key.substr(0, key.find('/'));
+  out.meta.name = key.substr(key.find('/') + 1);
+  DraDeviceRequest request{.name = "gpus"};
+  request.alternatives.push_back(
+      {.name = "gpus", .device_class = device_class, .count = count});
+  out.spec.requests.push_back(request);
+  return out;
+}
+
+DraCatalog Catalog() {
+  DraCatalog catalog;
+  catalog.templates["ml/two-gpus"] =
+      Template("ml/two-gpus", "gpu.nvidia.com", 2);
+  catalog.templates["ml/one-nic"] =
+      Template("ml/one-nic", "nic.example.com", 1);
+  DeviceClass gpu;
+  gpu.meta.name = "gpu.nvidia.com";
+  catalog.classes["gpu.nvidia.com"] = gpu;
+  DeviceClass h100;
+  h100.meta.name = "h100";
+  h100.extended_resource_name = "example.com/h100";
+  catalog.classes["h100"] = h100;
+  return catalog;
+}
+
+Pod ClaimPod(std::vector<std::string> templates) {
+  Pod pod = MakePod("ml/a").Build();
+  for (const std::string& name : templates) {
+    pod.resource_claims.push_back({.name = name, .template_name = name});
+  }
+  return pod;
+}
+
+TEST(ChargeClaimsTest, TwoGpusFromATemplateChargeTwoNvidiaGpus) {
+  ClaimCharge charge =
+      ChargeClaims(ClaimPod({"two-gpus", "two-gpus"}), Catalog(), {});
+  EXPECT_EQ(charge.requests.Get(kNvidiaGpu), 4);
+  EXPECT_THAT(charge.uncharged, IsEmpty());
+  Pod pod = ClaimPod({"two-gpus"});
+  pod.claim_requests = charge.requests;
+  EXPECT_EQ(EffectiveRequests(pod).Get(kNvidiaGpu), 4);
+}
+
+TEST(ChargeClaimsTest, AClassWithoutAQuotaResourceIsNamed) {
+  ClaimCharge charge = ChargeClaims(ClaimPod({"one-nic"}), Catalog(), {});
+  EXPECT_TRUE(charge.requests.empty());
+  EXPECT_THAT(charge.uncharged,
+              ElementsAre(HasSubstr("DeviceClass nic.example.com maps to no "
+                                    "quota resource")));
+}
+
+TEST(ChargeClaimsTest, TheExtendedResourceClaimIsNotChargedAgain) {
+  Pod pod = MakePod("ml/a").Gpus(4).Build();
+  pod.extended_resource_claim = "a-extended-resources-x";
+  ClaimCharge charge = ChargeClaims(pod, Catalog(), {});
+  EXPECT_TRUE(charge.requests.empty());
+  EXPECT_EQ(EffectiveRequests(pod).Get(kNvidiaGpu), 4);
+}
+
+TEST(ChargeClaimsTest, MappingsReplaceTheDefaults) {
+  std::vector<DeviceClassMapping> mappings = {
+      {"example.com/nic", {"nic.example.com"}}};
+  ClaimCharge charge =
+      ChargeClaims(ClaimPod({"one-nic", "two-gpus"}), Catalog(), mappings);
+  EXPECT_EQ(charge.requests.Get("example.com/nic"), 1);
+  EXPECT_EQ(charge.requests.Get(kNvidiaGpu), 0);
+  EXPECT_THAT(charge.uncharged, ElementsAre(HasSubstr("gpu.nvidia.com")));
+}
+
+TEST(ChargeClaimsTest, AsKueueAllAndDifferingAlternativesAreNotCharged) {
+  DraCatalog catalog = Catalog();
+  DraRequestAlternative all{.name = "gpus",
+                            .device_class = "gpu.nvidia.com",
+                            .mode = DraRequestAlternative::Mode::kAll};
+  catalog.templates["ml/two-gpus"].spec.requests[0].alternatives = {all};
+  ClaimCharge charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_THAT(charge.uncharged, ElementsAre(HasSubstr("allocation mode All")));
+
+  DraDeviceRequest either{.name = "gpus", .first_available = true};
+  either.alternatives = {
+      {.name = "gpus/big", .device_class = "gpu.nvidia.com", .count = 2},
+      {.name = "gpus/small", .device_class = "gpu.nvidia.com", .count = 1}};
+  catalog.templates["ml/two-gpus"].spec.requests = {either};
+  charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_THAT(charge.uncharged,
+              ElementsAre(HasSubstr("firstAvailable alternatives differ")));
+  either.alternatives[1].count = 2;
+  catalog.templates["ml/two-gpus"].spec.requests = {either};
+  charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_EQ(charge.requests.Get(kNvidiaGpu), 2);
+}
+
+TEST(ChargeClaimsTest, AnUnknownTemplateIsNamed) {
+  ClaimCharge charge = ChargeClaims(ClaimPod({"nope"}), Catalog(), {});
+  EXPECT_THAT(charge.uncharged, ElementsAre("template ml/nope: not known yet"));
+}
+
+}  // namespace
+}  // namespace gpusched
