@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -139,7 +140,7 @@ func TestDraExtendedResourceAndDevicePluginNodesShareOneQuota(t *testing.T) {
 	waitForReason(ctx, t, cp, "Pod", "WaitingForQuota", []string{over})
 	holdUnbound(ctx, t, cp, over, 2*time.Second)
 	plans.log(t)
-	checkNoForbidden(t, cp)
+	checkGpuschedNotForbidden(t, cp)
 }
 
 // TestDraDeviceTaintRulesHideTaintedGpusAndNoExecuteEvictsTheGang: one
@@ -221,6 +222,20 @@ func TestDraDeviceTaintRulesHideTaintedGpusAndNoExecuteEvictsTheGang(t *testing.
 	// The controller deleted the victim only; the rest was gpusched's.
 	waitForReason(ctx, t, cp, "Pod", "Evicted", survivorsOf(gang, victim))
 	checkNoForbidden(t, cp)
+}
+
+// checkGpuschedNotForbidden: gpusched read the DRA objects (and did all
+// else) with deploy/'s role (checkNoForbidden without
+// kube-controller-manager).
+func checkGpuschedNotForbidden(t *testing.T, cp *controlplane.ControlPlane) {
+	t.Helper()
+	lines, err := cluster.GrepLog(filepath.Join(cp.Dir, controlplane.Gpusched+".log"), "forbidden")
+	if err != nil {
+		t.Error(err)
+	}
+	if len(lines) > 0 {
+		t.Errorf("gpusched.log has %d forbidden requests, first: %s", len(lines), lines[0])
+	}
 }
 
 // createClaimTemplates creates ResourceClaimTemplates in the namespace.
