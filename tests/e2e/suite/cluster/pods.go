@@ -70,6 +70,17 @@ func (b *PodBuilder) Resource(name, qty string) *PodBuilder {
 	return b
 }
 
+// ClaimFromTemplate adds pod resource claim `name`, made from the
+// ResourceClaimTemplate `template` (by the resourceclaim controller), and
+// gives it to the container.
+func (b *PodBuilder) ClaimFromTemplate(name, template string) *PodBuilder {
+	b.pod.Spec.ResourceClaims = append(b.pod.Spec.ResourceClaims,
+		corev1.PodResourceClaim{Name: name, ResourceClaimTemplateName: &template})
+	c := &b.pod.Spec.Containers[0]
+	c.Resources.Claims = append(c.Resources.Claims, corev1.ResourceClaim{Name: name})
+	return b
+}
+
 // Annotation sets an annotation.
 func (b *PodBuilder) Annotation(key, value string) *PodBuilder {
 	if b.pod.Annotations == nil {

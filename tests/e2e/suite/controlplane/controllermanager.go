@@ -41,6 +41,7 @@ var controllerRoles = map[string]string{
 	"job-controller":                     "system:controller:job-controller",
 	"garbage-collector-controller":       "system:controller:generic-garbage-collector",
 	"resourceclaim-controller":           "system:controller:resource-claim-controller",
+	"device-taint-eviction-controller":   "system:controller:device-taint-eviction-controller",
 	"clusterrole-aggregation-controller": "system:controller:clusterrole-aggregation-controller",
 }
 
