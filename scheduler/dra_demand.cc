@@ -45,6 +45,7 @@ DraAlternativeDemand AlternativeDemand(const DraRequestAlternative& alt,
   if (demand.undecided.empty()) {
     demand.undecided = AddSelectors(alt.selectors, "its", demand.selectors);
   }
+  demand.own_selectors = !alt.selectors.empty();
   if (alt.mode == DraRequestAlternative::Mode::kAll) {
     demand.undecided = "allocationMode All takes every matching device";
   } else if (alt.admin_access) {
@@ -108,6 +109,46 @@ DraDemand DraDemandOf(const Pod& pod, const DraCatalog& catalog) {
                 catalog, demand);
   }
   return demand;
+}
+
+bool CountSaysAll(const DraDemand& demand) {
+  if (!demand.missing.empty() || !demand.allocated_node.empty()) return false;
+  for (const DraRequestDemand& request : demand.requests) {
+    if (request.alternatives.size() != 1) return false;
+    const DraAlternativeDemand& alt = request.alternatives.front();
+    if (!alt.undecided.empty() || alt.own_selectors ||
+        !alt.tolerations.empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string DraDemandSignature(const DraDemand& demand) {
+  std::string out =
+      absl::StrCat("n", demand.allocated_node.size(), ":",
+                   demand.allocated_node, "m", demand.missing.size());
+  for (const std::string& missing : demand.missing) {
+    absl::StrAppend(&out, missing.size(), ":", missing);
+  }
+  for (const DraRequestDemand& request : demand.requests) {
+    absl::StrAppend(&out, "r", request.alternatives.size());
+    for (const DraAlternativeDemand& alt : request.alternatives) {
+      absl::StrAppend(&out, "c", alt.count, "u", alt.undecided.empty() ? 0 : 1,
+                      "s", alt.selectors.size());
+      for (const DeviceSelector& selector : alt.selectors) {
+        absl::StrAppend(&out, selector.expression().size(), ":",
+                        selector.expression());
+      }
+      absl::StrAppend(&out, "t", alt.tolerations.size());
+      for (const DeviceToleration& t : alt.tolerations) {
+        absl::StrAppend(&out, t.key.size(), ":", t.key, t.op.size(), ":", t.op,
+                        t.value.size(), ":", t.value, t.effect.size(), ":",
+                        t.effect);
+      }
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -42,6 +42,8 @@ struct DraAlternativeDemand {
   std::vector<DeviceToleration> tolerations;
   // Non-empty when gpusched leaves this alternative to kube-scheduler.
   std::string undecided;
+  // The request adds selectors of its own to its class's.
+  bool own_selectors = false;
 };
 
 struct DraRequestDemand {
@@ -69,6 +71,16 @@ struct DraDemand {
 
 // The pod's DRA demand; a pod without resource claims has none.
 DraDemand DraDemandOf(const Pod& pod, const DraCatalog& catalog);
+
+// True when the GPU count the claims are charged (Pod::claim_requests)
+// says all a node must offer: one alternative per request, ExactCount, no
+// selectors or tolerations beyond the class's, nothing missing or pinned.
+// Otherwise the node check needs FitDraDemand.
+bool CountSaysAll(const DraDemand& demand);
+
+// Text that differs whenever two demands could fit different nodes (a key
+// of the filter's verdict cache).
+std::string DraDemandSignature(const DraDemand& demand);
 
 struct DraNodeFit {
   bool fits = false;

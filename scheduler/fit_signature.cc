@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/dra_demand.h"
 
 namespace gpusched {
 namespace {
@@ -61,6 +62,9 @@ std::string FitSignature(const PodView& pod) {
     AppendText(out, t.op);
     AppendText(out, t.value);
     AppendText(out, t.effect);
+  }
+  if (pod.pod->dra_demand != nullptr) {
+    AppendText(out, DraDemandSignature(*pod.pod->dra_demand));
   }
   return out;
 }

@@ -20,6 +20,7 @@
 namespace gpusched {
 
 struct DraNodeDevices;  // dra_inventory.h
+struct DraDemand;       // dra_demand.h
 
 // Annotations and labels gpusched reads or writes.
 inline constexpr char kGpuIdsAnnotation[] = "gpusched.io/gpu-ids";
@@ -186,6 +187,11 @@ struct Pod {
   // device-plugin requests. Not from the Pod object: the sync attaches it
   // (ClaimRequests, scheduler/dra_quota.h); EffectiveRequests adds it.
   ResourceList claim_requests;
+  // What its claims ask that the charged count does not say (selectors of
+  // the request's own, tolerations, alternatives, a claim allocated on a
+  // node, a claim not made yet): the filter checks it against each node's
+  // DRA devices (FitDraDemand). Attached by the sync; null when none.
+  std::shared_ptr<const DraDemand> dra_demand;
 
   // "namespace/name", the key used everywhere a pod is named.
   std::string Key() const;

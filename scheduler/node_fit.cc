@@ -8,10 +8,12 @@
 namespace gpusched {
 namespace {
 
-// NodeUnschedulable, NodeSelector, TaintToleration and NodeAffinity pass:
-// the node is not restricted, the selector matches, there is no affinity.
+// NodeUnschedulable, NodeSelector, TaintToleration, NodeAffinity and
+// DynamicResources pass: the node is not restricted, the selector matches,
+// there is no affinity and no DRA demand beyond the GPU count.
 bool QuickPredicatesPass(const PodView& pod, const NodeState& node) {
-  if (node.quick().restricted || !pod.pod->required_affinity_terms.empty()) {
+  if (node.quick().restricted || !pod.pod->required_affinity_terms.empty() ||
+      pod.pod->dra_demand != nullptr) {
     return false;
   }
   return HasLabels(node.node().meta.labels, pod.pod->node_selector);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "scheduler/base/strings.h"
+#include "scheduler/dra_demand.h"
 #include "scheduler/gpu_request.h"
 
 namespace gpusched {
@@ -192,6 +193,19 @@ FitVerdict CheckResources(const PodView& pod, const NodeState& node) {
   return FitVerdict::Fits();
 }
 
+// What the claims ask beyond their charged count, on the node's DRA
+// devices (dra_demand.h); a request gpusched cannot decide never refuses.
+FitVerdict CheckDynamicResources(const PodView& pod, const NodeState& node) {
+  const DraDemand* demand = pod.pod->dra_demand.get();
+  if (demand == nullptr) return FitVerdict::Fits();
+  const DraNodeDevices* devices = node.node().dra_devices.get();
+  static const DraNodeDevices kNone;
+  DraNodeFit fit =
+      FitDraDemand(*demand, node.name(), devices == nullptr ? kNone : *devices);
+  if (fit.fits) return FitVerdict::Fits();
+  return FitVerdict::Unavailable(fit.reason);
+}
+
 std::span<const NodePredicate> NodePredicates() {
   static constexpr NodePredicate kPredicates[] = {
       {"NodeUnschedulable", &CheckUnschedulable},
@@ -199,6 +213,7 @@ std::span<const NodePredicate> NodePredicates() {
       {"NodeAffinity", &CheckNodeAffinity},
       {"TaintToleration", &CheckTaints},
       {"NodeResourcesFit", &CheckResources},
+      {"DynamicResources", &CheckDynamicResources},
   };
   return kPredicates;
 }

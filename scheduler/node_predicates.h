@@ -19,6 +19,8 @@ struct NodePredicate {
   FitVerdict (*check)(const PodView& pod, const NodeState& node);
 };
 
+FitVerdict CheckDynamicResources(const PodView& pod, const NodeState& node);
+
 // In evaluation order: the cheap, unresolvable checks first.
 std::span<const NodePredicate> NodePredicates();
 

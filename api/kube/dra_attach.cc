@@ -13,9 +13,14 @@ void DraAttacher::SetMappings(std::vector<DeviceClassMapping> mappings) {
 }
 
 void DraAttacher::AttachTo(Pod& pod) const {
+  pod.dra_demand = nullptr;
   if (pod.resource_claims.empty()) {
     pod.claim_requests = ResourceList();
     return;
+  }
+  DraDemand demand = dra_.DemandOf(pod);
+  if (!CountSaysAll(demand)) {
+    pod.dra_demand = std::make_shared<const DraDemand>(std::move(demand));
   }
   std::vector<DeviceClassMapping> mappings;
   {

@@ -27,8 +27,9 @@ class DraAttacher {
   // The policy's deviceClassMappings (empty: the defaults, dra_quota.h).
   void SetMappings(std::vector<DeviceClassMapping> mappings);
 
-  // Sets pod.claim_requests; a pod without resource claims gets none. A
-  // request that is not charged is logged once per pod and reason.
+  // Sets pod.claim_requests, and pod.dra_demand where the node check
+  // needs more than the count; a pod without resource claims gets neither.
+  // A request that is not charged is logged once per pod and reason.
   void AttachTo(Pod& pod) const;
   // Sets node.dra_devices: null where no driver publishes devices for it.
   void AttachTo(Node& node) const;

@@ -39,7 +39,8 @@ TEST(NodesJsonDraTest, NamesDraDevicesTheirTaintsAndProblems) {
   EXPECT_EQ(dgx["gpus"][0]["draDevice"], "gpu-0");
   EXPECT_EQ(dgx["gpus"][1]["healthy"], false);
   EXPECT_EQ(dgx["dra"]["devices"], 2);
-  EXPECT_EQ(dgx["dra"]["taints"][0], "gpu.nvidia.com/dgx-1/gpu-1 xid=79:NoExecute");
+  EXPECT_EQ(dgx["dra"]["taints"][0],
+            "gpu.nvidia.com/dgx-1/gpu-1 xid=79:NoExecute");
   EXPECT_EQ(dgx["dra"]["problems"][0],
             "pool gpu.nvidia.com/x: generation 3 has 1 of 2");
   const nlohmann::json& plain = nodes["nodes"][1];

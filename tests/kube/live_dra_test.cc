@@ -34,11 +34,12 @@ std::string KubeconfigFor(const FakeApiServer& server) {
 Json Slice(const std::string& node, int gpus) {
   Json devices = Json::array();
   for (int i = 0; i < gpus; ++i) {
-    devices.push_back({{"name", "gpu-" + std::to_string(i)},
-                       {"attributes",
-                        {{"type", {{"string", "gpu"}}},
-                         {"index", {{"int", i}}},
-                         {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}}}});
+    devices.push_back(
+        {{"name", "gpu-" + std::to_string(i)},
+         {"attributes",
+          {{"type", {{"string", "gpu"}}},
+           {"index", {{"int", i}}},
+           {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}}}});
   }
   return {{"apiVersion", kV1},
           {"kind", "ResourceSlice"},
@@ -46,15 +47,27 @@ Json Slice(const std::string& node, int gpus) {
           {"spec",
            {{"driver", "gpu.nvidia.com"},
             {"nodeName", node},
-            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"pool",
+             {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
             {"devices", devices}}}};
+}
+
+Json GpuClass() {
+  return {
+      {"apiVersion", kV1},
+      {"kind", "DeviceClass"},
+      {"metadata", {{"name", "gpu.nvidia.com"}}},
+      {"spec",
+       {{"selectors",
+         {{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}}}}}};
 }
 
 Json TwoGpusSpec() {
   return {{"devices",
            {{"requests",
              {{{"name", "gpus"},
-               {"exactly", {{"deviceClassName", "gpu.nvidia.com"}, {"count", 2}}}}}}}}};
+               {"exactly",
+                {{"deviceClassName", "gpu.nvidia.com"}, {"count", 2}}}}}}}}};
 }
 
 Json Template() {
@@ -74,11 +87,12 @@ Json Claim(const std::string& name, std::vector<std::string> devices,
                        {"pool", "dgx-1"},
                        {"device", device}});
   }
-  Json claim = {{"apiVersion", kV1},
-                {"kind", "ResourceClaim"},
-                {"metadata", {{"name", name}, {"namespace", "ml"}}},
-                {"spec", TwoGpusSpec()},
-                {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+  Json claim = {
+      {"apiVersion", kV1},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}, {"namespace", "ml"}}},
+      {"spec", TwoGpusSpec()},
+      {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
   if (!uid.empty()) {
     claim["status"]["reservedFor"] = {
         {{"resource", "pods"}, {"name", "x"}, {"uid", uid}}};
@@ -113,6 +127,7 @@ TEST(LiveDraTest, ClaimsHoldTheirGpusOnceAndAreChargedAsGpus) {
   server.AddNode(GpuNode("dgx-1", 0));
   server.PutObject(kV1, "resourceslices", Slice("dgx-1", 8));
   server.PutObject(kV1, "resourceclaimtemplates", Template());
+  server.PutObject(kV1, "deviceclasses", GpuClass());
   server.PutObject(kV1, "resourceclaims",
                    Claim("a-gpus", {"gpu-2", "gpu-3"}, "uid-ml-a"));
   server.AddPod(ClaimPod("ml/a", "dgx-1", "a-gpus"));

@@ -11,6 +11,9 @@
 #include "scheduler/dra_inventory.h"
 #include "scheduler/dra_quota.h"
 #include "scheduler/extender_service.h"
+#include "scheduler/fit_signature.h"
+#include "scheduler/node_fit.h"
+#include "scheduler/pod_view.h"
 #include "tests/scheduler/builders.h"
 
 namespace gpusched {
@@ -232,6 +235,42 @@ TEST(ChargeClaimsTest, AsKueueAllAndDifferingAlternativesAreNotCharged) {
 TEST(ChargeClaimsTest, AnUnknownTemplateIsNamed) {
   ClaimCharge charge = ChargeClaims(ClaimPod({"nope"}), Catalog(), {});
   EXPECT_THAT(charge.uncharged, ElementsAre("template ml/nope: not known yet"));
+}
+
+// --- what the count does not say ---
+
+TEST(DraPredicateTest, ARequestsOwnSelectorIsCheckedOnTheNodesDevices) {
+  DraCatalog catalog = Catalog();
+  ResourceClaimTemplate h100 = Template("ml/h100s", "gpu.nvidia.com", 2);
+  h100.spec.requests[0].alternatives[0].selectors = {
+      "device.attributes['gpu.nvidia.com'].productName == 'H100'"};
+  catalog.templates["ml/h100s"] = h100;
+  EXPECT_TRUE(CountSaysAll(DraDemandOf(ClaimPod({"two-gpus"}), catalog)));
+  Pod pod = ClaimPod({"h100s"});
+  DraDemand demand = DraDemandOf(pod, catalog);
+  ASSERT_FALSE(CountSaysAll(demand));
+  pod.claim_requests = ChargeClaims(pod, catalog, {}).requests;
+  pod.dra_demand = std::make_shared<const DraDemand>(demand);
+
+  auto devices = std::make_shared<DraNodeDevices>(*Dgx({}));
+  for (DraDeviceState& state : devices->devices) {
+    state.device.attributes["gpu.nvidia.com/productName"] = {
+        DraAttribute::Kind::kString, "A100"};
+  }
+  NodeState a100(DraNode(devices));
+  NodeFit fit = FitPodOnNode(PodView::Of(pod), a100);
+  EXPECT_FALSE(fit.verdict.fits());
+  EXPECT_THAT(fit.verdict.reason(), HasSubstr("h100s"));
+  for (DraDeviceState& state : devices->devices) {
+    state.device.attributes["gpu.nvidia.com/productName"].text = "H100";
+  }
+  NodeState h100_node(DraNode(devices));
+  fit = FitPodOnNode(PodView::Of(pod), h100_node);
+  EXPECT_TRUE(fit.verdict.fits()) << fit.verdict.reason();
+  EXPECT_EQ(fit.assignment.gpu_ids.size(), 2u);
+  // Two pods that differ only in their claims never share a cached verdict.
+  EXPECT_NE(FitSignature(PodView::Of(pod)),
+            FitSignature(PodView::Of(MakePod("ml/a").Gpus(2).Build())));
 }
 
 }  // namespace

@@ -296,9 +296,10 @@ TEST(NodeFit, PredicatesRunBeforeTheGpuCheckAndTheFirstFailureWins) {
 TEST(NodePredicates, RunInTheDocumentedOrder) {
   std::vector<std::string_view> names;
   for (const NodePredicate& p : NodePredicates()) names.push_back(p.name);
-  EXPECT_THAT(names, ::testing::ElementsAre("NodeUnschedulable", "NodeSelector",
-                                            "NodeAffinity", "TaintToleration",
-                                            "NodeResourcesFit"));
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("NodeUnschedulable", "NodeSelector",
+                                     "NodeAffinity", "TaintToleration",
+                                     "NodeResourcesFit", "DynamicResources"));
 }
 
 }  // namespace
