@@ -92,7 +92,8 @@ DraCatalog TwoGpuCatalog(bool own_selector) {
 // The pod of iteration `i`, as the sync would attach its claims.
 Pod PodFor(int mode, size_t i) {
   Pod pod;
-  pod.meta = {.name = absl::StrCat("worker-", i), .namespace_name = "ml",
+  pod.meta = {.name = absl::StrCat("worker-", i),
+              .namespace_name = "ml",
               .uid = absl::StrCat("uid-", i)};
   Container main{.name = "main"};
   main.requests.Set("cpu", 1000 + static_cast<int64_t>(i % 4096));

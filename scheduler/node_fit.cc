@@ -8,12 +8,12 @@
 namespace gpusched {
 namespace {
 
-// NodeUnschedulable, NodeSelector, TaintToleration, NodeAffinity and
-// DynamicResources pass: the node is not restricted, the selector matches,
-// there is no affinity and no DRA demand beyond the GPU count.
+// NodeUnschedulable, NodeSelector, TaintToleration and NodeAffinity pass:
+// the node is not restricted, the selector matches, there is no affinity.
+// (DynamicResources is checked beside them: it is cheap to skip and has
+// no quick form.)
 bool QuickPredicatesPass(const PodView& pod, const NodeState& node) {
-  if (node.quick().restricted || !pod.pod->required_affinity_terms.empty() ||
-      pod.pod->dra_demand != nullptr) {
+  if (node.quick().restricted || !pod.pod->required_affinity_terms.empty()) {
     return false;
   }
   return HasLabels(node.node().meta.labels, pod.pod->node_selector);
@@ -72,6 +72,9 @@ FitVerdict CheckPodOnNode(const PodView& pod, const NodeState& node) {
       !QuickResourcesFit(pod, node)) {
     return FitPodOnNode(pod, node).verdict;
   }
+  if (FitVerdict dra = CheckDynamicResources(pod, node); !dra.fits()) {
+    return dra;
+  }
   // Every predicate passes, so the GPU plan alone decides.
   if (QuickGpusFit(pod.gpu, node.gpus())) return FitVerdict::Fits();
   return PlanGpus(pod.gpu, node.gpus()).verdict;
@@ -87,6 +90,9 @@ FitVerdict CheckPodOnNode(const PodView& pod, const NodeState& node,
       gpus.devices().size() > 64 || !QuickPredicatesPass(pod, node) ||
       !QuickResourcesFit(pod, node)) {
     return CheckPodOnNode(pod, node);
+  }
+  if (FitVerdict dra = CheckDynamicResources(pod, node); !dra.fits()) {
+    return dra;
   }
   GpuVerdictMemo::Key key{.product = gpus.labels().product};
   for (const GpuDevice& d : gpus.devices()) {
@@ -113,6 +119,11 @@ NodeFit FitPodOnNode(const PodView& pod, const NodeState& node) {
     if (predicates_pass) break;
     FitVerdict verdict = predicate.check(pod, node);
     if (!verdict.fits()) return {std::move(verdict)};
+  }
+  if (predicates_pass) {
+    if (FitVerdict dra = CheckDynamicResources(pod, node); !dra.fits()) {
+      return {std::move(dra)};
+    }
   }
   GpuPlan plan = PlanGpus(pod.gpu, node.gpus());
   return {std::move(plan.verdict), std::move(plan.assignment)};
