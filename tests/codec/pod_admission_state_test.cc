@@ -147,6 +147,39 @@ INSTANTIATE_TEST_SUITE_P(
                   0}),
     [](const auto& info) { return info.param.name; });
 
+// The native PodGroup a pod names in its spec goes before every label:
+// kube-scheduler gangs the pod by it, so gpusched's gang must be the same.
+TEST(PodAdmissionStateTest, NativePodGroupGoesBeforeLabels) {
+  Pod pod = WithMeta(
+      {{kKueueGroupLabel, "g"}, {kCoschedulingGroupLabel, "c"}},
+      {{kKueueGroupCountAnnotation, "4"}, {kVolcanoGroupAnnotation, "v"}});
+  pod.pod_group_name = "ring";
+  const PodAdmissionState state = DecodePodAdmissionState(pod);
+  EXPECT_EQ(state.group_kind, GroupKind::kNative);
+  EXPECT_EQ(state.group_name, "ring");
+  EXPECT_EQ(state.declared_count, 0);  // the PodGroup's minCount says it
+}
+
+TEST(PodAdmissionStateTest, JsonDecoderReadsTheSchedulingGroup) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "w-0", "namespace": "ml"},
+    "spec": {"schedulingGroup": {"podGroupName": "ring"}}})");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->pod_group_name, "ring");
+  EXPECT_EQ(pod->admission.group_kind, GroupKind::kNative);
+  EXPECT_EQ(pod->admission.group_name, "ring");
+}
+
+TEST(PodAdmissionStateTest, SchedulingGroupOfTheWrongTypeNamesTheField) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "w-0"},
+    "spec": {"schedulingGroup": {"podGroupName": 7}}})");
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(std::string(pod.status().message()),
+            "Pod.spec.schedulingGroup.podGroupName: expected string, got "
+            "number");
+}
+
 TEST(PodAdmissionStateTest, TopologyLevelsFromAnnotations) {
   const PodAdmissionState state = DecodePodAdmissionState(
       WithMeta({}, {{kTopologyRequiredAnnotation, "gpusched.io/rack"},
