@@ -347,6 +347,23 @@ TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
   EXPECT_EQ(review->pod.admission.group_name, "cg");
 }
 
+// A native gang's member carries no label: the webhook must read its spec
+// to know the queueing core holds it (and gate it).
+TEST(PodAdmissionStateTest, AdmissionReviewReadsTheNativePodGroup) {
+  absl::StatusOr<AdmissionReviewRequest> review = DecodeAdmissionReview(
+      R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+          "request": {"uid": "u1", "operation": "CREATE",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "namespace": "ml", "name": "ring-0",
+            "object": {"metadata": {}, "spec": {"schedulerName": "gpusched",
+              "schedulingGroup": {"podGroupName": "ring"}}}}})",
+      1 << 20, kAdmissionGate);
+  ASSERT_TRUE(review.ok()) << review.status();
+  EXPECT_EQ(review->scheduler_name, "gpusched");
+  EXPECT_EQ(review->pod.admission.group_kind, GroupKind::kNative);
+  EXPECT_EQ(review->pod.admission.group_name, "ring");
+}
+
 }  // namespace
 }  // namespace gpusched
 
