@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,3 +135,54 @@ func waitPodGroupConditionsTrue(ctx context.Context, t *testing.T, cp *controlpl
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestJobGangIsAdmittedAsANativeGang: with the WorkloadWithJob gate (alpha
+// in v1.37, off by default; kube-apiserver for the Job's spec.scheduling,
+// kube-controller-manager for its Job controller) the Job controller makes
+// a Workload and a PodGroup of minCount 4 for a Job whose spec.scheduling
+// asks for a gang, and names that PodGroup in each pod's
+// spec.schedulingGroup. The pods carry only the queue label; the PodGroup
+// none. gpusched gates the four and admits them as one native gang.
+func TestJobGangIsAdmittedAsANativeGang(t *testing.T) {
+	gates := "--feature-gates=GenericWorkload=true,WorkloadWithJob=true"
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: writeGangPolicy(t),
+		APIServerArgs:     []string{gates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
+		SchedulerArgs:     []string{"--feature-gates=GenericWorkload=true"},
+		GpuschedArgs:      []string{"--podgroup-api-poll-ms", podGroupPollMs},
+		ControllerManager: &controlplane.ControllerManager{Controllers: []string{"job-controller"}, ExtraArgs: []string{gates}},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cluster.SetUpDemoCluster(ctx, t, cp)
+	if _, err := cp.Client.BatchV1().Jobs(cluster.Namespace).Create(ctx, nativeGangJob(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitJobPodsBound(ctx, t, cp, nil, 60*time.Second)
+	for i := range pods {
+		if pods[i].Spec.SchedulingGroup == nil || pods[i].Spec.SchedulingGroup.PodGroupName == nil {
+			t.Fatalf("%s: no spec.schedulingGroup: the Job controller made no PodGroup", pods[i].Name)
+		}
+	}
+	checkGangPlacement(t, pods, 4)
+	waitPodGroupConditionsTrue(ctx, t, cp, *pods[0].Spec.SchedulingGroup.PodGroupName, []string{nativeGangCondition})
+	checkNoForbidden(t, cp)
+}
+
+// nativeGangJob: four pods of 4 GPUs in queue q, a gang of four by the
+// Job's own spec.scheduling (no Kueue group label).
+func nativeGangJob() *batchv1.Job {
+	pod := cluster.GpuPod("template", 4).Label("kueue.x-k8s.io/queue-name", "q").Build()
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Name, pod.Namespace = "", ""
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: jobName, Namespace: cluster.Namespace},
+		Spec: batchv1.JobSpec{
+			Completions: int32Ref(jobMembers),
+			Parallelism: int32Ref(jobMembers),
+			Scheduling: &batchv1.JobSchedulingConfiguration{
+				SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+					Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: int32Ref(jobMembers)}}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec},
+		},
+	}
+}
