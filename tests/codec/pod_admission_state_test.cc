@@ -333,15 +333,23 @@ TEST(PodAdmissionStateTest, ScenarioPodsHaveIt) {
             std::optional<std::string>("q"));
 }
 
-TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
-  absl::StatusOr<AdmissionReviewRequest> review = DecodeAdmissionReview(
+// The webhook's review of a CREATE of pod ml/`name` whose object is
+// `object` (JSON).
+absl::StatusOr<AdmissionReviewRequest> ReviewPodCreate(
+    const std::string& name, const std::string& object) {
+  return DecodeAdmissionReview(
       R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
           "request": {"uid": "u1", "operation": "CREATE",
             "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "namespace": "ml", "name": "c-0",
-            "object": {"metadata": {"labels":
-              {"scheduling.x-k8s.io/pod-group": "cg"}}}}})",
+            "namespace": "ml", "name": ")" +
+          name + R"(", "object": )" + object + "}}",
       1 << 20, kAdmissionGate);
+}
+
+TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
+  absl::StatusOr<AdmissionReviewRequest> review = ReviewPodCreate(
+      "c-0",
+      R"({"metadata": {"labels": {"scheduling.x-k8s.io/pod-group": "cg"}}})");
   ASSERT_TRUE(review.ok()) << review.status();
   EXPECT_EQ(review->pod.admission.group_kind, GroupKind::kCoscheduling);
   EXPECT_EQ(review->pod.admission.group_name, "cg");
@@ -350,14 +358,9 @@ TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
 // A native gang's member carries no label: the webhook must read its spec
 // to know the queueing core holds it (and gate it).
 TEST(PodAdmissionStateTest, AdmissionReviewReadsTheNativePodGroup) {
-  absl::StatusOr<AdmissionReviewRequest> review = DecodeAdmissionReview(
-      R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-          "request": {"uid": "u1", "operation": "CREATE",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "namespace": "ml", "name": "ring-0",
-            "object": {"metadata": {}, "spec": {"schedulerName": "gpusched",
-              "schedulingGroup": {"podGroupName": "ring"}}}}})",
-      1 << 20, kAdmissionGate);
+  absl::StatusOr<AdmissionReviewRequest> review = ReviewPodCreate(
+      "ring-0", R"({"metadata": {}, "spec": {"schedulerName": "gpusched",
+                    "schedulingGroup": {"podGroupName": "ring"}}})");
   ASSERT_TRUE(review.ok()) << review.status();
   EXPECT_EQ(review->scheduler_name, "gpusched");
   EXPECT_EQ(review->pod.admission.group_kind, GroupKind::kNative);
