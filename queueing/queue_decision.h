@@ -60,7 +60,8 @@ enum class WorkloadPhase {
   kFinished,  // every pod succeeded
 };
 
-// The PodGroup object a Volcano or coscheduling gang was declared by.
+// The PodGroup object a Volcano, coscheduling or native gang was declared
+// by.
 struct PodGroupRef {
   PodGroup::Flavor flavor = PodGroup::Flavor::kVolcano;
   std::string group_namespace;

@@ -21,12 +21,21 @@ WorkloadRef WorkloadOf(const Pod& pod) {
   }
   WorkloadRef ref{.kind = WorkloadRef::Kind::kKueueGroup,
                   .key = NamespaceOf(pod) + "/" + admission.group_name};
-  if (admission.group_kind == Group::kKueue) {
-    ref.declared_count = admission.declared_count;
-  } else {
-    ref.kind = admission.group_kind == Group::kVolcano
-                   ? WorkloadRef::Kind::kVolcanoGroup
-                   : WorkloadRef::Kind::kCoschedulingGroup;
+  switch (admission.group_kind) {
+    case Group::kKueue:
+      ref.declared_count = admission.declared_count;
+      break;
+    case Group::kVolcano:
+      ref.kind = WorkloadRef::Kind::kVolcanoGroup;
+      break;
+    case Group::kCoscheduling:
+      ref.kind = WorkloadRef::Kind::kCoschedulingGroup;
+      break;
+    case Group::kNative:
+      ref.kind = WorkloadRef::Kind::kNativeGroup;
+      break;
+    case Group::kNone:
+      break;
   }
   return ref;
 }

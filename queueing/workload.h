@@ -22,15 +22,17 @@ struct WorkloadRef {
     kSinglePod,
     kKueueGroup,
     kVolcanoGroup,
-    kCoschedulingGroup
+    kCoschedulingGroup,
+    kNativeGroup  // scheduling.k8s.io PodGroup (KEP-4671)
   };
   Kind kind = Kind::kSinglePod;
   std::string key;  // "ns/name": the group's for gangs, the pod's otherwise
   int declared_count = 0;  // a Kueue pod group's declared size
 };
 
-// The gang the pod's admission state names (Kueue pod group, Volcano or
-// coscheduling group, as api/codec decoded it), else the pod itself.
+// The gang the pod's admission state names (native PodGroup, Kueue pod
+// group, Volcano or coscheduling group, as api/codec decoded it), else the
+// pod itself.
 WorkloadRef WorkloadOf(const Pod& pod);
 
 struct Placement {
@@ -45,8 +47,8 @@ struct Workload {
   std::string key;  // ns/name
   std::string namespace_name;
   bool is_gang = false;
-  // A Volcano or coscheduling gang: only its PodGroup says how many members
-  // make it (minMember), so it waits while the PodGroup is unknown
+  // A Volcano, coscheduling or native gang: only its PodGroup says how many
+  // members make it (minMember), so it waits while the PodGroup is unknown
   // (podgroup_missing) rather than be admitted one pod at a time.
   bool declared_by_podgroup = false;
   bool podgroup_missing = false;

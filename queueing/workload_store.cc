@@ -42,6 +42,20 @@ int32_t PriorityOf(const Policy& policy, const Pod& pod,
   return pod.priority.value_or(0);
 }
 
+// A native PodGroup's queue label names its members' queue: the group is
+// the workload kube-scheduler gangs, created once, while its pods may come
+// from templates that never carried the label. Otherwise the pods' label
+// says it, and Volcano's spec.queue stands in for a pod without one.
+std::string LocalQueueOf(const Pod& first, const PodGroup* group) {
+  if (group != nullptr && group->flavor == PodGroup::Flavor::kNative &&
+      !group->queue.empty()) {
+    return group->queue;
+  }
+  const std::optional<std::string>& queue = first.admission.queue_name;
+  if (queue.has_value()) return *queue;
+  return group != nullptr ? group->queue : "";
+}
+
 // A running gang short of minMember gets its grace from now.
 void NoteIfBelowMin(GangTimers& timers, const Workload& w, int64_t now) {
   if (w.admitted() && w.is_gang &&
@@ -115,8 +129,10 @@ Workload& WorkloadStore::WorkloadFor(const Pod& pod, int64_t now) {
     live_[w.key] = &w;
     w.namespace_name = ref.key.substr(0, ref.key.find('/'));
     w.is_gang = ref.kind != WorkloadRef::Kind::kSinglePod;
-    w.declared_by_podgroup = ref.kind == WorkloadRef::Kind::kVolcanoGroup ||
-                             ref.kind == WorkloadRef::Kind::kCoschedulingGroup;
+    w.declared_by_podgroup =
+        ref.kind == WorkloadRef::Kind::kVolcanoGroup ||
+        ref.kind == WorkloadRef::Kind::kCoschedulingGroup ||
+        ref.kind == WorkloadRef::Kind::kNativeGroup;
     w.created_ms = pod.meta.creation_unix_seconds > 0
                        ? pod.meta.creation_unix_seconds * 1000
                        : now;
@@ -167,10 +183,7 @@ void WorkloadStore::Resolve(const StoreInputs& in, Workload& w) {
   }
   w.podgroup_missing = w.declared_by_podgroup && group == nullptr;
   w.priority = PriorityOf(in.policy, first, group);
-  const std::optional<std::string>& queue = first.admission.queue_name;
-  w.local_queue = queue.has_value()  ? *queue
-                  : group != nullptr ? group->queue
-                                     : "";
+  w.local_queue = LocalQueueOf(first, group);
   w.cluster_queue = ClusterQueueOf(in.policy, w.namespace_name, w.local_queue);
   if (!w.local_queue.empty() && w.cluster_queue.empty()) {
     w.Explain({ReasonCode::kNoMatchingFlavor,

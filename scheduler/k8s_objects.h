@@ -93,14 +93,14 @@ std::string_view PodPhaseName(PodPhase phase);
 
 // How a pod asks to be admitted, and what gpusched's admission already did
 // to it, as api/codec decoded them from its labels, annotations, scheduling
-// gates and node affinity (ReadPodAdmissionState in
+// gates, node affinity and native PodGroup (ReadPodAdmissionState in
 // api/codec/pod_admission_state.h, which names the keys). Decoded once,
 // where the pod is read, so that the queueing domain and the admission loop
 // read fields rather than parse strings: Node::gpu_topology is the same for
 // a node. A Pod built by hand has it empty: no queue, no gang, not admitted.
 struct PodAdmissionState {
   // The gang key the pod carries; with several, the first in this order.
-  enum class GroupKind { kNone, kKueue, kVolcano, kCoscheduling };
+  enum class GroupKind { kNone, kNative, kKueue, kVolcano, kCoscheduling };
 
   // The LocalQueue's name; unset without the queue label. A label that is
   // present but empty still makes the pod gpusched's, outside any queue.
@@ -171,9 +171,12 @@ struct Pod {
   std::string nominated_node_name;
   // spec.schedulingGates' names: kube-scheduler leaves a gated pod alone.
   std::vector<std::string> scheduling_gates;
-  // The fields above (labels, annotations, gates, affinity) as admission
-  // reads them. Whoever changes those fields of a decoded pod decodes this
-  // again (ReadPodAdmissionState).
+  // spec.schedulingGroup.podGroupName: the native PodGroup
+  // (scheduling.k8s.io, KEP-4671) the pod is a member of; "" without.
+  std::string pod_group_name;
+  // The fields above (labels, annotations, gates, affinity, PodGroup) as
+  // admission reads them. Whoever changes those fields of a decoded pod decodes
+  // this again (ReadPodAdmissionState).
   PodAdmissionState admission;
   RuntimeHint runtime;
   // spec.resourceClaims (DRA), with their claims' names from status.

@@ -116,6 +116,21 @@ absl::StatusOr<GateListing> ReadGates(element spec, std::string_view gate) {
   return GateListing::kWithoutGate;
 }
 
+// The scheduler, the native PodGroup (a gang key like the labels) and the
+// gates of the pod's spec.
+absl::Status ReadSpec(element spec, std::string_view gate,
+                      AdmissionReviewRequest& out) {
+  if (!spec.is_object()) return Invalid("request.object.spec", "not an object");
+  out.scheduler_name = std::string(StringOf(spec, "schedulerName"));
+  if (std::optional<element> group = ObjectOf(spec, "schedulingGroup")) {
+    out.pod.pod_group_name = std::string(StringOf(*group, "podGroupName"));
+  }
+  absl::StatusOr<GateListing> gates = ReadGates(spec, gate);
+  if (!gates.ok()) return gates.status();
+  out.gates = *gates;
+  return absl::OkStatus();
+}
+
 // The pod's part of a Pod CREATE review: request.object.
 absl::Status ReadPod(element request, std::string_view gate,
                      AdmissionReviewRequest& out) {
@@ -124,15 +139,12 @@ absl::Status ReadPod(element request, std::string_view gate,
     return Invalid("request.object", "missing for a Pod CREATE");
   }
   ReadPodMeta(request, *pod, out);
+  element spec;
+  if (!(*pod)["spec"].get(spec) && !spec.is_null()) {
+    if (absl::Status read = ReadSpec(spec, gate, out); !read.ok()) return read;
+  }
   // What decides whether the queueing core holds it (its queue, its gang).
   ReadPodAdmissionState(out.pod);
-  element spec;
-  if ((*pod)["spec"].get(spec) || spec.is_null()) return absl::OkStatus();
-  if (!spec.is_object()) return Invalid("request.object.spec", "not an object");
-  out.scheduler_name = std::string(StringOf(spec, "schedulerName"));
-  absl::StatusOr<GateListing> gates = ReadGates(spec, gate);
-  if (!gates.ok()) return gates.status();
-  out.gates = *gates;
   return absl::OkStatus();
 }
 

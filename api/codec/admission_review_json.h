@@ -30,7 +30,8 @@ struct AdmissionReviewRequest {
   bool pod_create = false;
   std::string scheduler_name;  // request.object.spec.schedulerName
   // Namespace, name, labels and annotations (non-string values, invalid in
-  // a pod, are skipped), and the admission state they say
+  // a pod, are skipped), the native PodGroup it names
+  // (spec.schedulingGroup.podGroupName), and the admission state they say
   // (ReadPodAdmissionState): what decides whether the queueing core holds it.
   Pod pod;
   std::string pod_for_logs;  // "namespace/name" or "namespace/generateName*"

@@ -493,6 +493,12 @@ absl::Status DecodePodSpecField(std::string_view key, const V& child,
   if (key == "priorityClassName") {
     return DecodeString(child, here, &pod->priority_class_name);
   }
+  if (key == "schedulingGroup") {
+    return DecodeMember(child, here, "podGroupName",
+                        [&](const V& c, const PathSegment& p) {
+                          return DecodeString(c, p, &pod->pod_group_name);
+                        });
+  }
   if (key == "activeDeadlineSeconds") {
     return DecodeDeadline(child, here, &pod->runtime.deadline_ms);
   }

@@ -21,11 +21,19 @@ std::string ValueOf(const StringMap& map, const char* key) {
   return it == map.end() ? std::string() : it->second;
 }
 
-// The gang keys in the order the issue lists them: Kueue pod group, Volcano
-// group-name annotation, coscheduling label. Empty names count as absent.
-void DecodeGroup(const ObjectMeta& meta, PodAdmissionState& state) {
-  if (std::string kueue = ValueOf(meta.labels, kKueueGroupLabel);
-      !kueue.empty()) {
+// The gang keys: the native PodGroup a pod names in its spec first, since
+// kube-scheduler's GangScheduling gangs the pod by it whatever its labels
+// say, and a gpusched gang that differed from kube-scheduler's would wait
+// for ever on it; then in the order the issue lists them: Kueue pod group,
+// Volcano group-name annotation, coscheduling label. Empty names count as
+// absent.
+void DecodeGroup(const Pod& pod, PodAdmissionState& state) {
+  const ObjectMeta& meta = pod.meta;
+  if (!pod.pod_group_name.empty()) {
+    state.group_kind = GroupKind::kNative;
+    state.group_name = pod.pod_group_name;
+  } else if (std::string kueue = ValueOf(meta.labels, kKueueGroupLabel);
+             !kueue.empty()) {
     state.group_kind = GroupKind::kKueue;
     state.group_name = std::move(kueue);
     const std::string count =
@@ -86,7 +94,7 @@ PodAdmissionState DecodePodAdmissionState(const Pod& pod) {
     state.queue_name = queue->second;
   }
   state.priority_class = ValueOf(meta.labels, kPriorityClassLabel);
-  DecodeGroup(meta, state);
+  DecodeGroup(pod, state);
   state.topology_required =
       ValueOf(meta.annotations, kTopologyRequiredAnnotation);
   state.topology_preferred =

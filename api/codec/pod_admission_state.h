@@ -1,12 +1,12 @@
 #ifndef GPUSCHED_API_CODEC_POD_ADMISSION_STATE_H_
 #define GPUSCHED_API_CODEC_POD_ADMISSION_STATE_H_
 
-// A pod's labels, annotations, scheduling gates and required node affinity
-// into the domain's PodAdmissionState (scheduler/k8s_objects.h): which
-// queue, priority class, gang and topology it asks for, and whether
-// gpusched's admission gated, marked or pinned it. The keys live here, with
-// the one reader of them; api/kube/pod_admission writes the admission's
-// label, annotation and gate under the same keys.
+// A pod's labels, annotations, scheduling gates, required node affinity and
+// native PodGroup into the domain's PodAdmissionState
+// (scheduler/k8s_objects.h): which queue, priority class, gang and topology it
+// asks for, and whether gpusched's admission gated, marked or pinned it. The
+// keys live here, with the one reader of them; api/kube/pod_admission writes
+// the admission's label, annotation and gate under the same keys.
 
 #include "absl/status/statusor.h"
 #include "scheduler/k8s_objects.h"
@@ -16,8 +16,10 @@ namespace gpusched {
 // Kueue: the LocalQueue a pod is queued in, and its WorkloadPriorityClass.
 inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
-// The three ways pods say they make a gang: Kueue's pod group (with its
-// size), Volcano's group annotation, the coscheduling plugin's label.
+// The three ways pods' labels and annotations say they make a gang: Kueue's
+// pod group (with its size), Volcano's group annotation, the coscheduling
+// plugin's label. The fourth, the native PodGroup, is a spec field
+// (Pod::pod_group_name), and goes before them.
 inline constexpr char kKueueGroupLabel[] = "kueue.x-k8s.io/pod-group-name";
 inline constexpr char kKueueGroupCountAnnotation[] =
     "kueue.x-k8s.io/pod-group-total-count";

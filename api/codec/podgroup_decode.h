@@ -1,9 +1,10 @@
 #ifndef GPUSCHED_API_CODEC_PODGROUP_DECODE_H_
 #define GPUSCHED_API_CODEC_PODGROUP_DECODE_H_
 
-// PodGroup objects of Volcano (scheduling.volcano.sh/v1beta1) and of the
-// coscheduling plugin (scheduling.x-k8s.io/v1alpha1) to the domain PodGroup;
-// the API group of `apiVersion` picks the flavor. Unknown fields are ignored
+// PodGroup objects of Volcano (scheduling.volcano.sh/v1beta1), of the
+// coscheduling plugin (scheduling.x-k8s.io/v1alpha1) and of Kubernetes
+// itself (scheduling.k8s.io/v1beta1) to the domain PodGroup; the API group
+// of `apiVersion` picks the flavor. Unknown fields are ignored
 // and null means absent, as for Pods and Nodes (k8s_json.h). Errors are
 // InvalidArgument naming the field path, and the line for YAML:
 // `line 7: PodGroup.spec.minMember: must be at least 1, got 0`.

@@ -5,13 +5,16 @@
 // and Node walk in k8s_decode_impl.h, so that PodGroups in scenario YAML and
 // in watched JSON decode alike. Include only from .cc files.
 //
-// Two APIs share the kind name PodGroup; the API group of `apiVersion`
+// Three APIs share the kind name PodGroup; the API group of `apiVersion`
 // decides which one an object is (any version of the group is accepted):
 //   scheduling.volcano.sh  (Volcano, v1beta1): spec.minMember,
 //     spec.minResources, spec.queue, spec.priorityClassName
 //   scheduling.x-k8s.io    (coscheduling plugin, v1alpha1): spec.minMember,
 //     spec.minResources, spec.scheduleTimeoutSeconds
-// Fields of the other API are ignored like any unknown field, as the API
+//   scheduling.k8s.io      (Kubernetes' own, KEP-4671, v1beta1 and
+//     v1alpha3 alike): spec.schedulingPolicy.gang.minCount, and the Kueue
+//     queue label on the PodGroup itself
+// Fields of another API are ignored like any unknown field, as the API
 // server would never have stored them.
 
 #include <cstdint>
@@ -21,12 +24,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "api/codec/k8s_decode_impl.h"
+#include "api/codec/pod_admission_state.h"
 #include "queueing/workload_types.h"
 
 namespace gpusched::codec_internal {
 
 inline constexpr std::string_view kVolcanoApiGroup = "scheduling.volcano.sh";
 inline constexpr std::string_view kCoschedulingApiGroup = "scheduling.x-k8s.io";
+inline constexpr std::string_view kNativeApiGroup = "scheduling.k8s.io";
 
 // The flavor named by `apiVersion` ("group/version").
 template <K8sValue V>
@@ -46,12 +51,15 @@ absl::Status DecodePodGroupFlavor(const V& v, const PathSegment& at,
     *flavor = PodGroup::Flavor::kVolcano;
   } else if (group == kCoschedulingApiGroup) {
     *flavor = PodGroup::Flavor::kCoscheduling;
+  } else if (group == kNativeApiGroup) {
+    *flavor = PodGroup::Flavor::kNative;
   } else {
     return FieldError(
         api_version->line(), here,
         absl::StrCat("unsupported PodGroup API \"", ToAbsl(text),
-                     "\": expected scheduling.volcano.sh/v1beta1 or "
-                     "scheduling.x-k8s.io/v1alpha1"));
+                     "\": expected scheduling.volcano.sh/v1beta1, "
+                     "scheduling.x-k8s.io/v1alpha1 or "
+                     "scheduling.k8s.io/v1beta1"));
   }
   return absl::OkStatus();
 }
@@ -85,9 +93,30 @@ absl::Status DecodeScheduleTimeout(const V& v, const PathSegment& at,
   return absl::OkStatus();
 }
 
+// A native PodGroup's spec.schedulingPolicy: gang.minCount makes the gang;
+// a basic policy leaves min_member at 1 (its pods go one by one, as
+// kube-scheduler places them, but are still one workload of one queue).
+template <K8sValue V>
+absl::Status DecodeNativePodGroupSpec(const V& v, const PathSegment& at,
+                                      PodGroup* group) {
+  auto min_count = [&](const V& gang, const PathSegment& here) {
+    return DecodeMember(
+        gang, here, "minCount", [&](const V& count, const PathSegment& path) {
+          return DecodeMinMember(count, path, &group->min_member);
+        });
+  };
+  return DecodeMember(v, at, "schedulingPolicy",
+                      [&](const V& policy, const PathSegment& here) {
+                        return DecodeMember(policy, here, "gang", min_count);
+                      });
+}
+
 template <K8sValue V>
 absl::Status DecodePodGroupSpec(const V& v, const PathSegment& at,
                                 PodGroup* group) {
+  if (group->flavor == PodGroup::Flavor::kNative) {
+    return DecodeNativePodGroupSpec(v, at, group);
+  }
   const bool volcano = group->flavor == PodGroup::Flavor::kVolcano;
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
@@ -121,12 +150,20 @@ absl::Status DecodePodGroupInto(const V& v, const PathSegment& at,
   if (absl::Status s = DecodePodGroupFlavor(v, at, &group->flavor); !s.ok()) {
     return s;
   }
-  return v.ForEachField([&](std::string_view key, const V& child) {
-    const PathSegment here = at.Field(key);
-    if (key == "metadata") return DecodeObjectMeta(child, here, &group->meta);
-    if (key == "spec") return DecodePodGroupSpec(child, here, group);
-    return absl::OkStatus();
-  });
+  absl::Status status =
+      v.ForEachField([&](std::string_view key, const V& child) {
+        const PathSegment here = at.Field(key);
+        if (key == "metadata") {
+          return DecodeObjectMeta(child, here, &group->meta);
+        }
+        if (key == "spec") return DecodePodGroupSpec(child, here, group);
+        return absl::OkStatus();
+      });
+  if (status.ok() && group->flavor == PodGroup::Flavor::kNative) {
+    auto queue = group->meta.labels.find(kQueueNameLabel);
+    if (queue != group->meta.labels.end()) group->queue = queue->second;
+  }
+  return status;
 }
 
 }  // namespace gpusched::codec_internal

@@ -35,14 +35,24 @@ std::string Rfc3339(std::chrono::system_clock::time_point time) {
                           absl::UTCTimeZone());
 }
 
+// The fields Volcano's conditions share with metav1.Condition.
+void WriteConditionFields(JsonWriter& w, std::string_view type, bool status,
+                          std::string_view reason, std::string_view message,
+                          std::chrono::system_clock::time_point transition) {
+  w.Key("type").String(type);
+  w.Raw(",").Key("status").String(status ? "True" : "False");
+  w.Raw(",").Key("reason").String(reason);
+  w.Raw(",").Key("message").String(message);
+  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(transition));
+}
+
 void WriteCondition(JsonWriter& w, const VolcanoCondition& c) {
-  w.Raw("{").Key("type").String(c.type == VolcanoCondition::Type::kScheduled
-                                    ? "Scheduled"
-                                    : "Unschedulable");
-  w.Raw(",").Key("status").String(c.status ? "True" : "False");
-  w.Raw(",").Key("reason").String(c.reason);
-  w.Raw(",").Key("message").String(c.message);
-  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(c.last_transition));
+  w.Raw("{");
+  WriteConditionFields(w,
+                       c.type == VolcanoCondition::Type::kScheduled
+                           ? "Scheduled"
+                           : "Unschedulable",
+                       c.status, c.reason, c.message, c.last_transition);
   if (!c.transition_id.empty()) {
     w.Raw(",").Key("transitionID").String(c.transition_id);
   }
@@ -69,6 +79,15 @@ std::string EncodeVolcanoStatusPatch(const VolcanoStatus& status) {
   w.Raw("]");
   WriteCounts(w, status.running, status.succeeded, status.failed);
   w.Raw("}}");
+  return w.Take();
+}
+
+std::string EncodeNativeStatusPatch(const NativeAdmissionCondition& c) {
+  JsonWriter w;
+  w.Raw(R"({"status":{"conditions":[{)");
+  WriteConditionFields(w, kNativeAdmissionCondition, c.admitted, c.reason,
+                       c.message, c.last_transition);
+  w.Raw("}]}}");
   return w.Take();
 }
 

@@ -1,7 +1,7 @@
 #ifndef GPUSCHED_API_CODEC_PODGROUP_STATUS_JSON_H_
 #define GPUSCHED_API_CODEC_PODGROUP_STATUS_JSON_H_
 
-// The status merge patches of Volcano and coscheduling PodGroups
+// The status patches of Volcano, coscheduling and native PodGroups
 // (api/kube/podgroup_status.h writes them).
 
 #include <chrono>
@@ -61,7 +61,25 @@ struct CoschedulingStatus {
   std::optional<std::chrono::system_clock::time_point> schedule_start_time;
 };
 
+// gpusched's condition on a native PodGroup (scheduling.k8s.io/v1beta1).
+// kube-scheduler owns the API's own condition types,
+// PodGroupInitiallyScheduled and DisruptionTarget, and sets them from its
+// own cycle; gpusched's verdict goes beside them under a type of its own
+// domain, so neither writer overwrites the other.
+inline constexpr char kNativeAdmissionCondition[] = "gpusched.io/Admitted";
+
+struct NativeAdmissionCondition {
+  bool admitted = false;  // status True / False
+  std::string reason;     // one CamelCase word: a reason code's name
+  std::string message;
+  std::chrono::system_clock::time_point last_transition;
+};
+
 std::string EncodeVolcanoStatusPatch(const VolcanoStatus& status);
+// A strategic merge patch: the API's conditions are a list keyed by type,
+// so it sets gpusched's condition and leaves the others as they are (a
+// merge patch would replace the whole list, kube-scheduler's too).
+std::string EncodeNativeStatusPatch(const NativeAdmissionCondition& c);
 std::string EncodeCoschedulingStatusPatch(const CoschedulingStatus& status);
 
 }  // namespace gpusched

@@ -201,6 +201,9 @@ NameSet CreatedNames(const std::vector<ScenarioEvent>& events) {
       }
       auto it = pod.meta.annotations.find(kVolcanoGroupAnnotation);
       if (it != pod.meta.annotations.end()) names.insert(prefix + it->second);
+      if (!pod.pod_group_name.empty()) {
+        names.insert(prefix + pod.pod_group_name);
+      }
     }
   }
   return names;

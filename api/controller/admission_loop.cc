@@ -13,8 +13,15 @@
 namespace gpusched {
 
 ListKind GroupListKind(PodGroup::Flavor flavor) {
-  return flavor == PodGroup::Flavor::kVolcano ? ListKind::kVolcanoGroups
-                                              : ListKind::kCoschedulingGroups;
+  switch (flavor) {
+    case PodGroup::Flavor::kVolcano:
+      return ListKind::kVolcanoGroups;
+    case PodGroup::Flavor::kCoscheduling:
+      return ListKind::kCoschedulingGroups;
+    case PodGroup::Flavor::kNative:
+      return ListKind::kNativeGroups;
+  }
+  return ListKind::kNativeGroups;
 }
 
 namespace {

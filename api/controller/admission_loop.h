@@ -23,7 +23,7 @@
 //
 // With await_lists (a live server) the loop runs no pass, so adopts,
 // revokes, evicts and admits nothing, until it holds a complete list of
-// each source (pods, nodes, both PodGroup APIs), and again while a source
+// each source (pods, nodes, every PodGroup API), and again while a source
 // relists after its watch's history was compacted (410 Gone): a decision
 // taken on half a picture (pods without their nodes) cannot be undone.
 //
@@ -68,8 +68,14 @@
 namespace gpusched {
 
 // The sources whose complete list the loop waits for (await_lists).
-enum class ListKind { kPods, kNodes, kVolcanoGroups, kCoschedulingGroups };
-inline constexpr size_t kListKinds = 4;
+enum class ListKind {
+  kPods,
+  kNodes,
+  kVolcanoGroups,
+  kCoschedulingGroups,
+  kNativeGroups
+};
+inline constexpr size_t kListKinds = 5;
 ListKind GroupListKind(PodGroup::Flavor flavor);
 
 struct AdmissionLoopOptions {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "api/kube/eviction.h"
 #include "api/kube/pod_admission.h"
+#include "api/kube/podgroup_api.h"
 #include "api/kube/podgroup_status.h"
 #include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
@@ -48,11 +49,6 @@ std::string InstanceName(const std::string& configured) {
     return "gpusched";
   }
   return host;
-}
-
-std::string_view GroupApiVersion(PodGroup::Flavor flavor) {
-  return flavor == PodGroup::Flavor::kVolcano ? "scheduling.volcano.sh/v1beta1"
-                                              : "scheduling.x-k8s.io/v1alpha1";
 }
 
 // What gpusched did, as events.k8s.io wants it (one CamelCase word).
@@ -97,6 +93,17 @@ kube::VolcanoStatus VolcanoStatusOf(const WorkloadStatus& status) {
   return out;
 }
 
+// Admitted (True) from admission on, finished included; a waiting
+// workload's condition is False with its wait code, or Pending before the
+// engine gave it one (a condition's reason may not be empty).
+kube::NativeAdmissionCondition NativeConditionOf(const WorkloadStatus& status) {
+  const std::string_view code = ReasonCodeName(status.code);
+  return {.admitted = status.phase != WorkloadPhase::kWaiting,
+          .reason = code.empty() ? "Pending" : std::string(code),
+          .message = status.message,
+          .last_transition = std::chrono::system_clock::now()};
+}
+
 kube::CoschedulingStatus CoschedulingStatusOf(const WorkloadStatus& status) {
   kube::CoschedulingStatus out{.running = status.bound};
   switch (status.phase) {
@@ -115,6 +122,24 @@ kube::CoschedulingStatus CoschedulingStatusOf(const WorkloadStatus& status) {
       break;
   }
   return out;
+}
+
+absl::StatusOr<kube::PodGroupWriteResult> WriteGroupStatus(
+    kube::KubeClient& client, PodGroup::Flavor flavor,
+    const kube::PodGroupTarget& target, const WorkloadStatus& status,
+    const kube::CallOptions& call) {
+  switch (flavor) {
+    case PodGroup::Flavor::kVolcano:
+      return kube::WriteVolcanoStatus(client, target, VolcanoStatusOf(status),
+                                      call);
+    case PodGroup::Flavor::kCoscheduling:
+      return kube::WriteCoschedulingStatus(client, target,
+                                           CoschedulingStatusOf(status), call);
+    case PodGroup::Flavor::kNative:
+      return kube::WriteNativeStatus(client, target, NativeConditionOf(status),
+                                     call);
+  }
+  return absl::InternalError("unknown PodGroup flavor");
 }
 
 }  // namespace
@@ -258,11 +283,7 @@ absl::Status DecisionWriter::WriteStatus(const WorkloadStatus& status,
   const kube::PodGroupTarget target{status.group->group_namespace,
                                     status.group->name};
   absl::StatusOr<kube::PodGroupWriteResult> written =
-      status.group->flavor == PodGroup::Flavor::kVolcano
-          ? kube::WriteVolcanoStatus(client_, target, VolcanoStatusOf(status),
-                                     call)
-          : kube::WriteCoschedulingStatus(client_, target,
-                                          CoschedulingStatusOf(status), call);
+      WriteGroupStatus(client_, status.group->flavor, target, status, call);
   if (!written.ok()) return written.status();
   spdlog::info("podgroup status workload={} podgroup={}/{} code={} outcome={}",
                status.workload, target.namespace_name, target.name,
@@ -297,7 +318,8 @@ void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
     }
   }
   if (status.group) {
-    record({.api_version = std::string(GroupApiVersion(status.group->flavor)),
+    record({.api_version = std::string(
+                kube::PodGroupApiOf(status.group->flavor).group_version),
             .kind = "PodGroup",
             .namespace_name = status.group->group_namespace,
             .name = status.group->name,

@@ -13,7 +13,11 @@
 //             coscheduling Scheduling, scheduleStartTime set
 //   running   Running on both, Volcano condition Scheduled=True (Admitted)
 //   finished  Volcano Completed; coscheduling Finished
-// `running` counts the members bound to their nodes.
+// `running` counts the members bound to their nodes. A native PodGroup
+// (scheduling.k8s.io) has no phase or counts: its condition
+// gpusched.io/Admitted is False while it waits (the code as reason, the
+// sentence as message) and True from admission on (Admitted, then
+// Finished), beside kube-scheduler's own conditions.
 #ifndef GPUSCHED_API_CONTROLLER_DECISION_WRITER_H_
 #define GPUSCHED_API_CONTROLLER_DECISION_WRITER_H_
 

@@ -13,6 +13,7 @@
 
 #include "api/controller/admission_loop.h"
 #include "api/kube/cluster_sync.h"
+#include "api/kube/podgroup_api.h"
 #include "api/kube/podgroup_sync.h"
 #include "api/kube/watched_pods.h"
 
@@ -60,7 +61,7 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
     std::set<std::string> listed;
     for (const PodGroup& group : groups) listed.insert(group.Key());
     std::lock_guard lock(mu_);
-    std::set<std::string>& known = groups_[Index(flavor)];
+    std::set<std::string>& known = groups_[kube::FlavorIndex(flavor)];
     for (const std::string& key : known) {
       if (!listed.contains(key)) loop_.PodGroupDeleted(key);
     }
@@ -69,7 +70,7 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
   }
   void OnPodGroup(kube::WatchEventType type, PodGroup group) override {
     std::lock_guard lock(mu_);
-    std::set<std::string>& known = groups_[Index(group.flavor)];
+    std::set<std::string>& known = groups_[kube::FlavorIndex(group.flavor)];
     if (type == kube::WatchEventType::kDeleted) {
       known.erase(group.Key());
       loop_.PodGroupDeleted(group.Key());
@@ -80,14 +81,11 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
   }
 
  private:
-  static size_t Index(PodGroup::Flavor flavor) {
-    return flavor == PodGroup::Flavor::kVolcano ? 0 : 1;
-  }
-
   AdmissionLoop& loop_;
   kube::WatchedPods* const watched_;
   std::mutex mu_;
-  std::array<std::set<std::string>, 2> groups_;  // keys passed on, per API
+  // Keys passed on, per API.
+  std::array<std::set<std::string>, kube::kPodGroupFlavors> groups_;
 };
 
 }  // namespace gpusched

@@ -225,6 +225,13 @@ absl::StatusOr<std::string> KubeClient::Patch(std::string_view path,
                      impl_->options().request_timeout, call);
 }
 
+absl::StatusOr<std::string> KubeClient::StrategicPatch(
+    std::string_view path, std::string_view json, const CallOptions& call) {
+  return impl_->Call("PATCH", path, json,
+                     "application/strategic-merge-patch+json",
+                     impl_->options().request_timeout, call);
+}
+
 absl::StatusOr<std::string> KubeClient::Post(std::string_view path,
                                              std::string_view json,
                                              const CallOptions& call) {

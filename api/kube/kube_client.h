@@ -1,4 +1,5 @@
-// A small Kubernetes API client: list, watch, get, merge-patch and post, with
+// A small Kubernetes API client: list, watch, get, merge-patch (strategic
+// merge-patch for built-in objects' keyed lists) and post, with
 // a bearer token and per-request timeouts. It speaks JSON bodies as text;
 // decoding objects is the caller's job (api/codec/k8s_json.h).
 //
@@ -120,6 +121,12 @@ class KubeClient {
   absl::StatusOr<std::string> Patch(std::string_view path,
                                     std::string_view merge_patch_json,
                                     const CallOptions& call = {});
+  // A strategic merge patch: lists the built-in type keys (conditions by
+  // type) are merged entry by entry rather than replaced. Built-in types
+  // only: the API server refuses it for custom resources (415).
+  absl::StatusOr<std::string> StrategicPatch(std::string_view path,
+                                             std::string_view patch_json,
+                                             const CallOptions& call = {});
   absl::StatusOr<std::string> Post(std::string_view path, std::string_view json,
                                    const CallOptions& call = {});
 

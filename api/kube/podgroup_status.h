@@ -1,5 +1,5 @@
 // Writes a PodGroup's status, so `kubectl get podgroup` tells what gpusched
-// decided, for both PodGroup flavors gpusched reads:
+// decided, for the three PodGroup flavors gpusched reads:
 //
 // - Volcano, scheduling.volcano.sh/v1beta1: its CRD declares no status
 //   subresource (`subresources: {}`; volcano-scheduler itself writes status
@@ -8,6 +8,11 @@
 // - coscheduling, scheduling.x-k8s.io/v1alpha1: its CRD has a status
 //   subresource, so the patch goes to .../podgroups/NAME/status (the main
 //   resource would ignore a status change).
+// - native, scheduling.k8s.io/v1beta1 (KEP-4671): status has no phase or
+//   counts, only conditions (a list keyed by type) and resource claims.
+//   kube-scheduler owns PodGroupInitiallyScheduled and DisruptionTarget;
+//   gpusched sets its own condition, gpusched.io/Admitted, with a strategic
+//   merge patch to .../podgroups/NAME/status that leaves the others alone.
 //
 // Field names follow the CRDs (volcano-sh/apis pkg/apis/scheduling/v1beta1,
 // kubernetes-sigs/scheduler-plugins apis/scheduling/v1alpha1). A merge
@@ -36,13 +41,14 @@ struct PodGroupTarget {
 // The statuses written (api/codec/podgroup_status_json.h).
 using ::gpusched::CoschedulingPhase;
 using ::gpusched::CoschedulingStatus;
+using ::gpusched::NativeAdmissionCondition;
 using ::gpusched::VolcanoCondition;
 using ::gpusched::VolcanoPhase;
 using ::gpusched::VolcanoStatus;
 
 enum class PodGroupWriteOutcome {
   kWritten,
-  kGroupGone,  // 404: the group was deleted, or its CRD is not installed
+  kGroupGone,  // 404: the group was deleted, or its API is not served
 };
 
 struct PodGroupWriteResult {
@@ -57,6 +63,10 @@ absl::StatusOr<PodGroupWriteResult> WriteVolcanoStatus(
 absl::StatusOr<PodGroupWriteResult> WriteCoschedulingStatus(
     KubeClient& client, const PodGroupTarget& group,
     const CoschedulingStatus& status, const CallOptions& call = {});
+
+absl::StatusOr<PodGroupWriteResult> WriteNativeStatus(
+    KubeClient& client, const PodGroupTarget& group,
+    const NativeAdmissionCondition& condition, const CallOptions& call = {});
 
 }  // namespace gpusched::kube
 

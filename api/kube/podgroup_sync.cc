@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "api/codec/kube_list_json.h"
 #include "api/codec/podgroup_decode.h"
+#include "api/kube/podgroup_api.h"
 #include "api/kube/sync_util.h"
 #include "scheduler/base/strings.h"
 #include "spdlog/spdlog.h"
@@ -13,22 +14,15 @@
 namespace gpusched::kube {
 namespace {
 
-size_t IndexOf(PodGroup::Flavor flavor) {
-  return flavor == PodGroup::Flavor::kVolcano ? 0 : 1;
-}
-
 std::string_view ApiName(PodGroup::Flavor flavor) {
-  return flavor == PodGroup::Flavor::kVolcano ? "scheduling.volcano.sh/v1beta1"
-                                              : "scheduling.x-k8s.io/v1alpha1";
+  return PodGroupApiOf(flavor).group_version;
 }
 
-// The CRD that defines each API, and the version gpusched lists.
-CrdWatchOptions CrdOf(PodGroup::Flavor flavor,
+// The CRD that defines an API, and the version gpusched lists.
+CrdWatchOptions CrdOf(const PodGroupApi& api,
                       const PodGroupSyncOptions& options) {
-  const bool volcano = flavor == PodGroup::Flavor::kVolcano;
-  return CrdWatchOptions{.name = volcano ? "podgroups.scheduling.volcano.sh"
-                                         : "podgroups.scheduling.x-k8s.io",
-                         .version = volcano ? "v1beta1" : "v1alpha1",
+  return CrdWatchOptions{.name = std::string(api.crd),
+                         .version = std::string(api.crd_version),
                          .initial_backoff = options.initial_backoff,
                          .max_backoff = options.max_backoff,
                          .forbidden_retry = options.absent_poll};
@@ -54,29 +48,30 @@ absl::Status DecodeItems(const std::string& body, PodGroup::Flavor flavor,
 }  // namespace
 
 std::string_view PodGroupListPath(PodGroup::Flavor flavor) {
-  return flavor == PodGroup::Flavor::kVolcano
-             ? "/apis/scheduling.volcano.sh/v1beta1/podgroups"
-             : "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
+  return PodGroupApiOf(flavor).list_path;
 }
 
 PodGroupSync::PodGroupSync(KubeClient& client, PodGroupListener& listener,
                            PodGroupSyncOptions options)
     : client_(client), listener_(listener), options_(options) {
-  for (PodGroup::Flavor flavor :
-       {PodGroup::Flavor::kVolcano, PodGroup::Flavor::kCoscheduling}) {
-    crds_[IndexOf(flavor)] =
-        std::make_unique<CrdWatch>(client_, CrdOf(flavor, options_));
+  for (const PodGroupApi& api : kPodGroupApis) {
+    if (api.crd.empty()) continue;  // built in: no CRD to watch
+    crds_[FlavorIndex(api.flavor)] =
+        std::make_unique<CrdWatch>(client_, CrdOf(api, options_));
   }
 }
 
 PodGroupSync::~PodGroupSync() { Stop(); }
 
 void PodGroupSync::Start() {
-  for (std::unique_ptr<CrdWatch>& crd : crds_) crd->Start();
-  for (PodGroup::Flavor flavor :
-       {PodGroup::Flavor::kVolcano, PodGroup::Flavor::kCoscheduling}) {
-    threads_[IndexOf(flavor)] = std::jthread(
-        [this, flavor](std::stop_token stop) { Run(flavor, stop); });
+  for (std::unique_ptr<CrdWatch>& crd : crds_) {
+    if (crd) crd->Start();
+  }
+  for (const PodGroupApi& api : kPodGroupApis) {
+    threads_[FlavorIndex(api.flavor)] =
+        std::jthread([this, flavor = api.flavor](std::stop_token stop) {
+          Run(flavor, stop);
+        });
   }
 }
 
@@ -85,31 +80,33 @@ void PodGroupSync::Stop() {
   for (std::jthread& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
-  for (std::unique_ptr<CrdWatch>& crd : crds_) crd->Stop();  // after: in use
+  for (std::unique_ptr<CrdWatch>& crd : crds_) {
+    if (crd) crd->Stop();  // after the threads: they use it
+  }
 }
 
 bool PodGroupSync::settled(PodGroup::Flavor flavor) const {
-  return settled_[IndexOf(flavor)];
+  return settled_[FlavorIndex(flavor)];
 }
 
 // List, then watch until the history or the API is gone. An absent API is
-// listed again when its CRD is established: said once when it goes
-// missing, once when it comes back.
+// listed again when its CRD is established (the built-in one at the next
+// poll): said once when it goes missing, once when it comes back.
 void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
-  CrdWatch& crd = *crds_[IndexOf(flavor)];
+  const CrdWatch* crd = crds_[FlavorIndex(flavor)].get();  // null: built in
   Backoff backoff(options_.initial_backoff, options_.max_backoff);
   bool absent = false;
   int forbidden = 0;
   while (!stop.stop_requested()) {
     // Noted before the list, so that a CRD established or removed while
     // the list runs is not missed.
-    const CrdWatch::Mark mark = crd.mark();
+    const CrdWatch::Mark mark = crd ? crd->mark() : CrdWatch::Mark{};
     absl::StatusOr<std::string> version = ListAll(flavor, stop);
     if (stop.stop_requested()) return;
     if (CountsAsAbsent(version.status(), forbidden)) {
       if (!absent) ReportAbsent(flavor, version.status());
       absent = true;
-      settled_[IndexOf(flavor)] = true;
+      settled_[FlavorIndex(flavor)] = true;
       if (!WaitToAskAgain(flavor, version.status(), mark, backoff, stop)) {
         return;
       }
@@ -127,7 +124,7 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
     if (absent)
       spdlog::info("kube sync: {} PodGroups are served now", ApiName(flavor));
     absent = false;
-    settled_[IndexOf(flavor)] = true;
+    settled_[FlavorIndex(flavor)] = true;
     backoff.Reset();
     if (!WatchUntilRelist(flavor, *version, backoff, mark.removal, stop)) {
       return;
@@ -135,20 +132,22 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
   }
 }
 
-// A forbidden API waits out the poll: no CRD event changes a role. A
-// missing one waits for its CRD (the poll only while the CRD watch has no
-// answer), unless the CRD is established already: then this API server
+// A forbidden API waits out the poll: no CRD event changes a role. So
+// does the missing built-in API: it appears when kube-apiserver restarts
+// with the runtime-config that serves it, which no object announces. A
+// missing CRD API waits for its CRD (the poll only while the CRD watch has
+// no answer), unless the CRD is established already: then this API server
 // has not caught up with it yet, and it is asked again after a backoff.
 bool PodGroupSync::WaitToAskAgain(PodGroup::Flavor flavor,
                                   const absl::Status& status,
                                   const CrdWatch::Mark& mark, Backoff& backoff,
                                   std::stop_token stop) {
-  CrdWatch& crd = *crds_[IndexOf(flavor)];
-  if (absl::IsPermissionDenied(status)) {
+  const CrdWatch* crd = crds_[FlavorIndex(flavor)].get();
+  if (absl::IsPermissionDenied(status) || crd == nullptr) {
     return SleepFor(options_.absent_poll, stop);
   }
-  if (crd.ready()) return SleepFor(backoff.Next(), stop);
-  return crd.WaitUntilReady(mark, options_.absent_poll, stop) !=
+  if (crd->ready()) return SleepFor(backoff.Next(), stop);
+  return crd->WaitUntilReady(mark, options_.absent_poll, stop) !=
          CrdWatch::Wake::kStopped;
 }
 
@@ -201,7 +200,13 @@ bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
 // Said once when the API goes missing; its groups are then none.
 void PodGroupSync::ReportAbsent(PodGroup::Flavor flavor,
                                 const absl::Status& status) {
-  if (absl::IsNotFound(status)) {
+  if (absl::IsNotFound(status) && PodGroupApiOf(flavor).crd.empty()) {
+    spdlog::info(
+        "kube sync: {} PodGroups are not served (kube-apiserver needs "
+        "--runtime-config=scheduling.k8s.io/v1beta1=true and the "
+        "GenericWorkload feature gate): asked again every {} ms",
+        ApiName(flavor), options_.absent_poll.count());
+  } else if (absl::IsNotFound(status)) {
     spdlog::info(
         "kube sync: {} PodGroups are not served (CRD not "
         "installed): skipped until the CRD is established",

@@ -1,10 +1,13 @@
-// Lists and watches the PodGroups of both gang APIs, each on its own
-// thread, and hands them to a listener (the queueing core's way in):
+// Lists and watches the PodGroups of the three gang APIs (podgroup_api.h),
+// each on its own thread, and hands them to a listener (the queueing
+// core's way in):
 //
 //   scheduling.volcano.sh/v1beta1 podgroups   (Volcano)
 //   scheduling.x-k8s.io/v1alpha1 podgroups    (the coscheduling plugin)
+//   scheduling.k8s.io/v1beta1 podgroups       (Kubernetes' own, KEP-4671)
 //
-// Most clusters install one of the two CRDs, or neither. An API the server
+// Most clusters install one of the two CRDs, or neither, and serve the
+// built-in API only when told to (it is off by default). An API the server
 // does not serve (404), or that gpusched may not list (403 for several
 // tries in a row), is logged once and passed on as listed with no groups.
 // Beside each thread a CrdWatch (crd_watch.h) watches the API's CRD; a
@@ -14,7 +17,10 @@
 // CRD watch only says when to ask: the PodGroup list decides what is served.
 // `absent_poll` remains the fallback while the CRD watch has no answer (the
 // role may not read CRDs: an older RBAC), and for an API that is forbidden
-// rather than missing (no CRD event changes a role). Other failures retry
+// rather than missing (no CRD event changes a role). The built-in API has
+// no CRD: while it is not served it is asked for every `absent_poll`, so
+// that a kube-apiserver restarted with the runtime-config that serves it
+// is noticed within that. Other failures retry
 // with a backoff, as the pod and node watches do (cluster_sync.h).
 #ifndef GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
 #define GPUSCHED_API_KUBE_PODGROUP_SYNC_H_
@@ -31,6 +37,7 @@
 
 #include "api/kube/crd_watch.h"
 #include "api/kube/kube_client.h"
+#include "api/kube/podgroup_api.h"
 #include "queueing/workload_types.h"
 
 namespace gpusched::kube {
@@ -53,7 +60,7 @@ struct PodGroupSyncOptions {
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
   // How often an API that is not served is asked for again when its CRD
-  // cannot be watched, and an API that is forbidden.
+  // cannot be watched or it has none, and an API that is forbidden.
   std::chrono::milliseconds absent_poll{30000};
   int list_page_size = 500;
 };
@@ -98,9 +105,10 @@ class PodGroupSync {
   KubeClient& client_;
   PodGroupListener& listener_;
   const PodGroupSyncOptions options_;
-  std::array<std::atomic<bool>, 2> settled_{};
-  std::array<std::unique_ptr<CrdWatch>, 2> crds_;  // outlive threads_' use
-  std::array<std::jthread, 2> threads_;
+  std::array<std::atomic<bool>, kPodGroupFlavors> settled_{};
+  // Null for the built-in API. They outlive threads_' use.
+  std::array<std::unique_ptr<CrdWatch>, kPodGroupFlavors> crds_;
+  std::array<std::jthread, kPodGroupFlavors> threads_;
 };
 
 }  // namespace gpusched::kube

@@ -147,6 +147,39 @@ INSTANTIATE_TEST_SUITE_P(
                   0}),
     [](const auto& info) { return info.param.name; });
 
+// The native PodGroup a pod names in its spec goes before every label:
+// kube-scheduler gangs the pod by it, so gpusched's gang must be the same.
+TEST(PodAdmissionStateTest, NativePodGroupGoesBeforeLabels) {
+  Pod pod = WithMeta(
+      {{kKueueGroupLabel, "g"}, {kCoschedulingGroupLabel, "c"}},
+      {{kKueueGroupCountAnnotation, "4"}, {kVolcanoGroupAnnotation, "v"}});
+  pod.pod_group_name = "ring";
+  const PodAdmissionState state = DecodePodAdmissionState(pod);
+  EXPECT_EQ(state.group_kind, GroupKind::kNative);
+  EXPECT_EQ(state.group_name, "ring");
+  EXPECT_EQ(state.declared_count, 0);  // the PodGroup's minCount says it
+}
+
+TEST(PodAdmissionStateTest, JsonDecoderReadsTheSchedulingGroup) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "w-0", "namespace": "ml"},
+    "spec": {"schedulingGroup": {"podGroupName": "ring"}}})");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->pod_group_name, "ring");
+  EXPECT_EQ(pod->admission.group_kind, GroupKind::kNative);
+  EXPECT_EQ(pod->admission.group_name, "ring");
+}
+
+TEST(PodAdmissionStateTest, SchedulingGroupOfTheWrongTypeNamesTheField) {
+  absl::StatusOr<Pod> pod = PodFromJson(R"({
+    "metadata": {"name": "w-0"},
+    "spec": {"schedulingGroup": {"podGroupName": 7}}})");
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(std::string(pod.status().message()),
+            "Pod.spec.schedulingGroup.podGroupName: expected string, got "
+            "number");
+}
+
 TEST(PodAdmissionStateTest, TopologyLevelsFromAnnotations) {
   const PodAdmissionState state = DecodePodAdmissionState(
       WithMeta({}, {{kTopologyRequiredAnnotation, "gpusched.io/rack"},
@@ -300,18 +333,38 @@ TEST(PodAdmissionStateTest, ScenarioPodsHaveIt) {
             std::optional<std::string>("q"));
 }
 
-TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
-  absl::StatusOr<AdmissionReviewRequest> review = DecodeAdmissionReview(
+// The webhook's review of a CREATE of pod ml/`name` whose object is
+// `object` (JSON).
+absl::StatusOr<AdmissionReviewRequest> ReviewPodCreate(
+    const std::string& name, const std::string& object) {
+  return DecodeAdmissionReview(
       R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
           "request": {"uid": "u1", "operation": "CREATE",
             "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "namespace": "ml", "name": "c-0",
-            "object": {"metadata": {"labels":
-              {"scheduling.x-k8s.io/pod-group": "cg"}}}}})",
+            "namespace": "ml", "name": ")" +
+          name + R"(", "object": )" + object + "}}",
       1 << 20, kAdmissionGate);
+}
+
+TEST(PodAdmissionStateTest, AdmissionReviewPodHasIt) {
+  absl::StatusOr<AdmissionReviewRequest> review = ReviewPodCreate(
+      "c-0",
+      R"({"metadata": {"labels": {"scheduling.x-k8s.io/pod-group": "cg"}}})");
   ASSERT_TRUE(review.ok()) << review.status();
   EXPECT_EQ(review->pod.admission.group_kind, GroupKind::kCoscheduling);
   EXPECT_EQ(review->pod.admission.group_name, "cg");
+}
+
+// A native gang's member carries no label: the webhook must read its spec
+// to know the queueing core holds it (and gate it).
+TEST(PodAdmissionStateTest, AdmissionReviewReadsTheNativePodGroup) {
+  absl::StatusOr<AdmissionReviewRequest> review = ReviewPodCreate(
+      "ring-0", R"({"metadata": {}, "spec": {"schedulerName": "gpusched",
+                    "schedulingGroup": {"podGroupName": "ring"}}})");
+  ASSERT_TRUE(review.ok()) << review.status();
+  EXPECT_EQ(review->scheduler_name, "gpusched");
+  EXPECT_EQ(review->pod.admission.group_kind, GroupKind::kNative);
+  EXPECT_EQ(review->pod.admission.group_name, "ring");
 }
 
 }  // namespace

@@ -121,8 +121,8 @@ constexpr ErrorCase kEventErrors[] = {
      "events:\n- at: 0s\n  create:\n  - kind: PodGroup\n"
      "    apiVersion: example.com/v1\n    metadata: {name: g}\n",
      "s.yaml: line 10: events[0].create[0].apiVersion: unsupported PodGroup "
-     "API \"example.com/v1\": expected scheduling.volcano.sh/v1beta1 or "
-     "scheduling.x-k8s.io/v1alpha1"},
+     "API \"example.com/v1\": expected scheduling.volcano.sh/v1beta1, "
+     "scheduling.x-k8s.io/v1alpha1 or scheduling.k8s.io/v1beta1"},
     {"CreatePodGroupMinMemberZero",
      "events:\n- at: 0s\n  create:\n  - kind: PodGroup\n"
      "    apiVersion: scheduling.volcano.sh/v1beta1\n    metadata: {name: g}\n"

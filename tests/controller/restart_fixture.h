@@ -73,6 +73,7 @@ class RestartFixture : public ::testing::Test {
     loop_->NodesListed();
     loop_->PodGroupsListed(PodGroup::Flavor::kVolcano, {});
     loop_->PodGroupsListed(PodGroup::Flavor::kCoscheduling, {});
+    loop_->PodGroupsListed(PodGroup::Flavor::kNative, {});
   }
   // team-a's nominal 8 GPUs all taken by two pods of 4 running on dgx-0
   // before the restart, and a pending pod of 4 in the same queue.

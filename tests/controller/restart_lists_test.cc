@@ -55,6 +55,7 @@ TEST_F(RestartListsTest, PodsListedBeforeNodesAreAdoptedOnceTheNodesArrive) {
   ListPods(pods);
   loop_->PodGroupsListed(PodGroup::Flavor::kVolcano, {});
   loop_->PodGroupsListed(PodGroup::Flavor::kCoscheduling, {});
+  loop_->PodGroupsListed(PodGroup::Flavor::kNative, {});
   Settle();
   EXPECT_EQ(loop_->passes(), 0u);  // no node list yet: no pass at all
   EXPECT_TRUE(sink_.Take().empty());

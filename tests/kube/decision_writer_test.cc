@@ -25,6 +25,7 @@ using kube::testing::FakeApiServer;
 using kube::testing::Gated;
 using kube::testing::GpuPod;
 using kube::testing::Json;
+using kube::testing::NativePodGroup;
 using kube::testing::VolcanoPodGroup;
 using kube::testing::WaitUntil;
 
@@ -163,6 +164,48 @@ TEST_F(DecisionWriterTest, CoschedulingGroupPhaseAndCountsGoToItsStatus) {
   EXPECT_EQ(EventsAbout("ring")[1]["regarding"]["apiVersion"],
             "scheduling.x-k8s.io/v1alpha1");
   EXPECT_EQ(EventsAbout("ring")[1]["reason"], "Admitted");
+}
+
+// A native PodGroup has no phase: gpusched's own condition says it, False
+// with the wait code while it waits, True once admitted; the PodGroup's
+// Events name the built-in API.
+TEST_F(DecisionWriterTest, NativeGroupGetsGpuschedsConditionOnly) {
+  server_.ServeNativePodGroups(true);
+  server_.AddPodGroup(NativePodGroup("team-a/ring", 2));
+  writer_->Publish(
+      {RingStatus(PodGroup::Flavor::kNative, ReasonCode::kWaitingForQuota,
+                  WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(Written(1));
+  Json status = server_.PodGroup("scheduling.k8s.io", "team-a/ring")["status"];
+  ASSERT_EQ(status["conditions"].size(), 1u);
+  EXPECT_EQ(status["conditions"][0]["type"], "gpusched.io/Admitted");
+  EXPECT_EQ(status["conditions"][0]["status"], "False");
+  EXPECT_EQ(status["conditions"][0]["reason"], "WaitingForQuota");
+  EXPECT_FALSE(status.contains("phase"));
+  writer_->Publish({RingStatus(PodGroup::Flavor::kNative, ReasonCode::kAdmitted,
+                               WorkloadPhase::kRunning)});
+  ASSERT_TRUE(Written(2));
+  status = server_.PodGroup("scheduling.k8s.io", "team-a/ring")["status"];
+  ASSERT_EQ(status["conditions"].size(), 1u);
+  EXPECT_EQ(status["conditions"][0]["status"], "True");
+  EXPECT_EQ(status["conditions"][0]["reason"], "Admitted");
+  EXPECT_EQ(server_.Count("PATCH podgroup/status"), 2);
+  ASSERT_TRUE(WaitUntil([&] { return EventsAbout("ring").size() == 2; }));
+  EXPECT_EQ(EventsAbout("ring")[0]["regarding"]["apiVersion"],
+            "scheduling.k8s.io/v1beta1");
+}
+
+// A workload the engine has given no code yet still gets a reason: the API
+// server refuses a condition without one.
+TEST_F(DecisionWriterTest, NativeConditionWithoutCodeIsPending) {
+  server_.ServeNativePodGroups(true);
+  server_.AddPodGroup(NativePodGroup("team-a/ring", 2));
+  writer_->Publish({RingStatus(PodGroup::Flavor::kNative, ReasonCode::kNone,
+                               WorkloadPhase::kWaiting)});
+  ASSERT_TRUE(Written(1));
+  Json status = server_.PodGroup("scheduling.k8s.io", "team-a/ring")["status"];
+  ASSERT_EQ(status["conditions"].size(), 1u);
+  EXPECT_EQ(status["conditions"][0]["reason"], "Pending");
 }
 
 // Issue G: Admitted is told once per workload, on its PodGroup: a gang of

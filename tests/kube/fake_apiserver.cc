@@ -325,6 +325,12 @@ Reply FakeApiServer::Impl::List(const Scope& scope, const Query& query) {
     if (!scope.Covers(scope.kind, it->second)) continue;
     if (limit != 0 && items.size() == limit) break;
     items.push_back(it->second);
+    if (scope.api_version == kNativePodGroupApi) {
+      // A built-in type's list leaves them out of its items (a CRD's keeps
+      // them); watch events carry them.
+      items.back().erase("apiVersion");
+      items.back().erase("kind");
+    }
     last = it->first;
   }
   Json metadata = {{"resourceVersion", std::to_string(version_)}};

@@ -8,7 +8,8 @@
 // open, which a whole-response server cannot produce.
 //
 // Also: pods/status, pods/eviction (policy/v1), events.k8s.io/v1 Events,
-// the two PodGroup CRDs (Volcano's and coscheduling's) and
+// the two PodGroup CRDs (Volcano's and coscheduling's), the built-in
+// PodGroup API (scheduling.k8s.io/v1beta1, ServeNativePodGroups) and
 // CustomResourceDefinitions themselves (list and watch, with the field
 // selector metadata.name=...).
 //
@@ -126,6 +127,13 @@ class FakeApiServer {
   // and `key` ("namespace/name"), or null.
   Json PodGroup(std::string_view api_group, std::string_view key) const;
 
+  // Serves Kubernetes' own PodGroup API, scheduling.k8s.io/v1beta1 (not
+  // served at first, as kube-apiserver without its runtime-config): list
+  // and watch like a CRD's PodGroups, items of a list without apiVersion
+  // and kind as for every built-in type, and .../status, whose strategic
+  // merge patch merges conditions by type.
+  void ServeNativePodGroups(bool served);
+
   // Adds a CustomResourceDefinition, or replaces the one of that name (an
   // ADDED or MODIFIED event).
   void PutCrd(Json crd);
@@ -185,6 +193,8 @@ Json Gated(Json pod, const std::vector<std::string>& gates);
 // and of coscheduling (scheduling.x-k8s.io/v1alpha1).
 Json VolcanoPodGroup(std::string_view key, int min_member);
 Json CoschedulingPodGroup(std::string_view key, int min_member);
+// Kubernetes' own (scheduling.k8s.io/v1beta1), a gang of `min_count`.
+Json NativePodGroup(std::string_view key, int min_count);
 // The CRD podgroups.<group>, serving `version`, with the condition
 // Established "True" or, when not `established`, no status yet (as just
 // created).

@@ -71,6 +71,15 @@ struct ServedResource {
 // By "group/version/resource".
 using ServedResources = std::map<std::string, ServedResource, std::less<>>;
 
+// Kubernetes' own PodGroup API, built in: served without a CRD, when the
+// test says (ServeNativePodGroups), as kube-apiserver serves it only with
+// its runtime-config and feature gate.
+inline constexpr std::string_view kNativePodGroupApi =
+    "scheduling.k8s.io/v1beta1";
+
+// The member `key` of `object`, or null (fake_pods.cc).
+Json At(const Json& object, std::string_view key);
+
 // Which part of an object a merge patch may change: the main resource of
 // a kind with a status subresource ignores status, the subresource
 // changes only status, a kind without one takes everything.
@@ -103,6 +112,7 @@ class FakeApiServer::Impl {
   // fake_crds.cc
   void PutCrd(Json crd);
   void DeleteCrd(std::string_view name);
+  void ServeNativePodGroups(bool served);
   // fake_generic.cc
   void ServeResource(std::string_view group_version, std::string_view resource,
                      bool namespaced, std::string_view kind);
@@ -162,6 +172,11 @@ class FakeApiServer::Impl {
   Reply CreateEvent(const Request& request, std::string_view ns);
   Reply PodGroupCall(const Request& request, std::string_view api,
                      std::string_view rest);
+  // A native PodGroup's status patch: a strategic merge keys conditions
+  // by type; a merge patch replaces them. The patched object, or the
+  // error answer.
+  std::optional<Reply> PatchNativeStatus(const Request& request,
+                                         const Json& stored, Json& next) const;
 
   // fake_crds.cc: the scope of a CRD list (403 while forbidden), and of a
   // PodGroup API's list (404 unless its CRD is Established and serves the
@@ -211,6 +226,7 @@ class FakeApiServer::Impl {
   std::deque<Event> events_;
   std::map<std::string, int, std::less<>> counts_;
   bool stopping_ = false;
+  bool native_podgroups_ = false;  // scheduling.k8s.io/v1beta1 served
   std::vector<int> open_fds_;
   std::vector<std::thread> threads_;
 };

@@ -51,9 +51,13 @@ Scope FakeApiServer::Impl::PodGroupScope(std::string_view api) {
   const std::string group(api.substr(0, slash));
   std::lock_guard lock(mu_);
   auto it = crds_.find("podgroups." + group);
-  if (slash == std::string_view::npos || it == crds_.end() ||
-      !IsEstablished(it->second) ||
-      !ServesVersion(it->second, api.substr(slash + 1))) {
+  const bool served =
+      api == kNativePodGroupApi
+          ? native_podgroups_
+          : slash != std::string_view::npos && it != crds_.end() &&
+                IsEstablished(it->second) &&
+                ServesVersion(it->second, api.substr(slash + 1));
+  if (!served) {
     ++counts_["NOT FOUND podgroups"];
     scope.refused = Reply{404, Status(404, "NotFound",
                                       "the server could not find the "
@@ -81,7 +85,16 @@ void FakeApiServer::Impl::DeleteCrd(std::string_view name) {
   Record(std::string(kCrdKind), "DELETED", crd);
 }
 
+void FakeApiServer::Impl::ServeNativePodGroups(bool served) {
+  std::lock_guard lock(mu_);
+  native_podgroups_ = served;
+}
+
 void FakeApiServer::PutCrd(Json crd) { impl_->PutCrd(std::move(crd)); }
+
+void FakeApiServer::ServeNativePodGroups(bool served) {
+  impl_->ServeNativePodGroups(served);
+}
 
 void FakeApiServer::DeleteCrd(std::string_view name) { impl_->DeleteCrd(name); }
 

@@ -77,4 +77,10 @@ Json CoschedulingPodGroup(std::string_view key, int min_member) {
   return PodGroupOf("scheduling.x-k8s.io/v1alpha1", key, min_member);
 }
 
+Json NativePodGroup(std::string_view key, int min_count) {
+  Json group = PodGroupOf("scheduling.k8s.io/v1beta1", key, 0);
+  group["spec"] = {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}}};
+  return group;
+}
+
 }  // namespace gpusched::kube::testing

@@ -19,11 +19,6 @@ constexpr char kForbiddenUpdate[] =
     "existing tolerations), `spec.terminationGracePeriodSeconds` (allow it "
     "to be set to 1 if it was previously negative)";
 
-Json At(const Json& object, std::string_view key) {
-  auto it = object.find(key);
-  return it == object.end() ? Json() : *it;
-}
-
 bool IsPrefix(const Json& prefix, const Json& list) {
   if (prefix.is_null()) return true;
   if (!list.is_array() || list.size() < prefix.size()) return false;
@@ -114,6 +109,11 @@ Reply BudgetRefusal(const std::string& budget) {
 }
 
 }  // namespace
+
+Json At(const Json& object, std::string_view key) {
+  auto it = object.find(key);
+  return it == object.end() ? Json() : *it;
+}
 
 // A pod write is logged as it arrives and as it is answered, and waits
 // pod_write_delay_ in between without the lock, so that writes overlap as

@@ -1,5 +1,6 @@
 // The fake API server's Events (events.k8s.io/v1) and PodGroups (Volcano's
-// and coscheduling's CRDs).
+// and coscheduling's CRDs, and the built-in scheduling.k8s.io/v1beta1).
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -8,8 +9,8 @@
 namespace gpusched::kube::testing {
 namespace {
 
-// The PodGroup CRDs served: API group and version, and whether the CRD
-// declares a status subresource.
+// The PodGroup APIs served: API group and version, and whether it has a
+// status subresource.
 struct PodGroupApi {
   std::string_view api;
   bool status_subresource;
@@ -17,6 +18,7 @@ struct PodGroupApi {
 constexpr PodGroupApi kCrds[] = {
     {"scheduling.volcano.sh/v1beta1", false},
     {"scheduling.x-k8s.io/v1alpha1", true},
+    {kNativePodGroupApi, true},  // built in, no CRD
 };
 
 const PodGroupApi* FindCrd(std::string_view api) {
@@ -143,8 +145,9 @@ Reply FakeApiServer::Impl::PodGroupCall(const Request& request,
   ++counts_[get     ? "GET podgroup"
             : patch ? (status ? "PATCH podgroup/status" : "PATCH podgroup")
                     : "OTHER"];
+  const bool native = api == kNativePodGroupApi;
   if (crd == nullptr || name.find('/') != std::string_view::npos ||
-      (status && !crd->status_subresource)) {
+      (status && !crd->status_subresource) || (native && !native_podgroups_)) {
     return {404, Status(404, "NotFound",
                         "the server could not find the requested resource")};
   }
@@ -161,13 +164,50 @@ Reply FakeApiServer::Impl::PodGroupCall(const Request& request,
                            : crd->status_subresource ? PatchScope::kAllButStatus
                                                      : PatchScope::kAll;
   Json next;
-  if (auto refused =
-          Merge(request, it->second, "podgroups." + group, scope, next)) {
-    return *refused;
-  }
+  std::optional<Reply> refused =
+      native && status
+          ? PatchNativeStatus(request, it->second, next)
+          : Merge(request, it->second, "podgroups." + group, scope, next);
+  if (refused) return *refused;
   it->second = std::move(next);
   Record("podgroups", "MODIFIED", it->second);
   return {200, it->second};
+}
+
+// As the API server's strategic merge for PodGroupStatus (conditions:
+// patchMergeKey type): each condition of the patch replaces the stored one
+// of its type or is added; the other conditions stay. A merge patch goes
+// through Merge and replaces the list whole, as on the real server.
+std::optional<Reply> FakeApiServer::Impl::PatchNativeStatus(
+    const Request& request, const Json& stored, Json& next) const {
+  if (request[bhttp::field::content_type] !=
+      "application/strategic-merge-patch+json") {
+    return Merge(request, stored, "podgroups.scheduling.k8s.io",
+                 PatchScope::kStatusOnly, next);
+  }
+  Json patch = Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
+  if (patch.is_discarded() || !patch.is_object()) {
+    return Reply{400, Status(400, "BadRequest", "invalid JSON in patch")};
+  }
+  next = stored;
+  Json status = At(patch, "status");
+  Json conditions = At(status, "conditions");
+  if (status.is_object()) status.erase("conditions");
+  next["status"].merge_patch(status);
+  if (!conditions.is_array()) return std::nullopt;
+  Json& kept = next["status"]["conditions"];
+  if (!kept.is_array()) kept = Json::array();
+  for (const Json& condition : conditions) {
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Json& c) {
+      return c.value("type", "") == condition.value("type", "");
+    });
+    if (same != kept.end()) {
+      *same = condition;
+    } else {
+      kept.push_back(condition);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpusched::kube::testing

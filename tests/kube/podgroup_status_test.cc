@@ -99,5 +99,50 @@ TEST_F(PodGroupStatusTest, DeletedGroupOrAbsentCrdIsGoneNotAnError) {
   EXPECT_EQ(written->outcome, PodGroupWriteOutcome::kGroupGone);
 }
 
+// kube-scheduler owns PodGroupInitiallyScheduled: gpusched's condition goes
+// beside it, and a later write replaces gpusched's own, not the list.
+TEST_F(PodGroupStatusTest, NativeConditionGoesBesideKubeSchedulers) {
+  server_.ServeNativePodGroups(true);
+  Json group = NativePodGroup("team-a/ring", 4);
+  group["status"]["conditions"] = Json::parse(
+      R"([{"type":"PodGroupInitiallyScheduled","status":"False",)"
+      R"("reason":"Unschedulable","message":"waiting for minCount pods",)"
+      R"("lastTransitionTime":"2023-11-14T00:00:00Z"}])");
+  server_.AddPodGroup(group);
+  const PodGroupTarget ring{.namespace_name = "team-a", .name = "ring"};
+  ASSERT_TRUE(WriteNativeStatus(*client_, ring,
+                                {.admitted = false,
+                                 .reason = "WaitingForQuota",
+                                 .message = "needs 16 GPUs, 4 free",
+                                 .last_transition = kNoon})
+                  .ok());
+  absl::StatusOr<PodGroupWriteResult> written = WriteNativeStatus(
+      *client_, ring,
+      {.admitted = true, .reason = "Admitted", .last_transition = kNoon});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->outcome, PodGroupWriteOutcome::kWritten);
+  Json stored = server_.PodGroup("scheduling.k8s.io", "team-a/ring");
+  EXPECT_EQ(stored["status"]["conditions"],
+            Json::parse(R"([{"type":"PodGroupInitiallyScheduled",)"
+                        R"("status":"False","reason":"Unschedulable",)"
+                        R"("message":"waiting for minCount pods",)"
+                        R"("lastTransitionTime":"2023-11-14T00:00:00Z"},)"
+                        R"({"type":"gpusched.io/Admitted","status":"True",)"
+                        R"("reason":"Admitted","message":"",)"
+                        R"("lastTransitionTime":"2023-11-15T00:00:00Z"}])"));
+  EXPECT_EQ(stored["spec"]["schedulingPolicy"]["gang"]["minCount"], 4);
+  EXPECT_EQ(server_.Count("PATCH podgroup/status"), 2);
+}
+
+// The built-in API not served (no runtime-config) answers 404: gone.
+TEST_F(PodGroupStatusTest, NativeApiNotServedIsGoneNotAnError) {
+  server_.AddPodGroup(NativePodGroup("team-a/ring", 4));
+  absl::StatusOr<PodGroupWriteResult> written =
+      WriteNativeStatus(*client_, {.namespace_name = "team-a", .name = "ring"},
+                        {.reason = "Pending", .last_transition = kNoon});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->outcome, PodGroupWriteOutcome::kGroupGone);
+}
+
 }  // namespace
 }  // namespace gpusched::kube::testing

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@ using namespace std::chrono_literals;
 using Names = std::vector<std::string>;
 
 constexpr PodGroup::Flavor kVolcano = PodGroup::Flavor::kVolcano;
+constexpr PodGroup::Flavor kNative = PodGroup::Flavor::kNative;
 constexpr std::string_view kVolcanoGroup = "scheduling.volcano.sh";
 constexpr std::string_view kVolcanoCrd = "podgroups.scheduling.volcano.sh";
 
@@ -30,25 +32,35 @@ class RecordingListener : public PodGroupListener {
   void OnPodGroupsListed(PodGroup::Flavor flavor,
                          std::vector<PodGroup> groups) override {
     Names keys;
-    for (const PodGroup& group : groups) keys.push_back(group.Key());
     std::lock_guard lock(mu_);
-    lists_[Index(flavor)].push_back(std::move(keys));
+    for (const PodGroup& group : groups) {
+      keys.push_back(group.Key());
+      min_members_[group.Key()] = group.min_member;
+    }
+    lists_[FlavorIndex(flavor)].push_back(std::move(keys));
   }
   void OnPodGroup(WatchEventType type, PodGroup group) override {
     std::lock_guard lock(mu_);
     events_.push_back(std::string(WatchEventTypeName(type)) + " " +
                       group.Key());
+    min_members_[group.Key()] = group.min_member;
+  }
+  // The min_member of the group `key` as last handed over; 0 if never.
+  int MinMember(const std::string& key) const {
+    std::lock_guard lock(mu_);
+    auto it = min_members_.find(key);
+    return it == min_members_.end() ? 0 : it->second;
   }
   // The groups of the latest list of `flavor`; nullopt before the first.
   std::optional<Names> LastList(PodGroup::Flavor flavor) const {
     std::lock_guard lock(mu_);
-    const std::vector<Names>& lists = lists_[Index(flavor)];
+    const std::vector<Names>& lists = lists_[FlavorIndex(flavor)];
     if (lists.empty()) return std::nullopt;
     return lists.back();
   }
   size_t ListCount(PodGroup::Flavor flavor) const {
     std::lock_guard lock(mu_);
-    return lists_[Index(flavor)].size();
+    return lists_[FlavorIndex(flavor)].size();
   }
   bool Heard(const std::string& event) const {
     std::lock_guard lock(mu_);
@@ -56,12 +68,10 @@ class RecordingListener : public PodGroupListener {
   }
 
  private:
-  static size_t Index(PodGroup::Flavor flavor) {
-    return flavor == kVolcano ? 0 : 1;
-  }
   mutable std::mutex mu_;
-  std::array<std::vector<Names>, 2> lists_;
+  std::array<std::vector<Names>, kPodGroupFlavors> lists_;
   Names events_;
+  std::map<std::string, int> min_members_;
 };
 
 class PodGroupSyncTest : public ::testing::Test {
@@ -124,9 +134,11 @@ TEST_F(PodGroupSyncTest, CrdNotReadyDoesNotWakeTheSync) {
   FakeApiServer server;
   Start(server, kMinutePoll);
   ASSERT_TRUE(WaitAbsent());
-  // Both APIs' first lists are in (each a 404) before counting.
-  ASSERT_TRUE(WaitUntil(
-      [&] { return sync_->settled(PodGroup::Flavor::kCoscheduling); }));
+  // Every API's first list is in (each a 404) before counting.
+  ASSERT_TRUE(WaitUntil([&] {
+    return sync_->settled(PodGroup::Flavor::kCoscheduling) &&
+           sync_->settled(kNative);
+  }));
   const int refused = server.Count("NOT FOUND podgroups");
   server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", false));
   server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1alpha1", true));
@@ -188,6 +200,38 @@ TEST_F(PodGroupSyncTest, MalformedCrdCrashesNothing) {
   server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
   server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
   EXPECT_TRUE(WaitListed({"a/ring"}));
+}
+
+// Kubernetes' own PodGroups need no CRD: listed (the list's items carry no
+// apiVersion, as for every built-in type) with the gang's minCount, then
+// watched.
+TEST_F(PodGroupSyncTest, NativeGroupsAreListedThenWatched) {
+  FakeApiServer server;
+  server.ServeNativePodGroups(true);
+  server.AddPodGroup(NativePodGroup("a/ring", 4));
+  Start(server, kMinutePoll);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return listener_.LastList(kNative) == Names{"a/ring"}; }));
+  EXPECT_EQ(listener_.MinMember("a/ring"), 4);
+  server.AddPodGroup(NativePodGroup("a/pair", 2));
+  EXPECT_TRUE(WaitUntil([&] { return listener_.Heard("ADDED a/pair"); }));
+  EXPECT_EQ(listener_.MinMember("a/pair"), 2);
+}
+
+// kube-apiserver serves the API only with its runtime-config, which a
+// restart may add later; no CRD announces it, so the absent poll finds it.
+TEST_F(PodGroupSyncTest, NativeApiServedLaterIsPickedUpByThePoll) {
+  FakeApiServer server;
+  Start(server,
+        {.initial_backoff = 10ms, .max_backoff = 200ms, .absent_poll = 300ms});
+  ASSERT_TRUE(WaitUntil([&] {
+    return sync_->settled(kNative) && listener_.LastList(kNative) == Names{};
+  }));
+  server.ServeNativePodGroups(true);
+  server.AddPodGroup(NativePodGroup("a/ring", 4));
+  EXPECT_TRUE(WaitUntil(
+      [&] { return listener_.LastList(kNative) == Names{"a/ring"}; }));
+  EXPECT_EQ(listener_.ListCount(kNative), 2u);  // none, then the group
 }
 
 }  // namespace

@@ -84,6 +84,63 @@ TEST_F(EngineTest, VolcanoGangWaitsForItsPodGroup) {
   EXPECT_EQ(W("team-a/v").placements.size(), 2u);
 }
 
+// A member of a native PodGroup (scheduling.k8s.io): it names the group in
+// spec.schedulingGroup, and carries queue label `queue` unless empty.
+Pod NativeMember(const std::string& group, int index, int gpus,
+                 const std::string& queue) {
+  Pod pod = QueuedPod("team-a", group + "-" + std::to_string(index), gpus);
+  pod.meta.labels.clear();
+  if (!queue.empty()) pod.meta.labels[kQueueNameLabel] = queue;
+  pod.pod_group_name = group;
+  ReadPodAdmissionState(pod);
+  return pod;
+}
+
+PodGroup NativeGroup(const std::string& name, int min_count,
+                     const std::string& queue) {
+  PodGroup group{.flavor = PodGroup::Flavor::kNative,
+                 .min_member = min_count,
+                 .queue = queue};
+  group.meta.namespace_name = "team-a";
+  group.meta.name = name;
+  return group;
+}
+
+// Members of a native gang wait for their PodGroup, whose minCount makes
+// the gang and whose queue label is the queue of pods that carry none.
+TEST_F(EngineTest, NativeGangWaitsForItsPodGroupAndTakesItsQueue) {
+  Start(TwoTeams());
+  for (int i = 0; i < 2; ++i)
+    engine_->AddPod(NativeMember("ring", i, 4, ""), 0);
+  engine_->Schedule(0);
+  EXPECT_EQ(W("team-a/ring").state, Workload::State::kPending);
+  EXPECT_NE(W("team-a/ring").reason.find("waiting for PodGroup team-a/ring"),
+            std::string::npos)
+      << W("team-a/ring").reason;
+  engine_->AddPodGroup(NativeGroup("ring", 3, "q"), 1000);
+  engine_->Schedule(1000);
+  EXPECT_EQ(W("team-a/ring").state, Workload::State::kPending);  // 2 of 3
+  EXPECT_EQ(W("team-a/ring").cluster_queue, "team-a");
+  engine_->AddPod(NativeMember("ring", 2, 4, ""), 2000);
+  engine_->Schedule(2000);
+  // 3 x 4 = 12 GPUs: team-a's 8 and 4 borrowed from team-b, all at once.
+  EXPECT_EQ(W("team-a/ring").state, Workload::State::kAdmitted);
+  EXPECT_EQ(W("team-a/ring").placements.size(), 3u);
+}
+
+// The native PodGroup's queue label names the queue of the whole gang,
+// before its pods' own labels.
+TEST_F(EngineTest, NativePodGroupsQueueLabelGoesBeforeThePods) {
+  Start(TwoTeams());
+  engine_->AddPodGroup(NativeGroup("ring", 2, "q"), 0);
+  for (int i = 0; i < 2; ++i) {
+    engine_->AddPod(NativeMember("ring", i, 1, "no-such-queue"), 0);
+  }
+  engine_->Schedule(0);
+  EXPECT_EQ(W("team-a/ring").local_queue, "q");
+  EXPECT_EQ(W("team-a/ring").state, Workload::State::kAdmitted);
+}
+
 TEST_F(EngineTest, ReclaimEvictsTheWholeBorrowingGang) {
   Start(TwoTeams({}, PreemptionPolicy{.reclaim_within_cohort =
                                           ReclaimWithinCohort::kAny}));

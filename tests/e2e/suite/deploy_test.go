@@ -153,6 +153,8 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.x-k8s.io/podgroups":          {"get", "list", "watch"},
 		"scheduling.volcano.sh/podgroups/status": {"patch"},
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
+		"scheduling.k8s.io/podgroups":            {"list", "watch"},
+		"scheduling.k8s.io/podgroups/status":     {"patch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
 		"apiregistration.k8s.io/apiservices": {
 			"get[" + controlplane.VisibilityAPIService + "]", "patch[" + controlplane.VisibilityAPIService + "]"},

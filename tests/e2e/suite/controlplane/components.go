@@ -84,6 +84,7 @@ func (c *ControlPlane) apiserverProcess(tokenFile string) *process {
 	if c.front != nil {
 		args = append(args, c.front.apiserverArgs()...)
 	}
+	args = append(args, c.genericWorkloadArgs(KubeAPIServer)...)
 	return c.newProcess(KubeAPIServer, c.Bins.KubeAPIServer, append(args, c.opts.APIServerArgs...))
 }
 
@@ -102,6 +103,7 @@ func (c *ControlPlane) schedulerArgs(configFile string, port int) []string {
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--v=2",
 	}
+	args = append(args, c.genericWorkloadArgs(KubeScheduler)...)
 	return append(args, c.opts.SchedulerArgs...)
 }
 

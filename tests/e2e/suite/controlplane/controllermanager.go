@@ -103,7 +103,7 @@ func (c *ControlPlane) startControllerManager(ctx context.Context) error {
 		// /var/run/kubernetes.
 		"--cert-dir=" + filepath.Join(c.Dir, "kube-controller-manager-certs"),
 		"--v=2",
-	}, m.ExtraArgs...))
+	}, append(c.genericWorkloadArgs(KubeControllerManager), m.ExtraArgs...)...))
 	if err := c.controllerManager.start(); err != nil {
 		return err
 	}

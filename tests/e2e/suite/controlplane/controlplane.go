@@ -61,6 +61,14 @@ type Options struct {
 	// an ExternalName Service to localhost. gpusched fills in the
 	// APIService's caBundle, as in a cluster.
 	Visibility bool
+	// GenericWorkload serves Kubernetes' own Workload and PodGroup API
+	// (scheduling.k8s.io/v1beta1, KEP-4671), off by default in v1.37: the
+	// GenericWorkload feature gate on kube-apiserver, kube-scheduler (whose
+	// default profile then has the GangScheduling plugin) and
+	// kube-controller-manager, and kube-apiserver's
+	// --runtime-config=scheduling.k8s.io/v1beta1=true. Added before each
+	// component's own extra args, which may still change them.
+	GenericWorkload bool
 	// ControllerManager, if set, starts kube-controller-manager after
 	// gpusched and kube-scheduler; nil (the default) starts none.
 	ControllerManager *ControllerManager
