@@ -155,6 +155,11 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"scheduling.x-k8s.io/podgroups/status":   {"patch"},
 		"scheduling.k8s.io/podgroups":            {"list", "watch"},
 		"scheduling.k8s.io/podgroups/status":     {"patch"},
+		"resource.k8s.io/resourceslices":         {"list", "watch"},
+		"resource.k8s.io/deviceclasses":          {"list", "watch"},
+		"resource.k8s.io/devicetaintrules":       {"list", "watch"},
+		"resource.k8s.io/resourceclaims":         {"list", "watch"},
+		"resource.k8s.io/resourceclaimtemplates": {"list", "watch"},
 		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
 		"apiregistration.k8s.io/apiservices": {
 			"get[" + controlplane.VisibilityAPIService + "]", "patch[" + controlplane.VisibilityAPIService + "]"},
