@@ -18,31 +18,6 @@ using namespace std::chrono_literals;
 
 constexpr char kV1[] = "resource.k8s.io/v1";
 
-// A node-local slice of `gpus` devices as NVIDIA's DRA driver writes it.
-Json Slice(const std::string& node, int gpus, int generation = 1) {
-  Json devices = Json::array();
-  for (int i = 0; i < gpus; ++i) {
-    devices.push_back(
-        {{"name", "gpu-" + std::to_string(i)},
-         {"attributes",
-          {{"type", {{"string", "gpu"}}},
-           {"index", {{"int", i}}},
-           {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}}},
-         {"capacity", {{"memory", {{"value", "80Gi"}}}}}});
-  }
-  return {{"apiVersion", kV1},
-          {"kind", "ResourceSlice"},
-          {"metadata", {{"name", node + "-gpu.nvidia.com"}}},
-          {"spec",
-           {{"driver", "gpu.nvidia.com"},
-            {"nodeName", node},
-            {"pool",
-             {{"name", node},
-              {"generation", generation},
-              {"resourceSliceCount", 1}}},
-            {"devices", devices}}}};
-}
-
 Json Claim(const std::string& name, const std::string& node,
            std::vector<std::string> devices) {
   Json results = Json::array();
@@ -108,7 +83,7 @@ class DraSyncTest : public ::testing::Test {
 
 TEST_F(DraSyncTest, ListsEveryKindThenFollowsAllocations) {
   server_.ServeDra();
-  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 4));
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 4));
   server_.PutObject(kV1, "deviceclasses", GpuClass());
   server_.PutObject(kV1, "resourceclaims",
                     Claim("train-0", "dgx-1", {"gpu-0", "gpu-1"}));
@@ -151,19 +126,19 @@ TEST_F(DraSyncTest, AnApiNotServedIsNoDevicesUntilItIs) {
   ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
   EXPECT_TRUE(sync_->Nodes().empty());
   server_.ServeDra();
-  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 2));
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 2));
   EXPECT_TRUE(WaitUntil([&] { return Offered("dgx-1").size() == 2; }));
 }
 
 // After the history is gone the sync lists again and loses nothing.
 TEST_F(DraSyncTest, ARelistAfterCompactionKeepsThePicture) {
   server_.ServeDra();
-  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 2));
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 2));
   Start();
   ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-1").size() == 2; }));
   const int lists = server_.Count("LIST resourceslices");
   server_.CompactHistory();
-  server_.PutObject(kV1, "resourceslices", Slice("dgx-2", 3));
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-2", 3));
   ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-2").size() == 3; }));
   EXPECT_EQ(Offered("dgx-1").size(), 2u);
   EXPECT_TRUE(
@@ -178,7 +153,7 @@ TEST_F(DraSyncTest, AnObjectThatDoesNotDecodeIsSkippedNotFatal) {
       "Sometimes";
   server_.PutObject(kV1, "resourceclaims", bad);
   server_.PutObject(kV1, "resourceclaims", Claim("fine", "dgx-1", {"gpu-0"}));
-  server_.PutObject(kV1, "resourceslices", Slice("dgx-1", 2));
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 2));
   Start();
   ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
   EXPECT_EQ(Offered("dgx-1"), (std::vector<std::string>{"gpu-1"}));

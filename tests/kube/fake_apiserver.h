@@ -184,6 +184,9 @@ class FakeApiServer {
 
 // A node with `gpus` whole GPUs (H100, NVLink-less) and plenty of CPU.
 Json GpuNode(std::string_view name, int gpus);
+// The node-local ResourceSlice of `gpus` H100s as NVIDIA's DRA driver
+// writes it (resource.k8s.io/v1; pool = node, one slice).
+Json DraGpuSlice(const std::string& node, int gpus, int generation = 1);
 // A pod asking for `gpus` GPUs; bound to `node` when not empty; phase
 // Running when bound, else Pending.
 Json GpuPod(std::string_view key, int gpus, std::string_view node = "");

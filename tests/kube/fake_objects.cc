@@ -26,6 +26,30 @@ Json GpuNode(std::string_view name, int gpus) {
       {"status", {{"capacity", resources}, {"allocatable", resources}}}};
 }
 
+Json DraGpuSlice(const std::string& node, int gpus, int generation) {
+  Json devices = Json::array();
+  for (int i = 0; i < gpus; ++i) {
+    devices.push_back(
+        {{"name", "gpu-" + std::to_string(i)},
+         {"attributes",
+          {{"type", {{"string", "gpu"}}},
+           {"index", {{"int", i}}},
+           {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}}},
+         {"capacity", {{"memory", {{"value", "80Gi"}}}}}});
+  }
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", node + "-gpu.nvidia.com"}}},
+          {"spec",
+           {{"driver", "gpu.nvidia.com"},
+            {"nodeName", node},
+            {"pool",
+             {{"name", node},
+              {"generation", generation},
+              {"resourceSliceCount", 1}}},
+            {"devices", devices}}}};
+}
+
 Json GpuPod(std::string_view key, int gpus, std::string_view node) {
   const size_t slash = key.find('/');
   const std::string ns(key.substr(0, slash));

@@ -4,7 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,41 +15,6 @@ namespace gpusched::kube::testing {
 namespace {
 
 constexpr char kV1[] = "resource.k8s.io/v1";
-
-std::string KubeconfigFor(const FakeApiServer& server) {
-  std::string path = ::testing::TempDir() + "/live-dra-kubeconfig-" +
-                     std::to_string(server.port());
-  std::ofstream(path) << "current-context: fake\n"
-                         "contexts:\n- name: fake\n"
-                         "  context: {cluster: fake, user: admin}\n"
-                         "clusters:\n- name: fake\n  cluster:\n"
-                         "    server: http://127.0.0.1:"
-                      << server.port()
-                      << "\nusers:\n- name: admin\n  user:\n"
-                         "    token: test-token\n";
-  return path;
-}
-
-Json Slice(const std::string& node, int gpus) {
-  Json devices = Json::array();
-  for (int i = 0; i < gpus; ++i) {
-    devices.push_back(
-        {{"name", "gpu-" + std::to_string(i)},
-         {"attributes",
-          {{"type", {{"string", "gpu"}}},
-           {"index", {{"int", i}}},
-           {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}}}});
-  }
-  return {{"apiVersion", kV1},
-          {"kind", "ResourceSlice"},
-          {"metadata", {{"name", node + "-gpus"}}},
-          {"spec",
-           {{"driver", "gpu.nvidia.com"},
-            {"nodeName", node},
-            {"pool",
-             {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-            {"devices", devices}}}};
-}
 
 Json GpuClass() {
   return {
@@ -125,7 +89,7 @@ TEST(LiveDraTest, ClaimsHoldTheirGpusOnceAndAreChargedAsGpus) {
   FakeApiServer server;
   server.ServeDra();
   server.AddNode(GpuNode("dgx-1", 0));
-  server.PutObject(kV1, "resourceslices", Slice("dgx-1", 8));
+  server.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 8));
   server.PutObject(kV1, "resourceclaimtemplates", Template());
   server.PutObject(kV1, "deviceclasses", GpuClass());
   server.PutObject(kV1, "resourceclaims",

@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "tests/kube/fake_apiserver.h"
 #include "tests/kube/test_util.h"
 
@@ -12,23 +10,6 @@ namespace gpusched::kube::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-// One file per fake server: ctest runs these tests in parallel processes
-// that share TempDir(), and a shared name let one test read the other's
-// server address.
-std::string KubeconfigFor(const FakeApiServer& server) {
-  std::string path = ::testing::TempDir() + "/live-kubeconfig-" +
-                     std::to_string(server.port());
-  std::ofstream(path) << "current-context: fake\n"
-                         "contexts:\n- name: fake\n"
-                         "  context: {cluster: fake, user: admin}\n"
-                         "clusters:\n- name: fake\n  cluster:\n"
-                         "    server: http://127.0.0.1:"
-                      << server.port()
-                      << "\nusers:\n- name: admin\n  user:\n"
-                         "    token: test-token\n";
-  return path;
-}
 
 TEST(LiveModeTest, TwoStepsFromAKubeconfig) {
   FakeApiServer server;

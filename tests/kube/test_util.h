@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -16,6 +17,23 @@
 #include "tests/kube/fake_apiserver.h"
 
 namespace gpusched::kube::testing {
+
+// A kubeconfig file for `server` (token auth, current context "fake"). One
+// file per fake server: ctest runs tests in parallel processes that share
+// TempDir(), and a shared name let one test read the other's address.
+inline std::string KubeconfigFor(const FakeApiServer& server) {
+  std::string path = ::testing::TempDir() + "/live-kubeconfig-" +
+                     std::to_string(server.port());
+  std::ofstream(path) << "current-context: fake\n"
+                         "contexts:\n- name: fake\n"
+                         "  context: {cluster: fake, user: admin}\n"
+                         "clusters:\n- name: fake\n  cluster:\n"
+                         "    server: http://127.0.0.1:"
+                      << server.port()
+                      << "\nusers:\n- name: admin\n  user:\n"
+                         "    token: test-token\n";
+  return path;
+}
 
 // Polls `condition` until it holds or `timeout` passes; the sync runs on
 // its own threads, so tests wait for an outcome rather than sleep blindly.
