@@ -43,17 +43,6 @@ Json Claim(const std::string& name, const std::string& node,
   return claim;
 }
 
-Json GpuClass() {
-  return {
-      {"apiVersion", kV1},
-      {"kind", "DeviceClass"},
-      {"metadata", {{"name", "gpu.nvidia.com"}}},
-      {"spec",
-       {{"selectors",
-         {{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}}},
-        {"extendedResourceName", "nvidia.com/gpu"}}}};
-}
-
 class DraSyncTest : public ::testing::Test {
  protected:
   void Start(DraSyncOptions options = {}) {
@@ -84,7 +73,7 @@ class DraSyncTest : public ::testing::Test {
 TEST_F(DraSyncTest, ListsEveryKindThenFollowsAllocations) {
   server_.ServeDra();
   server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 4));
-  server_.PutObject(kV1, "deviceclasses", GpuClass());
+  server_.PutObject(kV1, "deviceclasses", DraGpuClass());
   server_.PutObject(kV1, "resourceclaims",
                     Claim("train-0", "dgx-1", {"gpu-0", "gpu-1"}));
   Start();
@@ -106,7 +95,7 @@ TEST_F(DraSyncTest, ListsEveryKindThenFollowsAllocations) {
 
 TEST_F(DraSyncTest, PodDemandResolvesAgainstTheWatchedCatalog) {
   server_.ServeDra();
-  server_.PutObject(kV1, "deviceclasses", GpuClass());
+  server_.PutObject(kV1, "deviceclasses", DraGpuClass());
   server_.PutObject(kV1, "resourceclaims", Claim("worker-0-gpus", "dgx-1", {}));
   Start();
   ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));

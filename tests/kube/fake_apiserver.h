@@ -187,6 +187,9 @@ Json GpuNode(std::string_view name, int gpus);
 // The node-local ResourceSlice of `gpus` H100s as NVIDIA's DRA driver
 // writes it (resource.k8s.io/v1; pool = node, one slice).
 Json DraGpuSlice(const std::string& node, int gpus, int generation = 1);
+// DeviceClass gpu.nvidia.com (every device of NVIDIA's driver), serving
+// the extended resource nvidia.com/gpu (KEP-5004).
+Json DraGpuClass();
 // A pod asking for `gpus` GPUs; bound to `node` when not empty; phase
 // Running when bound, else Pending.
 Json GpuPod(std::string_view key, int gpus, std::string_view node = "");

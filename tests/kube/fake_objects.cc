@@ -50,6 +50,17 @@ Json DraGpuSlice(const std::string& node, int gpus, int generation) {
             {"devices", devices}}}};
 }
 
+Json DraGpuClass() {
+  return {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "DeviceClass"},
+      {"metadata", {{"name", "gpu.nvidia.com"}}},
+      {"spec",
+       {{"selectors",
+         {{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}}},
+        {"extendedResourceName", "nvidia.com/gpu"}}}};
+}
+
 Json GpuPod(std::string_view key, int gpus, std::string_view node) {
   const size_t slash = key.find('/');
   const std::string ns(key.substr(0, slash));

@@ -16,16 +16,6 @@ namespace {
 
 constexpr char kV1[] = "resource.k8s.io/v1";
 
-Json GpuClass() {
-  return {
-      {"apiVersion", kV1},
-      {"kind", "DeviceClass"},
-      {"metadata", {{"name", "gpu.nvidia.com"}}},
-      {"spec",
-       {{"selectors",
-         {{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}}}}}};
-}
-
 Json TwoGpusSpec() {
   return {{"devices",
            {{"requests",
@@ -91,7 +81,7 @@ TEST(LiveDraTest, ClaimsHoldTheirGpusOnceAndAreChargedAsGpus) {
   server.AddNode(GpuNode("dgx-1", 0));
   server.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 8));
   server.PutObject(kV1, "resourceclaimtemplates", Template());
-  server.PutObject(kV1, "deviceclasses", GpuClass());
+  server.PutObject(kV1, "deviceclasses", DraGpuClass());
   server.PutObject(kV1, "resourceclaims",
                    Claim("a-gpus", {"gpu-2", "gpu-3"}, "uid-ml-a"));
   server.AddPod(ClaimPod("ml/a", "dgx-1", "a-gpus"));
