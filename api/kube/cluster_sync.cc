@@ -84,6 +84,13 @@ absl::Status DecodeItems(const std::string& body, std::vector<T>& out) {
   return absl::OkStatus();
 }
 
+internal::DraDeviceSource DraSourceOf(const DraAttacher& dra) {
+  return {.published = dra.sync().Nodes(),
+          .devices_of = [&dra](const std::string& node) {
+            return dra.DevicesOf(node);
+          }};
+}
+
 }  // namespace
 
 ClusterSync::ClusterSync(KubeClient& client, ExtenderService& service,
@@ -135,7 +142,7 @@ void ClusterSync::RunDraRefresher(std::stop_token stop) {
       dra_dirty_ = false;
     }
     if (stop.stop_requested()) return;
-    if (nodes_synced_) updater_->RefreshDraDevices(*options_.dra);
+    if (nodes_synced_) updater_->RefreshDraDevices(DraSourceOf(*options_.dra));
     if (!SleepFor(options_.dra_refresh_interval, stop)) return;
   }
 }

@@ -118,8 +118,8 @@ void ModelUpdater::ApplyPod(WatchEventType type, const Pod& pod) {
 
 // Reads the devices outside the model's lock (a pass over thousands of
 // nodes would hold binds up), then upserts only the nodes that changed.
-void ModelUpdater::RefreshDraDevices(const DraAttacher& dra) {
-  const std::vector<std::string> published = dra.sync().Nodes();
+void ModelUpdater::RefreshDraDevices(const DraDeviceSource& dra) {
+  const std::vector<std::string>& published = dra.published;
   using Held = std::pair<std::string, std::shared_ptr<const DraNodeDevices>>;
   std::vector<Held> held = service_.Read([&](const ClusterModel& model) {
     std::vector<Held> out;
@@ -135,7 +135,7 @@ void ModelUpdater::RefreshDraDevices(const DraAttacher& dra) {
     return out;
   });
   for (auto& [name, before] : held) {
-    std::shared_ptr<const DraNodeDevices> now = dra.DevicesOf(name);
+    std::shared_ptr<const DraNodeDevices> now = dra.devices_of(name);
     if (SameDraDevices(before, now)) continue;
     LogWarnings(service_.SetDraDevices(name, std::move(now)));
     std::lock_guard lock(mu_);

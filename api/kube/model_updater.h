@@ -7,18 +7,29 @@
 #ifndef GPUSCHED_API_KUBE_MODEL_UPDATER_H_
 #define GPUSCHED_API_KUBE_MODEL_UPDATER_H_
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "api/kube/dra_attach.h"
 #include "api/kube/watch_event_type.h"
+#include "scheduler/dra_inventory.h"
 #include "scheduler/extender_service.h"
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched::kube::internal {
+
+// What RefreshDraDevices reads the devices from (DraAttacher in the live
+// path). A value, not the attacher, so the updater and its fuzz target do
+// not link the API client the attacher's sync runs on.
+struct DraDeviceSource {
+  std::vector<std::string> published;  // nodes with devices now, sorted
+  std::function<std::shared_ptr<const DraNodeDevices>(const std::string&)>
+      devices_of;
+};
 
 // Thread-safe: the node and pod watches call it from their own threads.
 class ModelUpdater {
@@ -38,7 +49,7 @@ class ModelUpdater {
 
   // Upserts again every node whose DRA devices are no longer the ones
   // the model holds (Node::dra_devices), keeping the rest of the Node.
-  void RefreshDraDevices(const DraAttacher& dra);
+  void RefreshDraDevices(const DraDeviceSource& dra);
 
   size_t orphan_count() const;
 
