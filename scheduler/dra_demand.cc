@@ -1,7 +1,6 @@
 #include "scheduler/dra_demand.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -20,12 +19,16 @@ std::string AddSelectors(const std::vector<std::string>& expressions,
     absl::StatusOr<DeviceSelector> selector =
         DeviceSelector::Parse(expressions[i]);
     if (!selector.ok()) {
-      return absl::StrCat(Sv(owner), " selector #", i, " is ",
-                          selector.status().message());
+      return absl::StrCat(Sv(owner), " selector #", i, " \"", expressions[i],
+                          "\" is ", selector.status().message());
     }
     out.push_back(*std::move(selector));
   }
   return "";
+}
+
+void AppendKeyPart(std::string_view part, std::string& key) {
+  absl::StrAppend(&key, part.size(), ":", Sv(part));
 }
 
 DraAlternativeDemand AlternativeDemand(const DraRequestAlternative& alt,
@@ -46,6 +49,14 @@ DraAlternativeDemand AlternativeDemand(const DraRequestAlternative& alt,
     demand.undecided = AddSelectors(alt.selectors, "its", demand.selectors);
   }
   demand.own_selectors = !alt.selectors.empty();
+  for (const DeviceSelector& selector : demand.selectors) {
+    AppendKeyPart(selector.expression(), demand.match_key);
+  }
+  for (const DeviceToleration& t : demand.tolerations) {
+    for (const std::string& part : {t.key, t.op, t.value, t.effect}) {
+      AppendKeyPart(part, demand.match_key);
+    }
+  }
   if (alt.mode == DraRequestAlternative::Mode::kAll) {
     demand.undecided = "allocationMode All takes every matching device";
   } else if (alt.admin_access) {
@@ -193,23 +204,55 @@ Match Matches(const DraDeviceState& state, const DraAlternativeDemand& alt,
 }
 
 struct Pick {
-  std::vector<std::string> devices;
-  std::string error;  // a CEL runtime error: kube-scheduler fails too
+  std::vector<size_t> devices;  // indices into DraNodeDevices::devices
+  std::string error;            // a CEL runtime error: kube-scheduler fails too
 };
 
-Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
-                 const std::set<std::string>& taken) {
-  Pick pick;
+// Which devices the alternative can take, held or not by this pod's other
+// requests: free, not spent, taints tolerated, selectors matched. The
+// devices of a node never change once shared, so this is memoised with
+// them and the next pod's filter reads one byte per device instead of
+// each device's state (40,000 devices at 5,000 nodes: cache misses).
+SelectorVerdicts VerdictsOf(const DraAlternativeDemand& alt,
+                            const DraNodeDevices& node) {
+  SelectorVerdicts verdicts;
+  verdicts.reserve(node.devices.size());
+  std::string unused;
   for (const DraDeviceState& state : node.devices) {
+    if (!Usable(state, alt)) {
+      verdicts.push_back(SelectorVerdict::kNoMatch);
+      continue;
+    }
+    switch (Matches(state, alt, unused)) {
+      case Match::kYes:
+        verdicts.push_back(SelectorVerdict::kMatches);
+        break;
+      case Match::kNo:
+        verdicts.push_back(SelectorVerdict::kNoMatch);
+        break;
+      case Match::kError:
+        verdicts.push_back(SelectorVerdict::kError);
+        break;
+    }
+  }
+  return verdicts;
+}
+
+// Filter asks this of every candidate node, so it allocates nothing per
+// device and reads the node's memo, not its devices.
+Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
+                 const std::vector<bool>& taken) {
+  Pick pick;
+  std::shared_ptr<const SelectorVerdicts> verdicts = node.memo.VerdictsFor(
+      alt.match_key, [&] { return VerdictsOf(alt, node); });
+  for (size_t d = 0; d < verdicts->size(); ++d) {
     if (static_cast<int64_t>(pick.devices.size()) >= alt.count) break;
-    if (!Usable(state, alt)) continue;
-    Match match = Matches(state, alt, pick.error);
-    if (match == Match::kError) return pick;
-    if (match == Match::kNo) continue;
-    // The key is built for matching devices only: filter asks this of
-    // every node, and most devices do not match or are held.
-    std::string key = DraDeviceKey(state.driver, state.pool, state.device.name);
-    if (!taken.contains(key)) pick.devices.push_back(std::move(key));
+    if (taken[d]) continue;
+    if ((*verdicts)[d] == SelectorVerdict::kError) {
+      Matches(node.devices[d], alt, pick.error);  // again, for CEL's message
+      return pick;
+    }
+    if ((*verdicts)[d] == SelectorVerdict::kMatches) pick.devices.push_back(d);
   }
   return pick;
 }
@@ -218,7 +261,7 @@ Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
 // none fits. An undecided alternative reached first ends the search: the
 // node is not refused for it.
 bool FitRequest(const DraRequestDemand& request, const DraNodeDevices& node,
-                std::set<std::string>& taken, std::vector<std::string>& picked,
+                std::vector<bool>& taken, std::vector<size_t>& picked,
                 std::string& reason) {
   for (const DraAlternativeDemand& alt : request.alternatives) {
     if (!alt.undecided.empty()) return true;
@@ -234,7 +277,7 @@ bool FitRequest(const DraRequestDemand& request, const DraNodeDevices& node,
                             pick.devices.size(), " free match");
       continue;
     }
-    taken.insert(pick.devices.begin(), pick.devices.end());
+    for (size_t d : pick.devices) taken[d] = true;
     picked = std::move(pick.devices);
     return true;
   }
@@ -255,7 +298,7 @@ DraNodeFit FitDraDemand(const DraDemand& demand, std::string_view node,
         absl::StrCat("its claim is allocated on node ", demand.allocated_node);
     return fit;
   }
-  std::set<std::string> taken;
+  std::vector<bool> taken(devices.devices.size());
   for (const DraRequestDemand& request : demand.requests) {
     fit.picked.emplace_back();
     if (!FitRequest(request, devices, taken, fit.picked.back(), fit.reason)) {
@@ -265,6 +308,19 @@ DraNodeFit FitDraDemand(const DraDemand& demand, std::string_view node,
   fit.fits = true;
   fit.reason.clear();
   return fit;
+}
+
+std::vector<std::vector<std::string>> PickedDeviceKeys(
+    const DraNodeFit& fit, const DraNodeDevices& devices) {
+  std::vector<std::vector<std::string>> out;
+  for (const std::vector<size_t>& request : fit.picked) {
+    std::vector<std::string>& keys = out.emplace_back();
+    for (size_t d : request) {
+      const DraDeviceState& state = devices.devices[d];
+      keys.push_back(DraDeviceKey(state.driver, state.pool, state.device.name));
+    }
+  }
+  return out;
 }
 
 }  // namespace gpusched

@@ -44,6 +44,10 @@ struct DraAlternativeDemand {
   std::string undecided;
   // The request adds selectors of its own to its class's.
   bool own_selectors = false;
+  // The selectors' expressions and the tolerations, each length-prefixed:
+  // a node's devices memoise which of them this alternative can take
+  // under it (DraNodeDevices::memo).
+  std::string match_key;
 };
 
 struct DraRequestDemand {
@@ -85,15 +89,20 @@ std::string DraDemandSignature(const DraDemand& demand);
 struct DraNodeFit {
   bool fits = false;
   std::string reason;  // why not, naming the claim and request
-  // Per request, the devices gpusched would pick (DraDeviceKey), in the
-  // order of DraDemand::requests; empty for an undecided request.
-  std::vector<std::vector<std::string>> picked;
+  // Per request, the devices gpusched would pick (indices into
+  // DraNodeDevices::devices), in the order of DraDemand::requests; empty
+  // for an undecided request.
+  std::vector<std::vector<size_t>> picked;
 };
 
 // Whether `node`'s offered devices meet the demand: every decided request
 // gets `count` devices that match all its selectors, no device twice.
 DraNodeFit FitDraDemand(const DraDemand& demand, std::string_view node,
                         const DraNodeDevices& devices);
+
+// The fit's picks as DraDeviceKeys ("driver/pool/device").
+std::vector<std::vector<std::string>> PickedDeviceKeys(
+    const DraNodeFit& fit, const DraNodeDevices& devices);
 
 }  // namespace gpusched
 

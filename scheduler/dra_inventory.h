@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "scheduler/dra_objects.h"
+#include "scheduler/dra_selector_memo.h"
 
 namespace gpusched {
 
@@ -54,6 +55,9 @@ struct DraNodeDevices {
   // Why some published devices are not counted, for /v1/nodes and logs:
   // "pool gpu.nvidia.com/dgx-1: generation 3 has 1 of 2 slices".
   std::vector<std::string> problems;
+  // Selector answers per device, filled by FitDraDemand: valid because a
+  // node's devices are not changed once shared (Node::dra_devices).
+  DraSelectorMemo memo;
 
   friend bool operator==(const DraNodeDevices&,
                          const DraNodeDevices&) = default;

@@ -46,10 +46,17 @@ std::vector<std::string> ExtenderService::UpsertNodes(std::vector<Node> nodes) {
   const int64_t now = NowMs();
   for (Node& node : nodes) {
     const NodeState* existing = model_.FindNode(node.meta.name);
-    if (existing != nullptr && !node.meta.resource_version.empty() &&
-        existing->node().meta.resource_version == node.meta.resource_version &&
+    if (existing != nullptr &&
         SameDraDevices(existing->node().dra_devices, node.dra_devices)) {
-      continue;
+      if (!node.meta.resource_version.empty() &&
+          existing->node().meta.resource_version ==
+              node.meta.resource_version) {
+        continue;
+      }
+      // Keep the devices already shared: their selector answers are
+      // memoised with them (DraNodeDevices::memo), and a node's status
+      // heartbeat changes nothing there.
+      node.dra_devices = existing->node().dra_devices;
     }
     UpsertNodeLocked(std::move(node), now, warnings);
   }

@@ -18,24 +18,41 @@ void DraAttacher::AttachTo(Pod& pod) const {
     pod.claim_requests = ResourceList();
     return;
   }
-  DraDemand demand = dra_.DemandOf(pod);
-  if (!CountSaysAll(demand)) {
-    pod.dra_demand = std::make_shared<const DraDemand>(std::move(demand));
-  }
   std::vector<DeviceClassMapping> mappings;
   {
     std::lock_guard lock(mu_);
     mappings = mappings_;
   }
-  ClaimCharge charge = dra_.ChargeClaimsOf(pod, mappings);
-  pod.claim_requests = std::move(charge.requests);
-  if (charge.uncharged.empty()) return;
+  DraSync::PodClaims claims = dra_.ClaimsOf(pod, mappings);
+  pod.claim_requests = std::move(claims.charge.requests);
+  SayOnce(pod, claims);
+  if (!CountSaysAll(claims.demand)) {
+    pod.dra_demand =
+        std::make_shared<const DraDemand>(std::move(claims.demand));
+  }
+}
+
+// Pods are seen on every change, so each reason is said once: an uncharged
+// claim once per pod, a request left to kube-scheduler once per class and
+// reason (the reason names the selector).
+void DraAttacher::SayOnce(const Pod& pod,
+                          const DraSync::PodClaims& claims) const {
   std::lock_guard lock(mu_);
-  for (const std::string& why : charge.uncharged) {
-    // Said once per pod and reason: pods are seen on every change.
+  if (said_.size() > 100000) said_.clear();  // bounded
+  for (const std::string& why : claims.charge.uncharged) {
     if (!said_.insert(absl::StrCat(pod.meta.uid, " ", why)).second) continue;
-    if (said_.size() > 100000) said_.clear();  // bounded
     spdlog::info("dra: pod {}: {} is not charged to quota", pod.Key(), why);
+  }
+  for (const DraRequestDemand& request : claims.demand.requests) {
+    for (const DraAlternativeDemand& alt : request.alternatives) {
+      if (alt.undecided.empty()) continue;
+      std::string key = absl::StrCat(alt.device_class, "\n", alt.undecided);
+      if (!said_.insert(std::move(key)).second) continue;
+      spdlog::info(
+          "dra: pod {}: {} request {}: {}; kube-scheduler decides where it "
+          "fits",
+          pod.Key(), request.claim, alt.name, alt.undecided);
+    }
   }
 }
 

@@ -29,7 +29,8 @@ class DraAttacher {
 
   // Sets pod.claim_requests, and pod.dra_demand where the node check
   // needs more than the count; a pod without resource claims gets neither.
-  // A request that is not charged is logged once per pod and reason.
+  // A request that is not charged is logged once per pod and reason, a
+  // request gpusched leaves to kube-scheduler once per class and reason.
   void AttachTo(Pod& pod) const;
   // Sets node.dra_devices: null where no driver publishes devices for it.
   void AttachTo(Node& node) const;
@@ -40,6 +41,8 @@ class DraAttacher {
   const DraSync& sync() const { return dra_; }
 
  private:
+  void SayOnce(const Pod& pod, const DraSync::PodClaims& claims) const;
+
   const DraSync& dra_;
   mutable std::mutex mu_;
   std::vector<DeviceClassMapping> mappings_;  // guarded by mu_

@@ -235,15 +235,16 @@ std::vector<std::string> DraSync::Nodes() const {
   return state_.inventory.Nodes();
 }
 
-DraDemand DraSync::DemandOf(const Pod& pod) const {
-  std::lock_guard lock(mu_);
-  return DraDemandOf(pod, state_.catalog);
-}
-
-ClaimCharge DraSync::ChargeClaimsOf(
+DraSync::PodClaims DraSync::ClaimsOf(
     const Pod& pod, const std::vector<DeviceClassMapping>& mappings) const {
   std::lock_guard lock(mu_);
-  return ChargeClaims(pod, state_.catalog, mappings);
+  return {DraDemandOf(pod, state_.catalog),
+          ChargeClaims(pod, state_.catalog, mappings)};
+}
+
+std::vector<DraUndecidedSelector> DraSync::UndecidedSelectors() const {
+  std::lock_guard lock(mu_);
+  return gpusched::UndecidedSelectors(state_.catalog);
 }
 
 std::map<std::string, std::string> DraSync::ExtendedResourceClasses() const {

@@ -28,6 +28,7 @@
 #include "scheduler/dra_demand.h"
 #include "scheduler/dra_inventory.h"
 #include "scheduler/dra_quota.h"
+#include "scheduler/dra_undecided.h"
 
 namespace gpusched::kube {
 
@@ -66,9 +67,17 @@ class DraSync {
 
   DraNodeDevices NodeDevices(std::string_view node) const;
   std::vector<std::string> Nodes() const;
-  DraDemand DemandOf(const Pod& pod) const;
-  ClaimCharge ChargeClaimsOf(
-      const Pod& pod, const std::vector<DeviceClassMapping>& mappings) const;
+  // A pod's claims read at one moment: what they ask of a node and what
+  // they are charged in quota's resource names.
+  struct PodClaims {
+    DraDemand demand;
+    ClaimCharge charge;
+  };
+  PodClaims ClaimsOf(const Pod& pod,
+                     const std::vector<DeviceClassMapping>& mappings) const;
+  // The selectors outside gpusched's CEL subset in the classes, templates
+  // and claims known now (kube-scheduler decides those requests).
+  std::vector<DraUndecidedSelector> UndecidedSelectors() const;
   // The DeviceClasses that serve an extended resource (KEP-5004), by
   // the resource's name ("nvidia.com/gpu" -> class).
   std::map<std::string, std::string> ExtendedResourceClasses() const;

@@ -233,8 +233,13 @@ http::Response ExtenderApi::CompletePod(const http::Request& request) {
 }
 
 http::Response ExtenderApi::Nodes(const http::Request&) const {
-  return Json(service_.Read(
-      [](const ClusterModel& model) { return EncodeNodes(model); }));
+  std::vector<DraUndecidedSelector> undecided;
+  if (std::shared_ptr<const UndecidedSource> source = undecided_.load()) {
+    undecided = (*source)();  // outside the model's lock
+  }
+  return Json(service_.Read([&](const ClusterModel& model) {
+    return EncodeNodes(model, undecided);
+  }));
 }
 
 // The GPU ratios are read under the model's shared lock, as the GPU counts

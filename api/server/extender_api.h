@@ -10,6 +10,7 @@
 #include "api/http/message.h"
 #include "api/http/router.h"
 #include "api/server/metrics.h"
+#include "scheduler/dra_undecided.h"
 #include "scheduler/extender_service.h"
 
 namespace gpusched {
@@ -54,6 +55,13 @@ class ExtenderApi {
   void SetPodAttacher(PodAttacher attach) {
     attacher_.store(std::make_shared<const PodAttacher>(std::move(attach)));
   }
+  // Live mode with DRA: the selectors gpusched leaves to kube-scheduler,
+  // listed on /v1/nodes. Safe to call while serving.
+  using UndecidedSource = std::function<std::vector<DraUndecidedSelector>()>;
+  void SetUndecidedSource(UndecidedSource source) {
+    undecided_.store(
+        std::make_shared<const UndecidedSource>(std::move(source)));
+  }
 
   http::Response Filter(const http::Request& request);
   http::Response Prioritize(const http::Request& request);
@@ -82,6 +90,7 @@ class ExtenderApi {
   Metrics& metrics_;
   ExtenderApiOptions options_;
   std::atomic<std::shared_ptr<const PodAttacher>> attacher_;
+  std::atomic<std::shared_ptr<const UndecidedSource>> undecided_;
   // Why the verbs answer an Error now; null while they serve.
   const char* NotServing() const;
 

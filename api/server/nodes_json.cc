@@ -64,6 +64,23 @@ void WriteDra(JsonWriter& w, const DraNodeDevices& dra) {
   w.Raw("}");
 }
 
+void WriteUndecided(JsonWriter& w,
+                    const std::vector<DraUndecidedSelector>& undecided) {
+  w.Raw("[");
+  for (size_t i = 0; i < undecided.size(); ++i) {
+    const DraUndecidedSelector& entry = undecided[i];
+    if (i > 0) w.Raw(",");
+    w.Raw("{").Key("expression").String(entry.expression);
+    w.Raw(",").Key("error").String(entry.error);
+    w.Raw(",").Key("writtenIn");
+    WriteStrings(w, entry.written_in);
+    w.Raw(",").Key("objects").Int(static_cast<int64_t>(entry.objects));
+    w.Raw(",").Key("decidedBy").String("kube-scheduler");
+    w.Raw("}");
+  }
+  w.Raw("]");
+}
+
 void WriteMig(JsonWriter& w, const GpuInventory& gpus) {
   w.Raw("[");
   bool first = true;
@@ -156,7 +173,8 @@ void WriteNode(JsonWriter& w, const NodeState& node) {
 
 }  // namespace
 
-std::string EncodeNodes(const ClusterModel& model) {
+std::string EncodeNodes(const ClusterModel& model,
+                        const std::vector<DraUndecidedSelector>& undecided) {
   JsonWriter w;
   w.Raw("{").Key("nodes").Raw("[");
   bool first = true;
@@ -165,7 +183,13 @@ std::string EncodeNodes(const ClusterModel& model) {
     first = false;
     WriteNode(w, *node);
   }
-  w.Raw("]}");
+  w.Raw("]");
+  if (!undecided.empty()) {
+    w.Raw(",").Key("dra").Raw("{").Key("selectorsOutsideSubset");
+    WriteUndecided(w, undecided);
+    w.Raw("}");
+  }
+  w.Raw("}");
   return w.Take();
 }
 

@@ -401,6 +401,8 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   live_->StartSync(*service_);  // api_ exists: on_synced may fire
   if (const kube::DraAttacher* dra = live_->dra(); dra != nullptr) {
     api_->SetPodAttacher([dra](Pod& pod) { dra->AttachTo(pod); });
+    api_->SetUndecidedSource(
+        [dra] { return dra->sync().UndecidedSelectors(); });
   }
   if (feed_ != nullptr) {
     podgroups_ = std::make_unique<kube::PodGroupSync>(

@@ -46,6 +46,29 @@ TEST(NodesJsonDraTest, NamesDraDevicesTheirTaintsAndProblems) {
   const nlohmann::json& plain = nodes["nodes"][1];
   EXPECT_FALSE(plain.contains("dra"));
   EXPECT_FALSE(plain["gpus"][0].contains("draDevice"));
+  EXPECT_FALSE(nodes.contains("dra"));  // no selector outside the subset
+}
+
+TEST(NodesJsonDraTest, ListsTheSelectorsLeftToKubeScheduler) {
+  ClusterModel model;
+  model.UpsertNode(MakeNode("plain").Gpus(1));
+  DraUndecidedSelector fancy{
+      .expression =
+          "device.attributes['gpu.nvidia.com'].productName."
+          "startsWith('NVIDIA H')",
+      .error = "outside the supported CEL subset at byte 52: a call",
+      .written_in = {"ResourceClaimTemplate ml/h request gpus"},
+      .objects = 3};
+  const nlohmann::json nodes =
+      nlohmann::json::parse(EncodeNodes(model, {fancy}));
+  const nlohmann::json& listed = nodes["dra"]["selectorsOutsideSubset"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["expression"], fancy.expression);
+  EXPECT_EQ(listed[0]["error"], fancy.error);
+  EXPECT_EQ(listed[0]["writtenIn"][0],
+            "ResourceClaimTemplate ml/h request gpus");
+  EXPECT_EQ(listed[0]["objects"], 3);
+  EXPECT_EQ(listed[0]["decidedBy"], "kube-scheduler");
 }
 
 }  // namespace

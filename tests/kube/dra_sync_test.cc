@@ -103,7 +103,7 @@ TEST_F(DraSyncTest, PodDemandResolvesAgainstTheWatchedCatalog) {
   pod.meta.name = "worker-0";
   pod.meta.namespace_name = "ml";
   pod.resource_claims.push_back({"gpus", "worker-0-gpus", "", ""});
-  DraDemand demand = sync_->DemandOf(pod);
+  DraDemand demand = sync_->ClaimsOf(pod, {}).demand;
   ASSERT_EQ(demand.requests.size(), 1u);
   EXPECT_EQ(demand.requests[0].alternatives[0].count, 2);
 }

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scheduler/dra_undecided.h"
 
 namespace gpusched {
 namespace {
@@ -95,9 +96,10 @@ TEST_F(DraDemandTest, TemplateClaimNeedsThatManyFreeMatchingDevices) {
   EXPECT_THAT(full.reason,
               HasSubstr("template ml/two-gpus request gpus needs 2 "
                         "gpu.nvidia.com device(s); 1 free match"));
-  DraNodeFit roomy = FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 6));
+  const DraNodeDevices six_held = Node("dgx-1", 8, 6);
+  DraNodeFit roomy = FitDraDemand(demand, "dgx-1", six_held);
   EXPECT_TRUE(roomy.fits) << roomy.reason;
-  EXPECT_THAT(roomy.picked,
+  EXPECT_THAT(PickedDeviceKeys(roomy, six_held),
               ElementsAre(ElementsAre("gpu.nvidia.com/dgx-1/gpu-6",
                                       "gpu.nvidia.com/dgx-1/gpu-7")));
 }
@@ -108,9 +110,10 @@ TEST_F(DraDemandTest, RequestsOfOneClaimGetDistinctDevices) {
   AddTemplate("split", spec);
   DraDemand demand = DraDemandOf(PodFromTemplate("split"), catalog_);
   EXPECT_FALSE(FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 7)).fits);
-  DraNodeFit fit = FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 6));
+  const DraNodeDevices six_held = Node("dgx-1", 8, 6);
+  DraNodeFit fit = FitDraDemand(demand, "dgx-1", six_held);
   EXPECT_TRUE(fit.fits);
-  EXPECT_THAT(fit.picked,
+  EXPECT_THAT(PickedDeviceKeys(fit, six_held),
               ElementsAre(ElementsAre("gpu.nvidia.com/dgx-1/gpu-6"),
                           ElementsAre("gpu.nvidia.com/dgx-1/gpu-7")));
 }
@@ -145,7 +148,9 @@ TEST_F(DraDemandTest, UndecidedRequestsNeverRefuseANode) {
                           "startsWith('NVIDIA H')"}));
   DraDemand demand = DraDemandOf(PodFromTemplate("fancy"), catalog_);
   EXPECT_THAT(demand.requests[0].alternatives[0].undecided,
-              HasSubstr("its selector #0 is outside the supported CEL subset"));
+              HasSubstr("its selector #0 \"device.attributes['gpu.nvidia.com']"
+                        ".productName.startsWith('NVIDIA H')\" is outside the "
+                        "supported CEL subset"));
   EXPECT_TRUE(FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 8)).fits);
 
   DraClaimSpec all = Exactly(1);
@@ -211,6 +216,100 @@ TEST_F(DraDemandTest, UnknownTemplatesAndClassesAreNamed) {
                          Node("dgx-1", 8, 0))
                 .reason,
             "DeviceClass tpu.example.com does not exist");
+}
+
+// The node's memo keys answers by selector set: one pod's answer is never
+// another's, and a CEL error found through the memo still names itself.
+TEST_F(DraDemandTest, MemoisedSelectorAnswersStayWithTheirSelectorSet) {
+  AddTemplate("h100", Exactly(2, {"device.attributes['gpu.nvidia.com']."
+                                  "productName == 'NVIDIA H100 80GB HBM3'"}));
+  AddTemplate("a100", Exactly(2, {"device.attributes['gpu.nvidia.com']."
+                                  "productName == 'NVIDIA A100-SXM4-40GB'"}));
+  AddTemplate("mig", Exactly(1, {"device.attributes['gpu.nvidia.com']."
+                                 "profile == '1g.10gb'"}));
+  const DraDemand h100 = DraDemandOf(PodFromTemplate("h100"), catalog_);
+  const DraDemand a100 = DraDemandOf(PodFromTemplate("a100"), catalog_);
+  const DraDemand mig = DraDemandOf(PodFromTemplate("mig"), catalog_);
+  const DraNodeDevices node = Node("dgx-1", 8, 5);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "computed" : "memoised");
+    EXPECT_TRUE(FitDraDemand(h100, "dgx-1", node).fits);
+    EXPECT_THAT(FitDraDemand(a100, "dgx-1", node).reason,
+                HasSubstr("needs 2 gpu.nvidia.com device(s); 0 free match"));
+    EXPECT_THAT(FitDraDemand(mig, "dgx-1", node).reason,
+                HasSubstr("on gpu-5: no such key: profile"));
+  }
+  // A node whose claims changed is a new value, its memo empty.
+  DraNodeDevices busier = node;
+  busier.devices[5].claim = "other/claim";
+  busier.devices[6].claim = "other/claim";
+  EXPECT_FALSE(FitDraDemand(h100, "dgx-1", busier).fits);
+}
+
+TEST(DraSelectorMemoTest, ComputesOncePerSetAndIsNotPartOfTheValue) {
+  DraNodeDevices devices;
+  int computed = 0;
+  auto compute = [&] {
+    ++computed;
+    return SelectorVerdicts{SelectorVerdict::kMatches};
+  };
+  devices.memo.VerdictsFor("a", compute);
+  devices.memo.VerdictsFor("a", compute);
+  EXPECT_EQ(computed, 1);
+  devices.memo.VerdictsFor("b", compute);
+  EXPECT_EQ(computed, 2);
+
+  DraNodeDevices copy = devices;  // a copy starts empty
+  copy.memo.VerdictsFor("a", compute);
+  EXPECT_EQ(computed, 3);
+  EXPECT_EQ(copy, DraNodeDevices{});
+}
+
+TEST(DraSelectorMemoTest, OneOffSelectorSetsDoNotGrowIt) {
+  DraSelectorMemo memo;
+  int computed = 0;
+  auto compute = [&] {
+    ++computed;
+    return SelectorVerdicts{};
+  };
+  for (size_t i = 0; i <= DraSelectorMemo::kMaxSets; ++i) {
+    memo.VerdictsFor(std::to_string(i), compute);
+  }
+  memo.VerdictsFor(std::to_string(DraSelectorMemo::kMaxSets), compute);
+  EXPECT_EQ(computed, DraSelectorMemo::kMaxSets + 1);
+  memo.VerdictsFor("0", compute);  // the oldest was forgotten
+  EXPECT_EQ(computed, DraSelectorMemo::kMaxSets + 2);
+}
+
+// One entry per expression outside the subset, naming where it is
+// written: the class, the template, and the claims made from it.
+TEST_F(DraDemandTest, UndecidedSelectorsAreListedOncePerExpression) {
+  const std::string fancy =
+      "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H')";
+  AddTemplate("fancy", Exactly(2, {fancy}));
+  AddTemplate("plain", Exactly(2, {"device.driver == 'gpu.nvidia.com'"}));
+  for (int i = 0; i < 7; ++i) {
+    ResourceClaim claim;
+    claim.meta = {.name = "w-" + std::to_string(i), .namespace_name = "ml"};
+    claim.spec = Exactly(2, {fancy, fancy});
+    catalog_.claims["ml/" + claim.meta.name] = claim;
+  }
+  catalog_.classes["odd"].selectors = {"device.driver.size() > 3"};
+
+  std::vector<DraUndecidedSelector> undecided = UndecidedSelectors(catalog_);
+  ASSERT_EQ(undecided.size(), 2u);
+  EXPECT_EQ(undecided[0].expression, fancy);
+  EXPECT_THAT(undecided[0].error,
+              HasSubstr("outside the supported CEL subset at byte"));
+  EXPECT_EQ(undecided[0].objects, 8u);  // the template and 7 claims
+  EXPECT_THAT(undecided[0].written_in,
+              ElementsAre("ResourceClaimTemplate ml/fancy request gpus",
+                          "ResourceClaim ml/w-0 request gpus",
+                          "ResourceClaim ml/w-1 request gpus",
+                          "ResourceClaim ml/w-2 request gpus",
+                          "ResourceClaim ml/w-3 request gpus"));
+  EXPECT_EQ(undecided[1].expression, "device.driver.size() > 3");
+  EXPECT_THAT(undecided[1].written_in, ElementsAre("DeviceClass odd"));
 }
 
 TEST_F(DraDemandTest, APodWithoutClaimsHasNoDemand) {

@@ -135,6 +135,27 @@ TEST(DraModelTest, NewDevicesUnderTheSameResourceVersionRebuildTheNode) {
   EXPECT_THAT(service.SetDraDevices("nope", nullptr), IsEmpty());
 }
 
+// A node event with equal devices (a status heartbeat) keeps the shared
+// devices object, and with it the selector answers memoised on it.
+TEST(DraModelTest, AnUnchangedNodeKeepsItsSharedDevices) {
+  ExtenderService service;
+  std::shared_ptr<const DraNodeDevices> first = Dgx({});
+  service.UpsertNodes({DraNode(first, "1")});
+  auto held = [&] {
+    return service.Read([](const ClusterModel& model) {
+      return model.FindNode("dgx-1")->node().dra_devices;
+    });
+  };
+  service.UpsertNodes({DraNode(Dgx({}), "2")});
+  EXPECT_EQ(held(), first);
+  service.UpsertNodes({DraNode(Dgx({{0, "ml/x", ""}}), "3")});
+  EXPECT_NE(held(), first);
+  EXPECT_EQ(service.Read([](const ClusterModel& model) {
+    return model.FindNode("dgx-1")->node().meta.resource_version;
+  }),
+            "3");
+}
+
 // --- charging claims to quota ---
 
 ResourceClaimTemplate Template(std::string key, std::string device_class,
@@ -261,10 +282,13 @@ TEST(DraPredicateTest, ARequestsOwnSelectorIsCheckedOnTheNodesDevices) {
   NodeFit fit = FitPodOnNode(PodView::Of(pod), a100);
   EXPECT_FALSE(fit.verdict.fits());
   EXPECT_THAT(fit.verdict.reason(), HasSubstr("h100s"));
-  for (DraDeviceState& state : devices->devices) {
+  // New devices, as a refresh makes them: a node's devices never change
+  // once shared (their selector answers are memoised with them).
+  auto h100_devices = std::make_shared<DraNodeDevices>(*devices);
+  for (DraDeviceState& state : h100_devices->devices) {
     state.device.attributes["gpu.nvidia.com/productName"].text = "H100";
   }
-  NodeState h100_node(DraNode(devices));
+  NodeState h100_node(DraNode(h100_devices));
   fit = FitPodOnNode(PodView::Of(pod), h100_node);
   EXPECT_TRUE(fit.verdict.fits()) << fit.verdict.reason();
   EXPECT_EQ(fit.assignment.gpu_ids.size(), 2u);
