@@ -47,9 +47,10 @@ class DraSelectorMemo {
   }
 
   // The verdicts for the alternatives named `key` (their selectors and
-  // tolerations, as DraAlternativeDemand::match_key spells them), computing them with
-  // `compute` the first time. Thread-safe; `compute` runs unlocked, so two
-  // callers may both compute a new set (the same answer) and one is kept.
+  // tolerations, as DraAlternativeDemand::match_key spells them), computing
+  // them with `compute` the first time. Thread-safe; `compute` runs unlocked,
+  // so two callers may both compute a new set (the same answer) and one is
+  // kept.
   std::shared_ptr<const SelectorVerdicts> VerdictsFor(
       std::string_view key,
       const std::function<SelectorVerdicts()>& compute) const;

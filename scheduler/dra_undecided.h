@@ -28,8 +28,7 @@ struct DraUndecidedSelector {
 };
 
 // One entry per distinct expression outside the subset, by expression.
-std::vector<DraUndecidedSelector> UndecidedSelectors(
-    const DraCatalog& catalog);
+std::vector<DraUndecidedSelector> UndecidedSelectors(const DraCatalog& catalog);
 
 }  // namespace gpusched
 
