@@ -2,9 +2,7 @@ package suite_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -155,7 +153,7 @@ func TestDraExtendedResourceAndDevicePluginNodesShareOneQuota(t *testing.T) {
 // period.
 func TestDraDeviceTaintRulesHideTaintedGpusAndNoExecuteEvictsTheGang(t *testing.T) {
 	const grace = 3 * time.Second
-	policy := timerPolicy(t, map[string]string{"staleGangGracePeriod": grace.String()})
+	policy := timerPolicy(t, 32, map[string]string{"staleGangGracePeriod": grace.String()})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy,
 		ControllerManager: &controlplane.ControllerManager{
 			Controllers: []string{"resourceclaim-controller", "device-taint-eviction-controller"}}})
@@ -581,28 +579,12 @@ func (m *planMatch) log(t *testing.T) {
 // and how many of them it offers (healthy: a device tainted NoSchedule is
 // not).
 func gpuschedNodeGpus(ctx context.Context, cp *controlplane.ControlPlane) (total, offered map[string]int, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.GpuschedURL+"/v1/nodes", nil)
+	nodes, err := cluster.GpuschedNodes(ctx, cp.GpuschedURL)
 	if err != nil {
 		return nil, nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	var view struct {
-		Nodes []struct {
-			Name string
-			Gpus []struct{ Healthy bool }
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&view); err != nil {
-		return nil, nil, fmt.Errorf("/v1/nodes: %w", err)
 	}
 	total, offered = map[string]int{}, map[string]int{}
-	for _, n := range view.Nodes {
+	for _, n := range nodes {
 		total[n.Name] = len(n.Gpus)
 		for _, g := range n.Gpus {
 			if g.Healthy {
