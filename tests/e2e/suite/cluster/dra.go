@@ -32,6 +32,9 @@ const (
 	PlannedGpusAnnotation = "gpusched.io/planned-gpus"
 	// DraH100Product is the productName attribute of the slices' GPUs.
 	DraH100Product = "NVIDIA H100 80GB HBM3"
+	// DraDriverVersion is the driverVersion attribute (a version, as the
+	// driver reads it from NVML) of the slices' devices.
+	DraDriverVersion = "570.172.8"
 )
 
 // DraGpuNode is a DGX H100 whose 8 GPUs are published through DRA only:
@@ -65,8 +68,8 @@ func DraGpuNode(name string) *corev1.Node {
 // DraGpuSlice is the one ResourceSlice of node's pool (named after the
 // node, generation 1) holding gpus whole GPUs gpu-0..gpu-<gpus-1>, with
 // the attributes and capacity NVIDIA's driver publishes: type "gpu",
-// index, productName, uuid, the standard pcieRoot (two GPUs per root, as
-// on a DGX H100's PCIe switches), memory 80Gi.
+// index, productName, uuid, driverVersion, the standard pcieRoot (two GPUs
+// per root, as on a DGX H100's PCIe switches), memory 80Gi.
 func DraGpuSlice(node string, gpus int) *resourcev1.ResourceSlice {
 	devices := make([]resourcev1.Device, gpus)
 	for i := range devices {
@@ -77,6 +80,7 @@ func DraGpuSlice(node string, gpus int) *resourcev1.ResourceSlice {
 				"index":                           {IntValue: ptr.To(int64(i))},
 				"productName":                     {StringValue: ptr.To(DraH100Product)},
 				"uuid":                            {StringValue: ptr.To(gpuUUID(node, i))},
+				"driverVersion":                   {VersionValue: ptr.To(DraDriverVersion)},
 				"resource.kubernetes.io/pcieRoot": {StringValue: ptr.To(fmt.Sprintf("pci0000:%02x", 0x10*(i/2+1)))},
 			},
 			Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{
@@ -153,5 +157,24 @@ func SetUpDraCluster(ctx context.Context, tb testing.TB, cp *controlplane.Contro
 		if _, err := cp.Client.ResourceV1().ResourceSlices().Create(ctx, DraGpuSlice(name, 8), metav1.CreateOptions{}); err != nil {
 			tb.Fatalf("ResourceSlice of %s: %v", name, err)
 		}
+	}
+}
+
+// UpgradeDraDriver republishes the node's DraGpuSlice as NVIDIA's driver
+// does after an upgrade to `version`: every device's driverVersion is the
+// new one, in the pool's next generation.
+func UpgradeDraDriver(ctx context.Context, tb testing.TB, cp *controlplane.ControlPlane, node, version string) {
+	tb.Helper()
+	slices := cp.Client.ResourceV1().ResourceSlices()
+	slice, err := slices.Get(ctx, node+"-"+NvidiaDraDriver, metav1.GetOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	slice.Spec.Pool.Generation++
+	for i := range slice.Spec.Devices {
+		slice.Spec.Devices[i].Attributes["driverVersion"] = resourcev1.DeviceAttribute{VersionValue: ptr.To(version)}
+	}
+	if _, err := slices.Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
+		tb.Fatalf("ResourceSlice of %s: %v", node, err)
 	}
 }
