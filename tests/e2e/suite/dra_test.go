@@ -622,28 +622,40 @@ func waitGpuschedOffers(ctx context.Context, t *testing.T, cp *controlplane.Cont
 	}
 }
 
-// queueGpus is gpusched's nvidia.com/gpu usage of the ClusterQueue (its
-// gpusched_cluster_queue_resource_usage), -1 if unreadable.
+// queueGpus is gpusched's nvidia.com/gpu usage of the ClusterQueue, -1
+// if unreadable.
 func queueGpus(cp *controlplane.ControlPlane, queue string) float64 {
+	return queueUsage(cp, queue, cluster.GpuResource)
+}
+
+// queueUsage is gpusched's usage of the resource by the ClusterQueue (its
+// gpusched_cluster_queue_resource_usage), -1 if unreadable.
+func queueUsage(cp *controlplane.ControlPlane, queue, resource string) float64 {
 	text, err := cp.GpuschedMetrics()
 	if err != nil {
 		return -1
 	}
 	return promtext.Parse(text).Sum("gpusched_cluster_queue_resource_usage",
-		map[string]string{"cluster_queue": queue, "resource": cluster.GpuResource})
+		map[string]string{"cluster_queue": queue, "resource": resource})
 }
 
 // waitQueueGpus waits until the queue uses exactly `want` GPUs.
 func waitQueueGpus(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, queue string, want int) {
 	t.Helper()
+	waitQueueUsage(ctx, t, cp, queue, cluster.GpuResource, want)
+}
+
+// waitQueueUsage waits until the queue uses exactly `want` of the resource.
+func waitQueueUsage(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, queue, resource string, want int) {
+	t.Helper()
 	var got float64
 	for deadline := time.Now().Add(15 * time.Second); ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
-		if got = queueGpus(cp, queue); got == float64(want) {
+		if got = queueUsage(cp, queue, resource); got == float64(want) {
 			return
 		}
 		if time.Now().After(deadline) {
 			break
 		}
 	}
-	t.Fatalf("queue %s uses %v nvidia.com/gpu, want %d", queue, got, want)
+	t.Fatalf("queue %s uses %v %s, want %d", queue, got, resource, want)
 }
