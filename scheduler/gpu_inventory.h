@@ -95,10 +95,11 @@ class GpuInventory {
   absl::Status Apply(const GpuAssignment& assignment, std::string_view pod);
   void Release(const GpuAssignment& assignment, std::string_view pod);
 
-  // On a node served by DRA, the GPUs that claims reserved for pod `uid`
-  // hold: the claims' hold is handed to the pod (released here, for the
-  // caller to Apply as the pod's) so that one device is held once, by the
-  // pod that uses it. Returns nothing when no claim of the pod holds any.
+  // On a node served by DRA, the GPUs and MIG instances that claims
+  // reserved for pod `uid` hold: the claims' hold is handed to the pod
+  // (released here, for the caller to Apply as the pod's) so that one
+  // device is held once, by the pod that uses it. Returns nothing when no
+  // claim of the pod holds any.
   std::optional<GpuAssignment> TakeClaimedBy(std::string_view uid);
   // The DRA names of `gpu_ids` (GpuAssignment::dra_names); empty where
   // the device plugin serves the GPUs.
@@ -110,9 +111,25 @@ class GpuInventory {
  private:
   absl::Status CheckApplicable(const GpuAssignment& assignment) const;
   void LoadTopology(const Node& node);
+  // MIG instances one claim reserved for a pod holds in one pool.
+  struct ClaimedMig {
+    std::string resource;  // "nvidia.com/mig-1g.10gb"
+    std::string holder;    // "claim ns/name", as in MigPool::holders
+    int64_t count = 0;
+  };
+  // What the claims reserved for one pod hold here, each device with its
+  // holder name ("claim ns/name"); see TakeClaimedBy.
+  struct ClaimedDevices {
+    std::vector<std::pair<int, std::string>> gpus;  // by GPU index
+    std::vector<ClaimedMig> mig;
+  };
+
   // The GPUs and MIG devices of a node served by NVIDIA's DRA driver
   // (gpu_inventory_dra.cc).
   void LoadDraDevices(const DraNodeDevices& dra);
+  void LoadDraMig(const DraNodeDevices& dra);
+  void TakeClaimedMig(const std::vector<ClaimedMig>& claimed,
+                      GpuAssignment& assignment);
   // free_milli_ from the devices.
   void CountFree();
 
@@ -124,10 +141,8 @@ class GpuInventory {
   std::string topology_source_;
   std::string topology_error_;
   int64_t free_milli_ = 0;
-  // Claim-held GPUs by the UID of the pod the claim is reserved for, each
-  // with its holder name ("claim ns/name"); see TakeClaimedBy.
-  std::map<std::string, std::vector<std::pair<int, std::string>>, std::less<>>
-      claimed_by_pod_;
+  // Claim-held devices by the UID of the pod the claim is reserved for.
+  std::map<std::string, ClaimedDevices, std::less<>> claimed_by_pod_;
 };
 
 }  // namespace gpusched

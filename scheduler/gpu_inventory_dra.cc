@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -60,16 +61,11 @@ bool Held(const DraDeviceState& state) {
 
 void GpuInventory::LoadDraDevices(const DraNodeDevices& dra) {
   std::vector<const DraDeviceState*> gpus;
-  std::map<std::string, MigPool> mig;
   for (const DraDeviceState& state : dra.devices) {
-    if (state.driver != kNvidiaDriver) continue;
-    const std::string type = TextAttribute(state.device, "type");
-    if (type == "gpu") gpus.push_back(&state);
-    const std::string profile = TextAttribute(state.device, "profile");
-    if (type != "mig" || profile.empty() || state.tainted()) continue;
-    MigPool& pool = mig[absl::StrCat(Sv(kMigResourcePrefix), profile)];
-    pool.capacity += 1;
-    if (Held(state)) pool.used += 1;
+    if (state.driver == kNvidiaDriver &&
+        TextAttribute(state.device, "type") == "gpu") {
+      gpus.push_back(&state);
+    }
   }
   std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
     return GpuIndex(a->device) < GpuIndex(b->device);
@@ -88,18 +84,54 @@ void GpuInventory::LoadDraDevices(const DraNodeDevices& dra) {
                                    ? "partitioned " + state.device.name
                                    : "claim " + state.claim);
       if (!state.claim.empty() && !state.reserved_for.empty()) {
-        claimed_by_pod_[state.reserved_for].emplace_back(static_cast<int>(i),
-                                                         device.holders.back());
+        claimed_by_pod_[state.reserved_for].gpus.emplace_back(
+            static_cast<int>(i), device.holders.back());
       }
     }
     devices_.push_back(std::move(device));
   }
-  for (auto& [resource, pool] : mig) {
+  LoadDraMig(dra);
+  if (labels_.product.empty() && !gpus.empty()) {
+    labels_.product = GfdProduct(TextAttribute(gpus[0]->device, "productName"));
+  }
+}
+
+// MIG devices by profile, as the device plugin's nvidia.com/mig-<profile>
+// pools. A claim holds its instances under its name, recorded for the pod
+// it is reserved for, so that TakeClaimedBy hands them to that pod: the
+// pod's instances are counted once, not by its claim and again by it.
+void GpuInventory::LoadDraMig(const DraNodeDevices& dra) {
+  std::map<std::string, MigPool> pools;
+  // (pod UID, resource, holder) -> instances.
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> claimed;
+  for (const DraDeviceState& state : dra.devices) {
+    const std::string profile = TextAttribute(state.device, "profile");
+    if (state.driver != kNvidiaDriver || state.tainted() || profile.empty() ||
+        TextAttribute(state.device, "type") != "mig") {
+      continue;
+    }
+    const std::string resource = absl::StrCat(Sv(kMigResourcePrefix), profile);
+    MigPool& pool = pools[resource];
+    pool.capacity += 1;
+    if (!Held(state)) continue;
+    pool.used += 1;
+    if (state.claim.empty()) continue;
+    std::string holder = "claim " + state.claim;
+    auto at =
+        std::lower_bound(pool.holders.begin(), pool.holders.end(), holder);
+    if (at == pool.holders.end() || *at != holder)
+      pool.holders.insert(at, holder);
+    if (!state.reserved_for.empty()) {
+      claimed[{state.reserved_for, resource, std::move(holder)}] += 1;
+    }
+  }
+  for (auto& [resource, pool] : pools) {
     pool.resource = resource;
     mig_pools_.push_back(std::move(pool));
   }
-  if (labels_.product.empty() && !gpus.empty()) {
-    labels_.product = GfdProduct(TextAttribute(gpus[0]->device, "productName"));
+  for (const auto& [key, count] : claimed) {
+    const auto& [uid, resource, holder] = key;
+    claimed_by_pod_[uid].mig.push_back({resource, holder, count});
   }
 }
 
@@ -120,7 +152,7 @@ std::optional<GpuAssignment> GpuInventory::TakeClaimedBy(std::string_view uid) {
   auto found = claimed_by_pod_.find(uid);
   if (found == claimed_by_pod_.end()) return std::nullopt;
   GpuAssignment assignment{.milli_per_gpu = kMilliPerGpu};
-  for (const auto& [index, holder] : found->second) {
+  for (const auto& [index, holder] : found->second.gpus) {
     GpuDevice& device = devices_[index];
     // Still the claim's: hand it over. Already handed over (the pod was
     // placed, removed and is placed again): the same GPUs, if free.
@@ -130,7 +162,25 @@ std::optional<GpuAssignment> GpuInventory::TakeClaimedBy(std::string_view uid) {
   }
   std::sort(assignment.gpu_ids.begin(), assignment.gpu_ids.end());
   CountFree();
+  TakeClaimedMig(found->second.mig, assignment);
   return assignment;
+}
+
+// As for GPUs: instances still the claim's are handed over; already handed
+// over, the pod gets the same count again, if free.
+void GpuInventory::TakeClaimedMig(const std::vector<ClaimedMig>& claimed,
+                                  GpuAssignment& assignment) {
+  std::map<std::string, int64_t> counts;  // sorted, as GpuAssignment::mig
+  for (const ClaimedMig& held : claimed) {
+    for (MigPool& pool : mig_pools_) {
+      if (pool.resource == held.resource &&
+          std::erase(pool.holders, held.holder) > 0) {
+        pool.used -= held.count;
+      }
+    }
+    counts[held.resource] += held.count;
+  }
+  assignment.mig.assign(counts.begin(), counts.end());
 }
 
 }  // namespace gpusched

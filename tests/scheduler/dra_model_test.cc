@@ -3,6 +3,7 @@
 // resource names quota counts.
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -25,10 +26,21 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
+// Device index -> the claim holding it and the pod UID it is reserved for.
+using Claims = std::vector<std::tuple<int, std::string, std::string>>;
+
+// Gives device `index` the claim `claims` names for it, if any.
+void HoldIfClaimed(DraDeviceState& device, int index, const Claims& claims) {
+  for (const auto& [held, claim, uid] : claims) {
+    if (held != index) continue;
+    device.claim = claim;
+    device.reserved_for = uid;
+  }
+}
+
 // An 8-GPU node as NVIDIA's DRA driver publishes it; `claims` maps a GPU
 // index to the claim holding it and the pod UID it is reserved for.
-std::shared_ptr<const DraNodeDevices> Dgx(
-    const std::vector<std::tuple<int, std::string, std::string>>& claims) {
+std::shared_ptr<const DraNodeDevices> Dgx(const Claims& claims) {
   auto dra = std::make_shared<DraNodeDevices>();
   for (int i = 0; i < 8; ++i) {
     DraDeviceState gpu{.driver = "gpu.nvidia.com", .pool = "dgx-1"};
@@ -37,11 +49,7 @@ std::shared_ptr<const DraNodeDevices> Dgx(
                                                     "gpu"};
     gpu.device.attributes["gpu.nvidia.com/index"] = {DraAttribute::Kind::kInt,
                                                      "", i};
-    for (const auto& [index, claim, uid] : claims) {
-      if (index != i) continue;
-      gpu.claim = claim;
-      gpu.reserved_for = uid;
-    }
+    HoldIfClaimed(gpu, i, claims);
     dra->devices.push_back(std::move(gpu));
   }
   return dra;
@@ -154,6 +162,68 @@ TEST(DraModelTest, AnUnchangedNodeKeepsItsSharedDevices) {
     return model.FindNode("dgx-1")->node().meta.resource_version;
   }),
             "3");
+}
+
+// An A100 with its GPU in MIG mode, as NVIDIA's DRA driver publishes it:
+// seven 1g.10gb devices and no whole GPU; `claims` maps a MIG device's
+// placement to the claim holding it and the pod UID it is reserved for.
+std::shared_ptr<const DraNodeDevices> A100Mig(const Claims& claims) {
+  auto dra = std::make_shared<DraNodeDevices>();
+  for (int i = 0; i < 7; ++i) {
+    DraDeviceState mig{.driver = "gpu.nvidia.com", .pool = "dgx-1"};
+    mig.device.name = "gpu-0-mig-19-" + std::to_string(i) + "-1";
+    mig.device.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString,
+                                                    "mig"};
+    mig.device.attributes["gpu.nvidia.com/profile"] = {
+        DraAttribute::Kind::kString, "1g.10gb"};
+    HoldIfClaimed(mig, i, claims);
+    dra->devices.push_back(std::move(mig));
+  }
+  return dra;
+}
+
+const MigPool& Mig1g10gb(const ClusterModel& model) {
+  return *model.FindNode("dgx-1")->gpus().FindMig("nvidia.com/mig-1g.10gb");
+}
+
+// A pod's MIG instances are held once: by its claim until the pod is in
+// the model, then by the pod (its claims charge nvidia.com/mig-1g.10gb: 2),
+// not by both. Gone and placed again, it holds them again.
+TEST(DraModelTest, ARunningPodHoldsTheMigInstancesItsClaimWasAllocatedOnce) {
+  ClusterModel model;
+  model.UpsertNode(DraNode(
+      A100Mig({{0, "ml/a-mig", "uid-ml-a"}, {1, "ml/a-mig", "uid-ml-a"}})));
+  EXPECT_EQ(Mig1g10gb(model).used, 2);
+  EXPECT_THAT(Mig1g10gb(model).holders, ElementsAre("claim ml/a-mig"));
+  Pod pod = MakePod("ml/a").Mig("nvidia.com/mig-1g.10gb", 2).OnNode("dgx-1");
+  ASSERT_TRUE(model.AddRunningPod(pod, nullptr).ok());
+  EXPECT_EQ(Mig1g10gb(model).used, 2);  // not 4: counted once
+  EXPECT_THAT(Mig1g10gb(model).holders, ElementsAre("ml/a"));
+  EXPECT_THAT(Held(model, "ml/a").gpus.mig,
+              ElementsAre(std::pair<std::string, int64_t>(
+                  "nvidia.com/mig-1g.10gb", 2)));
+  ASSERT_TRUE(model.RemovePod("uid-ml-a"));
+  EXPECT_EQ(Mig1g10gb(model).used, 0);
+  ASSERT_TRUE(model.AddRunningPod(pod, nullptr).ok());
+  EXPECT_EQ(Mig1g10gb(model).used, 2);
+}
+
+// Bound with the instance gpusched planned, the pod holds its claim's once
+// the allocation arrives: one instance, not the planned one and the
+// claim's.
+TEST(DraModelTest, TheMigAllocationReplacesThePlanWhenItArrives) {
+  ClusterModel model;
+  model.UpsertNode(DraNode(A100Mig({})));
+  Pod pod = MakePod("ml/a").Mig("nvidia.com/mig-1g.10gb", 1).Build();
+  ASSERT_TRUE(model
+                  .Place(pod, "dgx-1",
+                         GpuAssignment{.mig = {{"nvidia.com/mig-1g.10gb", 1}}},
+                         false)
+                  .ok());
+  EXPECT_EQ(Mig1g10gb(model).used, 1);
+  model.UpsertNode(DraNode(A100Mig({{3, "ml/a-mig", "uid-ml-a"}}), "2"));
+  EXPECT_EQ(Mig1g10gb(model).used, 1);
+  EXPECT_THAT(Mig1g10gb(model).holders, ElementsAre("ml/a"));
 }
 
 // --- charging claims to quota ---

@@ -2,9 +2,7 @@ package suite_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -155,7 +153,7 @@ func TestDraExtendedResourceAndDevicePluginNodesShareOneQuota(t *testing.T) {
 // period.
 func TestDraDeviceTaintRulesHideTaintedGpusAndNoExecuteEvictsTheGang(t *testing.T) {
 	const grace = 3 * time.Second
-	policy := timerPolicy(t, map[string]string{"staleGangGracePeriod": grace.String()})
+	policy := timerPolicy(t, 32, map[string]string{"staleGangGracePeriod": grace.String()})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy,
 		ControllerManager: &controlplane.ControllerManager{
 			Controllers: []string{"resourceclaim-controller", "device-taint-eviction-controller"}}})
@@ -581,28 +579,12 @@ func (m *planMatch) log(t *testing.T) {
 // and how many of them it offers (healthy: a device tainted NoSchedule is
 // not).
 func gpuschedNodeGpus(ctx context.Context, cp *controlplane.ControlPlane) (total, offered map[string]int, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.GpuschedURL+"/v1/nodes", nil)
+	nodes, err := cluster.GpuschedNodes(ctx, cp.GpuschedURL)
 	if err != nil {
 		return nil, nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	var view struct {
-		Nodes []struct {
-			Name string
-			Gpus []struct{ Healthy bool }
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&view); err != nil {
-		return nil, nil, fmt.Errorf("/v1/nodes: %w", err)
 	}
 	total, offered = map[string]int{}, map[string]int{}
-	for _, n := range view.Nodes {
+	for _, n := range nodes {
 		total[n.Name] = len(n.Gpus)
 		for _, g := range n.Gpus {
 			if g.Healthy {
@@ -640,28 +622,40 @@ func waitGpuschedOffers(ctx context.Context, t *testing.T, cp *controlplane.Cont
 	}
 }
 
-// queueGpus is gpusched's nvidia.com/gpu usage of the ClusterQueue (its
-// gpusched_cluster_queue_resource_usage), -1 if unreadable.
+// queueGpus is gpusched's nvidia.com/gpu usage of the ClusterQueue, -1
+// if unreadable.
 func queueGpus(cp *controlplane.ControlPlane, queue string) float64 {
+	return queueUsage(cp, queue, cluster.GpuResource)
+}
+
+// queueUsage is gpusched's usage of the resource by the ClusterQueue (its
+// gpusched_cluster_queue_resource_usage), -1 if unreadable.
+func queueUsage(cp *controlplane.ControlPlane, queue, resource string) float64 {
 	text, err := cp.GpuschedMetrics()
 	if err != nil {
 		return -1
 	}
 	return promtext.Parse(text).Sum("gpusched_cluster_queue_resource_usage",
-		map[string]string{"cluster_queue": queue, "resource": cluster.GpuResource})
+		map[string]string{"cluster_queue": queue, "resource": resource})
 }
 
 // waitQueueGpus waits until the queue uses exactly `want` GPUs.
 func waitQueueGpus(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, queue string, want int) {
 	t.Helper()
+	waitQueueUsage(ctx, t, cp, queue, cluster.GpuResource, want)
+}
+
+// waitQueueUsage waits until the queue uses exactly `want` of the resource.
+func waitQueueUsage(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, queue, resource string, want int) {
+	t.Helper()
 	var got float64
 	for deadline := time.Now().Add(15 * time.Second); ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
-		if got = queueGpus(cp, queue); got == float64(want) {
+		if got = queueUsage(cp, queue, resource); got == float64(want) {
 			return
 		}
 		if time.Now().After(deadline) {
 			break
 		}
 	}
-	t.Fatalf("queue %s uses %v nvidia.com/gpu, want %d", queue, got, want)
+	t.Fatalf("queue %s uses %v %s, want %d", queue, got, resource, want)
 }

@@ -21,11 +21,11 @@ import (
 
 const blockerLabel = "e2e.gpusched.io/blocker"
 
-// timerPolicy: queuePolicy's team-a with 32 H100 GPUs, and a SchedulerConfig
-// with the given gang timers.
-func timerPolicy(t *testing.T, gang map[string]string) string {
+// timerPolicy: queuePolicy's team-a with `gpus` H100 GPUs, and a
+// SchedulerConfig with the given gang timers.
+func timerPolicy(t *testing.T, gpus int, gang map[string]string) string {
 	t.Helper()
-	return writePolicy(t, cluster.KueuePolicy{Queues: cluster.ResearchQueues(cluster.Namespace, map[string]int{"team-a": 32}),
+	return writePolicy(t, cluster.KueuePolicy{Queues: cluster.ResearchQueues(cluster.Namespace, map[string]int{"team-a": gpus}),
 		SchedulerConfig: &cluster.SchedulerConfig{Name: "config", Gang: gang}})
 }
 
@@ -35,7 +35,7 @@ func timerPolicy(t *testing.T, gang map[string]string) string {
 // through the Eviction API, and the gang's GPUs go to the next gang.
 func TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod(t *testing.T) {
 	const grace = 6 * time.Second
-	policy := timerPolicy(t, map[string]string{"staleGangGracePeriod": grace.String()})
+	policy := timerPolicy(t, 32, map[string]string{"staleGangGracePeriod": grace.String()})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
@@ -74,7 +74,7 @@ func TestGangShortOfAMemberIsEvictedWholeAfterItsGracePeriod(t *testing.T) {
 // why, and the GPUs go to the next gang.
 func TestAdmittedGangThatCannotBindInTimeIsRolledBack(t *testing.T) {
 	const timeout = 8 * time.Second
-	policy := timerPolicy(t, map[string]string{"admissionTimeout": timeout.String(), "backoffBase": "1s", "backoffMax": "2s"})
+	policy := timerPolicy(t, 32, map[string]string{"admissionTimeout": timeout.String(), "backoffBase": "1s", "backoffMax": "2s"})
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()

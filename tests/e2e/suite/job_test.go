@@ -41,22 +41,42 @@ const (
 // while the generation is incomplete, and none is evicted or replaced again
 // on the way.
 func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
-	policy := queuePolicy(t, map[string]int{"team-a": 32}, map[string]map[string]string{
-		"team-a": {"withinClusterQueue": "LowerPriority"}})
 	cp := controlplane.Start(t, controlplane.Options{
-		Webhook: true, Policy: policy,
+		Webhook: true, Policy: jobEvictionPolicy(t),
 		ControllerManager:       &controlplane.ControllerManager{Controllers: []string{"job-controller"}},
 		KubeletFailsDeletedPods: true,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
 	defer cancel()
 	cluster.SetUpDemoCluster(ctx, t, cp)
+	evictAndReadmitJobGang(ctx, t, cp, indexedGangJob())
+	checkNoForbidden(t, cp)
+}
+
+// jobEvictionPolicy: team-a of 32 GPUs (the demo cluster's), where a
+// higher-priority workload may evict a lower-priority one.
+func jobEvictionPolicy(t *testing.T) string {
+	t.Helper()
+	return queuePolicy(t, map[string]int{"team-a": 32}, map[string]map[string]string{
+		"team-a": {"withinClusterQueue": "LowerPriority"}})
+}
+
+// evictAndReadmitJobGang creates the Job (a low-priority gang of jobMembers
+// x jobGpus in team-a, filling the demo cluster) and checks its life
+// through one eviction: bound whole; evicted whole by a high-priority gang
+// "urgent" of the same shape; replaced by the job controller with four
+// pods that are gated by gpusched alone and stay unbound while urgent runs;
+// bound whole when urgent finishes. A monitor sees no pod of the new
+// generation admitted while it is incomplete, and no third generation. It
+// returns the two generations.
+func evictAndReadmitJobGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, job *batchv1.Job) (first, second []corev1.Pod) {
+	t.Helper()
 	createPriorityClass(ctx, t, cp, "e2e-low", 100)
 	createPriorityClass(ctx, t, cp, "e2e-high", 1000)
-	if _, err := cp.Client.BatchV1().Jobs(cluster.Namespace).Create(ctx, indexedGangJob(), metav1.CreateOptions{}); err != nil {
+	if _, err := cp.Client.BatchV1().Jobs(cluster.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	first := waitJobPodsBound(ctx, t, cp, nil, 90*time.Second)
+	first = waitJobPodsBound(ctx, t, cp, nil, 90*time.Second)
 	checkGangPlacementGpus(t, first, jobGpus)
 	firstUIDs := uidSet(first)
 	monitor := startJobGangMonitor(ctx, cp, firstUIDs)
@@ -72,14 +92,14 @@ func TestIndexedJobGangIsRecreatedAndReadmittedWhole(t *testing.T) {
 			t.Errorf("recreated %s has gates %v, want [%s]", recreated[i].Name, gates, controlplane.WebhookGate)
 		}
 	}
-	holdNoneBound(ctx, t, cp, jobName, 3*time.Second)
+	holdNoneBoundSelected(ctx, t, cp, jobNameLabel+"="+jobName, 3*time.Second)
 
 	finishGang(ctx, t, cp, "urgent")
-	second := waitJobPodsBound(ctx, t, cp, firstUIDs, 90*time.Second)
+	second = waitJobPodsBound(ctx, t, cp, firstUIDs, 90*time.Second)
 	checkGangPlacement(t, second, jobGpus)
 	monitor.stopAndCheck(t, uidSet(recreated))
 	checkJobRunning(ctx, t, cp)
-	checkNoForbidden(t, cp)
+	return first, second
 }
 
 // indexedGangJob: completions = parallelism = 4, Indexed; the pod template

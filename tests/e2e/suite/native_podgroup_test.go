@@ -136,53 +136,99 @@ func waitPodGroupConditionsTrue(ctx context.Context, t *testing.T, cp *controlpl
 
 func ptrTo[T any](v T) *T { return &v }
 
-// TestJobGangIsAdmittedAsANativeGang: with the WorkloadWithJob gate (alpha
-// in v1.37, off by default; kube-apiserver for the Job's spec.scheduling,
-// kube-controller-manager for its Job controller) the Job controller makes
-// a Workload and a PodGroup of minCount 4 for a Job whose spec.scheduling
-// asks for a gang, and names that PodGroup in each pod's
-// spec.schedulingGroup. The pods carry only the queue label; the PodGroup
-// none. gpusched gates the four and admits them as one native gang.
-func TestJobGangIsAdmittedAsANativeGang(t *testing.T) {
+// TestJobGangIsANativeGangEvictedAndReadmittedWhole: with the
+// WorkloadWithJob gate (alpha in v1.37, off by default; kube-apiserver for
+// the Job's spec.scheduling, kube-controller-manager for its Job
+// controller) the Job controller makes a Workload and a PodGroup of
+// minCount 4 for a Job whose spec.scheduling asks for a gang, and names
+// that PodGroup in each pod's spec.schedulingGroup. The pods carry only
+// the queue label, the PodGroup none. gpusched gates the four and admits
+// them as one native gang; a higher-priority gang evicts it whole; the Job
+// controller recreates the four pods, gpusched gates them again and admits
+// them as one gang once the urgent gang is done (evictAndReadmitJobGang,
+// as for the indexed Job of Kueue's keys).
+//
+// v1.37.2's Job controller creates the Workload and PodGroup only for a
+// Job that has not started (isNewJob) and afterwards reuses the one it
+// owns: the recreated pods name the same PodGroup object (same UID), not a
+// new one per generation. (It means to give each pod an owner reference
+// to the PodGroup too, but GetPodFromTemplate drops the template's owner
+// references, so the pods carry only the Job's: the test does not ask for
+// it.)
+func TestJobGangIsANativeGangEvictedAndReadmittedWhole(t *testing.T) {
 	gates := "--feature-gates=GenericWorkload=true,WorkloadWithJob=true"
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: writeGangPolicy(t),
-		APIServerArgs:     []string{gates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
-		SchedulerArgs:     []string{"--feature-gates=GenericWorkload=true"},
-		GpuschedArgs:      []string{"--podgroup-api-poll-ms", podGroupPollMs},
-		ControllerManager: &controlplane.ControllerManager{Controllers: []string{"job-controller"}, ExtraArgs: []string{gates}},
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: jobEvictionPolicy(t),
+		APIServerArgs:           []string{gates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
+		SchedulerArgs:           []string{"--feature-gates=GenericWorkload=true"},
+		GpuschedArgs:            []string{"--podgroup-api-poll-ms", podGroupPollMs},
+		ControllerManager:       &controlplane.ControllerManager{Controllers: []string{"job-controller"}, ExtraArgs: []string{gates}},
+		KubeletFailsDeletedPods: true,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
 	defer cancel()
 	cluster.SetUpDemoCluster(ctx, t, cp)
-	if _, err := cp.Client.BatchV1().Jobs(cluster.Namespace).Create(ctx, nativeGangJob(), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	first, second := evictAndReadmitJobGang(ctx, t, cp, nativeGangJob())
+	group := jobPodGroup(t, first)
+	if again := jobPodGroup(t, second); again != group {
+		t.Errorf("recreated pods name PodGroup %s, the first generation %s", again, group)
 	}
-	pods := waitJobPodsBound(ctx, t, cp, nil, 60*time.Second)
-	for i := range pods {
-		if pods[i].Spec.SchedulingGroup == nil || pods[i].Spec.SchedulingGroup.PodGroupName == nil {
-			t.Fatalf("%s: no spec.schedulingGroup: the Job controller made no PodGroup", pods[i].Name)
-		}
-	}
-	checkGangPlacement(t, pods, 4)
-	waitPodGroupConditionsTrue(ctx, t, cp, *pods[0].Spec.SchedulingGroup.PodGroupName, []string{nativeGangCondition})
+	checkOnlyPodGroup(ctx, t, cp, group, first)
+	waitPodGroupConditionsTrue(ctx, t, cp, group, []string{nativeGangCondition})
 	checkNoForbidden(t, cp)
 }
 
-// nativeGangJob: four pods of 4 GPUs in queue q, a gang of four by the
-// Job's own spec.scheduling (no Kueue group label).
-func nativeGangJob() *batchv1.Job {
-	pod := cluster.GpuPod("template", 4).Label("kueue.x-k8s.io/queue-name", "q").Build()
-	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	pod.Name, pod.Namespace = "", ""
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: jobName, Namespace: cluster.Namespace},
-		Spec: batchv1.JobSpec{
-			Completions: int32Ref(jobMembers),
-			Parallelism: int32Ref(jobMembers),
-			Scheduling: &batchv1.JobSchedulingConfiguration{
-				SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
-					Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: int32Ref(jobMembers)}}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec},
-		},
+// jobPodGroup is the PodGroup all the pods name in spec.schedulingGroup;
+// it fails the test if a pod names none or another one.
+func jobPodGroup(t *testing.T, pods []corev1.Pod) string {
+	t.Helper()
+	names := map[string]bool{}
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.SchedulingGroup == nil || p.Spec.SchedulingGroup.PodGroupName == nil {
+			t.Fatalf("%s: no spec.schedulingGroup: the Job controller made no PodGroup", p.Name)
+		}
+		names[*p.Spec.SchedulingGroup.PodGroupName] = true
 	}
+	if len(names) != 1 {
+		t.Fatalf("one generation of a Job's pods names PodGroups %v", cluster.SortedKeys(names))
+	}
+	return cluster.SortedKeys(names)[0]
+}
+
+// checkOnlyPodGroup: the namespace holds one PodGroup, `name`, made before
+// the pods `first` were: the one the Job controller made for the Job, not
+// deleted and made again under the same name on the way.
+func checkOnlyPodGroup(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, name string, first []corev1.Pod) {
+	t.Helper()
+	list, err := cp.Client.SchedulingV1beta1().PodGroups(cluster.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Name != name {
+		var names []string
+		for _, g := range list.Items {
+			names = append(names, g.Name)
+		}
+		t.Fatalf("PodGroups %v; want only %s", names, name)
+	}
+	made := list.Items[0].CreationTimestamp
+	for i := range first {
+		if first[i].CreationTimestamp.Before(&made) {
+			t.Errorf("PodGroup %s made at %v, after the first generation's %s (%v)", name, made, first[i].Name,
+				first[i].CreationTimestamp)
+		}
+	}
+}
+
+// nativeGangJob: indexedGangJob's four pods of 8 GPUs in team-a, a gang of
+// four by the Job's own spec.scheduling instead of Kueue's group keys.
+func nativeGangJob() *batchv1.Job {
+	job := indexedGangJob()
+	template := &job.Spec.Template
+	delete(template.Labels, "kueue.x-k8s.io/pod-group-name")
+	delete(template.Annotations, "kueue.x-k8s.io/pod-group-total-count")
+	job.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{
+		SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+			Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: int32Ref(jobMembers)}}}
+	return job
 }

@@ -66,8 +66,13 @@ func queuedGang(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane
 // gangPods lists the pods of a Kueue pod group (deleted ones excluded).
 func gangPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string) []corev1.Pod {
 	t.Helper()
-	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "kueue.x-k8s.io/pod-group-name=" + group})
+	return selectedPods(ctx, t, cp, "kueue.x-k8s.io/pod-group-name="+group)
+}
+
+// selectedPods lists the test namespace's pods matching a label selector.
+func selectedPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, selector string) []corev1.Pod {
+	t.Helper()
+	list, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +108,16 @@ func waitGangBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPl
 // holdNoneBound checks for d that no member of the group is bound.
 func holdNoneBound(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, group string, d time.Duration) {
 	t.Helper()
+	holdNoneBoundSelected(ctx, t, cp, "kueue.x-k8s.io/pod-group-name="+group, d)
+}
+
+// holdNoneBoundSelected checks for d that no pod the label selector
+// matches is bound (gangs without Kueue's group label: a Job's pods).
+func holdNoneBoundSelected(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, selector string, d time.Duration) {
+	t.Helper()
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		if n := countBound(gangPods(ctx, t, cp, group)); n != 0 {
-			t.Fatalf("gang %s: %d members bound while its queue is at quota", group, n)
+		if n := countBound(selectedPods(ctx, t, cp, selector)); n != 0 {
+			t.Fatalf("pods %s: %d bound while they must wait", selector, n)
 		}
 	}
 }

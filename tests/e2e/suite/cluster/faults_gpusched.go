@@ -3,9 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -30,35 +28,12 @@ type ModelPod struct {
 // GpuschedModel reads gpusched's /v1/nodes: the pods its model holds, by
 // UID. Only a check: the tests never decide anything from it.
 func GpuschedModel(ctx context.Context, gpuschedURL string) (map[string]ModelPod, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gpuschedURL+"/v1/nodes", nil)
+	nodes, err := GpuschedNodes(ctx, gpuschedURL)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("gpusched /v1/nodes: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("gpusched /v1/nodes: status %d, %v: %.200s", resp.StatusCode, err, body)
-	}
-	var doc struct {
-		Nodes []struct {
-			Name string
-			Pods []struct {
-				Name, UID string
-				GpuIDs    []int `json:"gpuIds"`
-			}
-		}
-	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("gpusched /v1/nodes: %w", err)
-	}
 	pods := map[string]ModelPod{}
-	for _, n := range doc.Nodes {
+	for _, n := range nodes {
 		for _, p := range n.Pods {
 			ids := slices.Clone(p.GpuIDs)
 			sort.Ints(ids)
@@ -150,22 +125,14 @@ func WaitGpuschedNodes(ctx context.Context, tb testing.TB, cp *controlplane.Cont
 // GpuschedReady reads gpusched's /readyz: true on 200, false on 503 (the
 // model has not loaded yet), an error otherwise.
 func GpuschedReady(ctx context.Context, gpuschedURL string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gpuschedURL+"/readyz", nil)
-	if err != nil {
+	status, _, err := gpuschedGet(ctx, gpuschedURL, "/readyz")
+	switch {
+	case err != nil:
 		return false, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("gpusched /readyz: %w", err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
+	case status == http.StatusOK:
 		return true, nil
-	case http.StatusServiceUnavailable:
+	case status == http.StatusServiceUnavailable:
 		return false, nil
 	}
-	return false, fmt.Errorf("gpusched /readyz: status %d", resp.StatusCode)
+	return false, fmt.Errorf("gpusched /readyz: status %d", status)
 }

@@ -16,6 +16,9 @@ import (
 // which queues they need; the YAML is written in one place.
 type KueuePolicy struct {
 	Queues []ClusterQueue
+	// Flavors are ResourceFlavors besides H100Flavor, by name: the node
+	// labels that select their nodes.
+	Flavors map[string]map[string]string
 	// SchedulerConfig is written only when set.
 	SchedulerConfig *SchedulerConfig
 }
@@ -39,6 +42,11 @@ type ClusterQueue struct {
 	Cohort string
 	// GPUs and CPUs are its nominal quotas (cpu in cores).
 	GPUs, CPUs int
+	// Flavor is the ResourceFlavor its quotas are in ("": H100Flavor).
+	Flavor string
+	// Extra are the nominal quotas of further resources it covers, by
+	// name (nvidia.com/mig-1g.10gb: 3), in the same flavor.
+	Extra map[string]int
 	// StrictFIFO sets queueingStrategy StrictFIFO (default BestEffortFIFO).
 	StrictFIFO bool
 	// Preemption is spec.preemption, e.g. {"withinClusterQueue":
@@ -60,6 +68,10 @@ type SchedulerConfig struct {
 	// Gang is spec.gang (admissionTimeout, staleGangGracePeriod,
 	// backoffBase, backoffMax), durations as Go or Kubernetes text ("60s").
 	Gang map[string]string
+	// DeviceClassMappings is spec.resources.deviceClassMappings (Kueue's
+	// Configuration field): quota resource name -> the DeviceClasses whose
+	// claimed devices count as it.
+	DeviceClassMappings map[string][]string
 }
 
 // ResearchQueues are ClusterQueues of `quotas` (name -> nominal GPUs, 64
@@ -78,9 +90,12 @@ func ResearchQueues(namespace string, quotas map[string]int) []ClusterQueue {
 func (p KueuePolicy) YAML() (string, error) {
 	docs := []map[string]any{kueueObject("ResourceFlavor", H100Flavor, "", map[string]any{
 		"nodeLabels": map[string]string{"nvidia.com/gpu.product": h100Product}})}
+	for _, name := range SortedKeys(p.Flavors) {
+		docs = append(docs, kueueObject("ResourceFlavor", name, "", map[string]any{"nodeLabels": p.Flavors[name]}))
+	}
 	if c := p.SchedulerConfig; c != nil {
 		docs = append(docs, map[string]any{"apiVersion": "gpusched.io/v1alpha1", "kind": "SchedulerConfig",
-			"metadata": map[string]any{"name": c.Name}, "spec": map[string]any{"gang": c.Gang}})
+			"metadata": map[string]any{"name": c.Name}, "spec": c.spec()})
 	}
 	for _, q := range p.Queues {
 		docs = append(docs, kueueObject("ClusterQueue", q.Name, "", q.spec()))
@@ -112,13 +127,38 @@ func (p KueuePolicy) WriteFile(dir string) (string, error) {
 	return path, nil
 }
 
+func (c SchedulerConfig) spec() map[string]any {
+	spec := map[string]any{}
+	if c.Gang != nil {
+		spec["gang"] = c.Gang
+	}
+	if len(c.DeviceClassMappings) > 0 {
+		var mappings []any
+		for _, resource := range SortedKeys(c.DeviceClassMappings) {
+			mappings = append(mappings, map[string]any{"name": resource, "deviceClassNames": c.DeviceClassMappings[resource]})
+		}
+		spec["resources"] = map[string]any{"deviceClassMappings": mappings}
+	}
+	return spec
+}
+
 func (q ClusterQueue) spec() map[string]any {
+	covered := []string{GpuResource, "cpu"}
+	quotas := []any{
+		map[string]any{"name": GpuResource, "nominalQuota": q.GPUs},
+		map[string]any{"name": "cpu", "nominalQuota": q.CPUs},
+	}
+	for _, name := range SortedKeys(q.Extra) {
+		covered = append(covered, name)
+		quotas = append(quotas, map[string]any{"name": name, "nominalQuota": q.Extra[name]})
+	}
+	flavor := q.Flavor
+	if flavor == "" {
+		flavor = H100Flavor
+	}
 	spec := map[string]any{"resourceGroups": []any{map[string]any{
-		"coveredResources": []string{GpuResource, "cpu"},
-		"flavors": []any{map[string]any{"name": H100Flavor, "resources": []any{
-			map[string]any{"name": GpuResource, "nominalQuota": q.GPUs},
-			map[string]any{"name": "cpu", "nominalQuota": q.CPUs},
-		}}},
+		"coveredResources": covered,
+		"flavors":          []any{map[string]any{"name": flavor, "resources": quotas}},
 	}}}
 	if q.Cohort != "" {
 		spec["cohort"] = q.Cohort

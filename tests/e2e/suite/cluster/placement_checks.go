@@ -2,9 +2,7 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -124,32 +122,12 @@ func CheckDevicesOnEveryNode(tb testing.TB, cp *controlplane.ControlPlane, nodes
 // (all when none are named): a diagnostic for failure messages only, never
 // a verdict.
 func GpuschedView(cp *controlplane.ControlPlane, names ...string) string {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(cp.GpuschedURL + "/v1/nodes")
+	nodes, err := GpuschedNodes(context.Background(), cp.GpuschedURL)
 	if err != nil {
-		return fmt.Sprintf("(GET /v1/nodes: %v)", err)
-	}
-	defer resp.Body.Close()
-	var view struct {
-		Nodes []struct {
-			Name     string
-			Topology struct{ Source string }
-			Gpus     []struct {
-				Index   int
-				Healthy bool
-			}
-			Pods []struct {
-				Name        string
-				GpuIds      []int
-				MilliPerGpu int
-			}
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&view); err != nil {
-		return fmt.Sprintf("(GET /v1/nodes: %v)", err)
+		return fmt.Sprintf("(%v)", err)
 	}
 	var b strings.Builder
-	for _, n := range view.Nodes {
+	for _, n := range nodes {
 		if len(names) > 0 && !slices.Contains(names, n.Name) {
 			continue
 		}
@@ -161,7 +139,7 @@ func GpuschedView(cp *controlplane.ControlPlane, names ...string) string {
 		}
 		fmt.Fprintf(&b, "\n  %s (topology: %s; unhealthy GPUs %v):", n.Name, n.Topology.Source, unhealthy)
 		for _, p := range n.Pods {
-			fmt.Fprintf(&b, " %s=%v@%d", p.Name, p.GpuIds, p.MilliPerGpu)
+			fmt.Fprintf(&b, " %s=%v@%d", p.Name, p.GpuIDs, p.MilliPerGpu)
 		}
 	}
 	return b.String()
