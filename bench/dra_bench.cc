@@ -7,6 +7,8 @@
 //   subset, FitDraDemand on each node's published devices) against the same
 //   request as nvidia.com/gpu on device-plugin nodes (PlanGpus). The ratio
 //   is the per-node cost of a DRA pod in filter.
+// - BM_DraRefreshPass/N/8: every node's devices read once, as one pass of
+//   the live refresher does after a DRA change.
 #include <malloc.h>
 
 #include <string>
@@ -106,6 +108,27 @@ DraInventory HalfHeldCluster(int nodes) {
   }
   return inventory;
 }
+
+// What one pass of the live refresher reads before it compares with the
+// model: every node's devices, built from the inventory (DraSync holds its
+// lock for each node). Per pass at N nodes.
+void BM_DraRefreshPass(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const DraInventory inventory = HalfHeldCluster(nodes);
+  std::vector<std::string> names = inventory.Nodes();
+  for (auto _ : state) {
+    size_t devices = 0;
+    for (const std::string& node : names) {
+      devices += inventory.NodeDevices(node).devices.size();
+    }
+    benchmark::DoNotOptimize(devices);
+  }
+  state.SetItemsProcessed(state.iterations() * nodes);
+}
+BENCHMARK(BM_DraRefreshPass)
+    ->Args({50, 8})
+    ->Args({5000, 8})
+    ->Unit(benchmark::kMillisecond);
 
 DraDemand TwoGpuDemand() {
   DraCatalog catalog;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/gpu_fit.h"
 
 namespace gpusched {
 namespace {
@@ -13,6 +14,24 @@ namespace {
 uint64_t NextGeneration() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// On a DRA node gpusched's device sets are plans: kube-scheduler may
+// allocate a pod's planned devices to another pod's claim before this
+// pod's own claim is allocated. The pod still needs as many, so it gets
+// the same count of free ones rather than nothing (which would let its
+// GPUs look free until its claim arrives). Shares are not served by DRA.
+std::optional<GpuAssignment> Replanned(const GpuAssignment& planned,
+                                       const GpuInventory& gpus) {
+  if (planned.milli_per_gpu != kMilliPerGpu && !planned.gpu_ids.empty()) {
+    return std::nullopt;
+  }
+  GpuRequest request;
+  request.gpus = static_cast<int>(planned.gpu_ids.size());
+  request.mig = planned.mig;
+  GpuPlan plan = PlanGpus(request, gpus);
+  if (!plan.verdict.fits()) return std::nullopt;
+  return std::move(plan.assignment);
 }
 
 }  // namespace
@@ -84,6 +103,14 @@ std::string NodeState::ReplaceNode(Node node) {
     std::optional<GpuAssignment> claimed = gpus_.TakeClaimedBy(allocation.uid);
     if (claimed.has_value()) allocation.gpus = *std::move(claimed);
     if (gpus_.Apply(allocation.gpus, key).ok()) continue;
+    std::optional<GpuAssignment> replanned;
+    if (!claimed.has_value() && node_.dra_devices != nullptr) {
+      replanned = Replanned(allocation.gpus, gpus_);
+    }
+    if (replanned.has_value() && gpus_.Apply(*replanned, key).ok()) {
+      allocation.gpus = *std::move(replanned);
+      continue;
+    }
     absl::StrAppend(&dropped, dropped.empty() ? "" : ", ", key);
     allocation.gpus = GpuAssignment{};
   }

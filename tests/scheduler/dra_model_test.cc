@@ -91,6 +91,21 @@ TEST(DraModelTest, AClaimReservedForAPodNotInTheModelHoldsItsGpus) {
   EXPECT_THAT(gpus.devices()[0].holders, ElementsAre("claim ml/b-gpus"));
 }
 
+// kube-scheduler allocated a's planned GPUs to b's claim before a's own
+// claim: a keeps two GPUs (free ones), not none, and nothing is said lost.
+TEST(DraModelTest, APlanTakenByAnotherClaimIsMovedToFreeGpus) {
+  ClusterModel model;
+  model.UpsertNode(DraNode(Dgx({})));
+  Pod pod = MakePod("ml/a").Gpus(2).Build();
+  ASSERT_TRUE(
+      model.Place(pod, "dgx-1", GpuAssignment{{0, 1}, 1000}, false).ok());
+  const std::string dropped = model.UpsertNode(DraNode(
+      Dgx({{0, "ml/b-gpus", "uid-ml-b"}, {1, "ml/b-gpus", "uid-ml-b"}}), "2"));
+  EXPECT_EQ(dropped, "");
+  EXPECT_THAT(Held(model, "ml/a").gpus.gpu_ids, ElementsAre(2, 3));
+  EXPECT_EQ(model.FindNode("dgx-1")->gpus().free_milli(), 4000);
+}
+
 // A bind holds the GPUs gpusched planned until the allocation is seen;
 // then the pod holds what kube-scheduler allocated, and the planned ones
 // are free again.

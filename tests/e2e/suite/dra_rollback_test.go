@@ -3,6 +3,9 @@ package suite_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +58,8 @@ func TestDraGangKubeSchedulerCannotAllocateIsRolledBack(t *testing.T) {
 	draGang(ctx, t, cp, "newer", 2, "four-gpus-driver-580")
 	waitGangPinned(ctx, t, cp, "newer", 2, node)
 	admittedAt := time.Now()
+	checkSelectorLeftToKubeScheduler(ctx, t, cp, newDriverSelector,
+		"ResourceClaimTemplate "+cluster.Namespace+"/four-gpus-driver-580 request gpus")
 	waitQueueGpus(ctx, t, cp, "team-a", 8)
 	cluster.WaitFailedSchedulingContaining(ctx, t, cp.Client, "newer-0", "cannot allocate all claims", 30*time.Second)
 	waitGangGone(ctx, t, cp, "newer", timeout+30*time.Second)
@@ -83,7 +88,29 @@ func TestDraGangKubeSchedulerCannotAllocateIsRolledBack(t *testing.T) {
 		t.Error(p)
 	}
 	t.Logf("monitor: %d checks", monitor.checkCount())
+	// Two gangs of that template, each pod seen many times: said once.
+	said, err := cluster.GrepLog(filepath.Join(cp.Dir, "gpusched.log"), "kube-scheduler decides", newDriverSelector)
+	if err != nil || len(said) != 1 {
+		t.Errorf("gpusched.log says the selector outside the subset %d times (%v), want once: %q", len(said), err, said)
+	}
 	checkNoForbidden(t, cp)
+}
+
+// checkSelectorLeftToKubeScheduler: /v1/nodes lists `expression` as
+// outside gpusched's CEL subset, written in `where`.
+func checkSelectorLeftToKubeScheduler(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, expression, where string) {
+	t.Helper()
+	listed, err := cluster.GpuschedUndecidedSelectors(ctx, cp.GpuschedURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range listed {
+		if s.Expression == expression && slices.Contains(s.WrittenIn, where) && s.DecidedBy == "kube-scheduler" &&
+			strings.Contains(s.Error, "outside the supported CEL subset") {
+			return
+		}
+	}
+	t.Errorf("/v1/nodes does not list %q (in %s) as left to kube-scheduler: %+v", expression, where, listed)
 }
 
 // newDriverTemplate is GpuClaimTemplate's `count` GPUs with the request's

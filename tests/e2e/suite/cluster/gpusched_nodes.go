@@ -50,15 +50,40 @@ type GpuschedPod struct {
 
 // GpuschedNodes reads gpusched's /v1/nodes.
 func GpuschedNodes(ctx context.Context, gpuschedURL string) ([]GpuschedNode, error) {
+	doc, err := gpuschedNodesDoc(ctx, gpuschedURL)
+	return doc.Nodes, err
+}
+
+// GpuschedUndecidedSelector is a device selector outside gpusched's CEL
+// subset, listed at the top of /v1/nodes: kube-scheduler alone decides
+// where its requests fit.
+type GpuschedUndecidedSelector struct {
+	Expression, Error, DecidedBy string
+	WrittenIn                    []string
+	Objects                      int
+}
+
+// GpuschedUndecidedSelectors reads /v1/nodes' dra.selectorsOutsideSubset.
+func GpuschedUndecidedSelectors(ctx context.Context, gpuschedURL string) ([]GpuschedUndecidedSelector, error) {
+	doc, err := gpuschedNodesDoc(ctx, gpuschedURL)
+	return doc.Dra.SelectorsOutsideSubset, err
+}
+
+type gpuschedNodesDocument struct {
+	Nodes []GpuschedNode
+	Dra   struct{ SelectorsOutsideSubset []GpuschedUndecidedSelector }
+}
+
+func gpuschedNodesDoc(ctx context.Context, gpuschedURL string) (gpuschedNodesDocument, error) {
+	var doc gpuschedNodesDocument
 	status, body, err := gpuschedGet(ctx, gpuschedURL, "/v1/nodes")
 	if err != nil || status != http.StatusOK {
-		return nil, fmt.Errorf("gpusched /v1/nodes: status %d, %v: %.200s", status, err, body)
+		return doc, fmt.Errorf("gpusched /v1/nodes: status %d, %v: %.200s", status, err, body)
 	}
-	var doc struct{ Nodes []GpuschedNode }
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("gpusched /v1/nodes: %w", err)
+		return doc, fmt.Errorf("gpusched /v1/nodes: %w", err)
 	}
-	return doc.Nodes, nil
+	return doc, nil
 }
 
 // gpuschedGet GETs path from gpusched's HTTP server, waiting 5 s at most.
