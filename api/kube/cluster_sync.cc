@@ -129,12 +129,13 @@ void ClusterSync::PokeDra() {
   dra_poked_.notify_one();
 }
 
-// Re-reads every node's DRA devices after a change, at most once per
+// Re-reads the DRA devices of the nodes a change touched, at most once per
 // dra_refresh_interval (a burst of claim updates is one pass), and every
-// few seconds regardless: a node event may have attached devices read just
-// before a change it then overwrote.
+// node every few seconds regardless: a node event may have attached
+// devices read just before a change it then overwrote.
 void ClusterSync::RunDraRefresher(std::stop_token stop) {
   constexpr auto kSweep = std::chrono::seconds(5);
+  auto last_sweep = std::chrono::steady_clock::now() - kSweep;
   while (!stop.stop_requested()) {
     {
       std::unique_lock lock(dra_mu_);
@@ -142,7 +143,18 @@ void ClusterSync::RunDraRefresher(std::stop_token stop) {
       dra_dirty_ = false;
     }
     if (stop.stop_requested()) return;
-    if (nodes_synced_) updater_->RefreshDraDevices(DraSourceOf(*options_.dra));
+    if (nodes_synced_) {
+      internal::DraDeviceSource source = DraSourceOf(*options_.dra);
+      if (options_.take_dra_touched) {
+        DraTouched touched = options_.take_dra_touched();
+        source.all = touched.all;
+        source.only = std::move(touched.nodes);
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_sweep >= kSweep) source.all = true;
+      if (source.all) last_sweep = now;
+      updater_->RefreshDraDevices(source);
+    }
     if (!SleepFor(options_.dra_refresh_interval, stop)) return;
   }
 }

@@ -71,7 +71,11 @@ struct ClusterSyncOptions {
   // sees them, and a change of the DRA objects re-reads every node's
   // devices (RefreshDraDevices).
   const DraAttacher* dra = nullptr;
-  // The least time between two such re-reads: one pass reads every node.
+  // Optional with `dra`: the nodes a DRA change touched since the last
+  // call (DraSync::TakeTouched), so a re-read reads only those; without
+  // it every re-read reads every node.
+  std::function<DraTouched()> take_dra_touched;
+  // The least time between two such re-reads.
   std::chrono::milliseconds dra_refresh_interval{200};
 };
 

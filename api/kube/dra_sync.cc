@@ -24,11 +24,13 @@ struct Kind<ResourceSlice> {
     return DecodeResourceSlice(item, kName);
   }
   static void Replace(DraState& state, std::vector<ResourceSlice> all) {
+    state.touched.All();
     state.inventory.ClearSlices();
     for (ResourceSlice& slice : all)
       state.inventory.UpsertSlice(std::move(slice));
   }
   static void Apply(DraState& state, WatchEventType type, ResourceSlice slice) {
+    state.touched.Node(slice.node_name);  // immutable in a slice's life
     if (type == WatchEventType::kDeleted) {
       state.inventory.DeleteSlice(slice.meta.name);
     } else {
@@ -45,6 +47,7 @@ struct Kind<ResourceClaim> {
     return DecodeResourceClaim(item, kName);
   }
   static void Replace(DraState& state, std::vector<ResourceClaim> all) {
+    state.touched.All();
     state.inventory.ClearClaims();
     state.catalog.claims.clear();
     for (ResourceClaim& claim : all) {
@@ -53,6 +56,11 @@ struct Kind<ResourceClaim> {
   }
   static void Apply(DraState& state, WatchEventType type, ResourceClaim claim) {
     std::string key = DraKey(claim.meta);
+    Touch(state, claim);
+    if (auto before = state.catalog.claims.find(key);
+        before != state.catalog.claims.end()) {
+      Touch(state, before->second);
+    }
     if (type == WatchEventType::kDeleted) {
       state.inventory.DeleteClaim(key);
       state.catalog.claims.erase(key);
@@ -60,6 +68,16 @@ struct Kind<ResourceClaim> {
     }
     state.inventory.UpsertClaim(claim);
     state.catalog.claims.insert_or_assign(std::move(key), std::move(claim));
+  }
+  // An allocation holds devices on its node; one not bound to a node
+  // (network-attached devices) is looked for everywhere.
+  static void Touch(DraState& state, const ResourceClaim& claim) {
+    if (!claim.allocated) return;
+    if (claim.allocated_node.empty()) {
+      state.touched.All();
+    } else {
+      state.touched.Node(claim.allocated_node);
+    }
   }
 };
 
@@ -71,6 +89,7 @@ struct Kind<DeviceTaintRule> {
     return DecodeDeviceTaintRule(item, kName);
   }
   static void Replace(DraState& state, std::vector<DeviceTaintRule> all) {
+    state.touched.All();
     state.inventory.ClearTaintRules();
     for (DeviceTaintRule& rule : all) {
       state.inventory.UpsertTaintRule(std::move(rule));
@@ -78,6 +97,7 @@ struct Kind<DeviceTaintRule> {
   }
   static void Apply(DraState& state, WatchEventType type,
                     DeviceTaintRule rule) {
+    state.touched.All();  // its selector may name devices anywhere
     if (type == WatchEventType::kDeleted) {
       state.inventory.DeleteTaintRule(rule.meta.name);
     } else {
@@ -233,6 +253,11 @@ DraNodeDevices DraSync::NodeDevices(std::string_view node) const {
 std::vector<std::string> DraSync::Nodes() const {
   std::lock_guard lock(mu_);
   return state_.inventory.Nodes();
+}
+
+DraTouched DraSync::TakeTouched() {
+  std::lock_guard lock(mu_);
+  return std::exchange(state_.touched, DraTouched{.all = false});
 }
 
 DraSync::PodClaims DraSync::ClaimsOf(

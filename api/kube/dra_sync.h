@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -41,10 +42,28 @@ struct DraSyncOptions {
   std::function<void()> on_change;
 };
 
+// The nodes whose devices may have changed since the refresher last
+// asked (DraSync::TakeTouched): a slice names its node, an allocation its
+// node; a complete list, a taint rule or an allocation not bound to one
+// node may change any.
+struct DraTouched {
+  bool all = true;  // the first pass reads every node
+  std::set<std::string> nodes;
+
+  void Node(const std::string& name) {
+    if (!all && !name.empty()) nodes.insert(name);
+  }
+  void All() {
+    all = true;
+    nodes.clear();
+  }
+};
+
 // What the DRA objects say at one moment, guarded by DraSync's lock.
 struct DraState {
   DraInventory inventory;
   DraCatalog catalog;
+  DraTouched touched;
 };
 
 // Thread-safe. The client must outlive the DraSync.
@@ -67,6 +86,8 @@ class DraSync {
 
   DraNodeDevices NodeDevices(std::string_view node) const;
   std::vector<std::string> Nodes() const;
+  // The nodes touched since the last call, and forgets them.
+  DraTouched TakeTouched();
   // A pod's claims read at one moment: what they ask of a node and what
   // they are charged in quota's resource names.
   struct PodClaims {

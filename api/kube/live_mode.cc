@@ -46,6 +46,7 @@ void LiveCluster::StartSync(ExtenderService& service) {
     dra_attacher_ =
         std::make_unique<DraAttacher>(*dra_, options_.device_class_mappings);
     sync.dra = dra_attacher_.get();
+    sync.take_dra_touched = [this] { return dra_->TakeTouched(); };
   }
   sync_ = std::make_unique<ClusterSync>(*client_, service, sync);
   if (dra_ != nullptr) WaitForDra();

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,9 @@ struct DraDeviceSource {
   std::vector<std::string> published;  // nodes with devices now, sorted
   std::function<std::shared_ptr<const DraNodeDevices>(const std::string&)>
       devices_of;
+  // Every node, or only these (the ones a DRA change touched).
+  bool all = true;
+  std::set<std::string> only;
 };
 
 // Thread-safe: the node and pod watches call it from their own threads.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,41 @@ TEST_F(DraSyncTest, PodDemandResolvesAgainstTheWatchedCatalog) {
   DraDemand demand = sync_->ClaimsOf(pod, {}).demand;
   ASSERT_EQ(demand.requests.size(), 1u);
   EXPECT_EQ(demand.requests[0].alternatives[0].count, 2);
+}
+
+// The refresher reads only the nodes a change touched: a slice's node, an
+// allocation's node (before and after), every node for a taint rule.
+TEST_F(DraSyncTest, TouchedNodesAreThoseAChangeCanAlterAndAreTakenOnce) {
+  server_.ServeDra();
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 4));
+  server_.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-2", 4));
+  Start();
+  ASSERT_TRUE(WaitUntil([&] { return sync_->settled(); }));
+  EXPECT_TRUE(sync_->TakeTouched().all);  // the lists: every node
+  DraTouched none = sync_->TakeTouched();
+  EXPECT_FALSE(none.all);
+  EXPECT_TRUE(none.nodes.empty());
+
+  Json claim = Claim("train-0", "dgx-2", {"gpu-0", "gpu-1"});
+  claim["status"]["allocation"]["nodeSelector"] = {
+      {"nodeSelectorTerms",
+       {{{"matchFields",
+          {{{"key", "metadata.name"},
+            {"operator", "In"},
+            {"values", {"dgx-2"}}}}}}}}};
+  server_.PutObject(kV1, "resourceclaims", claim);
+  ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-2").size() == 2; }));
+  DraTouched touched = sync_->TakeTouched();
+  EXPECT_FALSE(touched.all);
+  EXPECT_EQ(touched.nodes, (std::set<std::string>{"dgx-2"}));
+
+  server_.DeleteObject(kV1, "resourceclaims", "ml/train-0");
+  ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-2").size() == 4; }));
+  EXPECT_EQ(sync_->TakeTouched().nodes, (std::set<std::string>{"dgx-2"}));
+
+  server_.DeleteObject(kV1, "resourceslices", "dgx-1-gpu.nvidia.com");
+  ASSERT_TRUE(WaitUntil([&] { return Offered("dgx-1").empty(); }));
+  EXPECT_EQ(sync_->TakeTouched().nodes, (std::set<std::string>{"dgx-1"}));
 }
 
 // A cluster without DRA (or a role without its rules) is a cluster with no
