@@ -49,6 +49,15 @@ DeviceUse UseOf(const std::string& node,
   return use;
 }
 
+// A GPU a DRA claim holds while no pod of the model uses it, or that MIG
+// partitions spent (gpu_inventory_dra.cc): the inventory's own hold.
+bool HeldByDraOnly(const GpuDevice& device) {
+  return !device.dra_name.empty() && device.free_milli == 0 &&
+         device.holders.size() == 1 &&
+         (device.holders[0].starts_with("claim ") ||
+          device.holders[0].starts_with("partitioned "));
+}
+
 void CheckGpus(const std::string& node, const GpuInventory& gpus,
                const DeviceUse& use, std::vector<std::string>& violations) {
   for (const auto& [id, milli] : use.milli) {
@@ -69,6 +78,7 @@ void CheckGpus(const std::string& node, const GpuInventory& gpus,
     if (auto h = use.holders.find(device.index); h != use.holders.end()) {
       expected = h->second;
     }
+    if (milli == 0 && HeldByDraOnly(device)) continue;
     if (device.free_milli != kMilliPerGpu - milli ||
         device.holders != expected) {
       violations.push_back(
