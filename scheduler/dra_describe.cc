@@ -43,8 +43,8 @@ std::string BlockingTaints(const DraDevice& device) {
 
 std::string DriverTextAttribute(const DraDeviceState& state,
                                 std::string_view name) {
-  auto it = state.device.attributes.find(
-      absl::StrCat(state.driver, "/", Sv(name)));
+  auto it =
+      state.device.attributes.find(absl::StrCat(state.driver, "/", Sv(name)));
   if (it == state.device.attributes.end() ||
       it->second.kind != DraAttribute::Kind::kString) {
     return "";

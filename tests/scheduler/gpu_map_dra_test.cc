@@ -46,21 +46,21 @@ TEST(MapNodeDraTest, GpusCarryTheirDraNamesClaimsAndTaints) {
 
 TEST(MapNodeDraTest, MigPoolsNameTheirDraDevicesAndLeaveTaintedOnesOut) {
   Node node = MakeNode("a100-1");
-  node.dra_devices = MakeDraDevices("a100-1")
-                         .Mig(0, "1g.10gb", 3)
-                         .Taint("gpu-0-mig-1g.10gb-1", {"xid", "", "NoSchedule"})
-                         .Problem("pool gpu.nvidia.com/x: generation 3 has 1 "
-                                  "of 2 slices");
+  node.dra_devices =
+      MakeDraDevices("a100-1")
+          .Mig(0, "1g.10gb", 3)
+          .Taint("gpu-0-mig-1g.10gb-1", {"xid", "", "NoSchedule"})
+          .Problem("pool gpu.nvidia.com/x: generation 3 has 1 of 2");
   const GpuMapNode map = MapOf(std::move(node));
   EXPECT_EQ(map.gpu_source, GpuSource::kDra);
   ASSERT_EQ(map.mig.size(), 1u);
   EXPECT_EQ(map.mig[0].capacity, 2);  // 3 published, 1 tainted
   EXPECT_THAT(map.mig[0].dra_devices,
               ElementsAre("gpu-0-mig-1g.10gb-0", "gpu-0-mig-1g.10gb-2"));
-  EXPECT_THAT(map.dra_tainted, ElementsAre("gpu-0-mig-1g.10gb-1 xid:NoSchedule"));
+  EXPECT_THAT(map.dra_tainted,
+              ElementsAre("gpu-0-mig-1g.10gb-1 xid:NoSchedule"));
   EXPECT_THAT(map.dra_problems,
-              ElementsAre("pool gpu.nvidia.com/x: generation 3 has 1 of 2 "
-                          "slices"));
+              ElementsAre("pool gpu.nvidia.com/x: generation 3 has 1 of 2"));
 }
 
 TEST(MapNodeDraTest, TheDevicePluginWinsAndItsGpusHaveNoDraNames) {
