@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "scheduler/dra_demand.h"
 #include "scheduler/dra_inventory.h"
 
 namespace gpusched::testing {
@@ -25,8 +26,8 @@ class DraDevicesBuilder {
                           std::string product = "NVIDIA H100 80GB HBM3") {
     for (int i = 0; i < n; ++i) {
       DraDeviceState& gpu = Add("gpu-" + std::to_string(i), "gpu");
-      gpu.device.attributes["gpu.nvidia.com/index"] = {
-          DraAttribute::Kind::kInt, "", i};
+      gpu.device.attributes["gpu.nvidia.com/index"] = {DraAttribute::Kind::kInt,
+                                                       "", i};
       gpu.device.attributes["gpu.nvidia.com/productName"] = {
           DraAttribute::Kind::kString, product};
     }
@@ -89,6 +90,35 @@ class DraDevicesBuilder {
 
 inline DraDevicesBuilder MakeDraDevices(std::string pool) {
   return DraDevicesBuilder(std::move(pool));
+}
+
+inline constexpr char kGpuClassSelector[] =
+    "device.driver == 'gpu.nvidia.com' && "
+    "device.attributes['gpu.nvidia.com'].type == 'gpu'";
+
+// NVIDIA's whole-GPU DeviceClass and a ResourceClaimTemplate `ns/name`
+// whose request "gpus" asks `count` of it (with `mode` and the request's
+// own selectors).
+inline DraCatalog GpuTemplateCatalog(
+    const std::string& ns, const std::string& name, int64_t count,
+    DraRequestAlternative::Mode mode = DraRequestAlternative::Mode::kExactCount,
+    std::vector<std::string> own_selectors = {}) {
+  DraCatalog catalog;
+  DeviceClass gpu_class;
+  gpu_class.meta.name = "gpu.nvidia.com";
+  gpu_class.selectors = {kGpuClassSelector};
+  catalog.classes["gpu.nvidia.com"] = gpu_class;
+  ResourceClaimTemplate claim_template;
+  claim_template.meta.name = name;
+  claim_template.meta.namespace_name = ns;
+  DraRequestAlternative alt{.name = "gpus",
+                            .device_class = "gpu.nvidia.com",
+                            .selectors = std::move(own_selectors),
+                            .mode = mode,
+                            .count = count};
+  claim_template.spec.requests.push_back({"gpus", {alt}});
+  catalog.templates[ns + "/" + name] = claim_template;
+  return catalog;
 }
 
 }  // namespace gpusched::testing
