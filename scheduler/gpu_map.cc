@@ -70,14 +70,6 @@ bool DevicePluginReportsGpus(const Node& node) {
   return false;
 }
 
-GpuSource SourceOf(const NodeState& state, const GpuMapNode& node) {
-  if (node.gpus.empty() && node.mig.empty()) return GpuSource::kNone;
-  return state.node().dra_devices != nullptr &&
-                 !DevicePluginReportsGpus(state.node())
-             ? GpuSource::kDra
-             : GpuSource::kDevicePlugin;
-}
-
 // Names each GPU and MIG pool by the devices NVIDIA's driver published for
 // it, and lists the node's tainted devices and uncounted pools.
 void AddDraDevices(const DraNodeDevices& dra, GpuMapNode& node) {
@@ -109,6 +101,17 @@ void AddDraDevices(const DraNodeDevices& dra, GpuMapNode& node) {
 }
 
 }  // namespace
+
+GpuSource GpuSourceOf(const NodeState& state) {
+  const GpuInventory& gpus = state.gpus();
+  if (gpus.devices().empty() && gpus.mig_pools().empty()) {
+    return GpuSource::kNone;
+  }
+  return state.node().dra_devices != nullptr &&
+                 !DevicePluginReportsGpus(state.node())
+             ? GpuSource::kDra
+             : GpuSource::kDevicePlugin;
+}
 
 std::string_view GpuSourceName(GpuSource source) {
   switch (source) {
@@ -150,7 +153,7 @@ GpuMapNode MapNode(const NodeState& state) {
          .used = pool.used});
   }
   AddHolds(state, node);
-  node.gpu_source = SourceOf(state, node);
+  node.gpu_source = GpuSourceOf(state);
   if (const DraNodeDevices* dra = state.node().dra_devices.get()) {
     AddDraDevices(*dra, node);
   }

@@ -61,6 +61,7 @@ struct GpuMapMigPool {
 // publishes in ResourceSlices.
 enum class GpuSource { kNone, kDevicePlugin, kDra };
 std::string_view GpuSourceName(GpuSource source);  // "", DevicePlugin, DRA
+GpuSource GpuSourceOf(const NodeState& node);
 
 struct GpuMapNode {
   std::string name;

@@ -56,6 +56,11 @@ class DraDevicesBuilder {
     Find(device).device.taints.push_back(std::move(taint));
     return *this;
   }
+  // Free, but partitions took the shared counters it needs.
+  DraDevicesBuilder& CountersSpent(const std::string& device) {
+    Find(device).counters_spent = true;
+    return *this;
+  }
   DraDevicesBuilder& Problem(std::string problem) {
     devices_.problems.push_back(std::move(problem));
     return *this;
