@@ -107,17 +107,26 @@ std::vector<QuotaLevel> QuotaLevels(const QuotaTree& quota,
 // One member speaks for the gang: members of one gang are alike as a rule,
 // and the groups say where a member could go at all, not how the gang
 // would be laid out.
+// On a node with DRA devices that refused the member, a member with claims
+// also hears how the devices stand against its requests (`demand`).
 std::vector<NodeGroup> PlacementGroups(const ClusterModel& model,
-                                       const Workload& w) {
+                                       const Workload& w,
+                                       const DraDemand& demand) {
   const std::vector<const Pod*> members = w.MembersToAdmit();
   if (members.empty() || w.admitted()) return {};
   const PodView member = PodView::Of(*members.front());
   std::map<std::string, NodeGroup> by_verdict;
   for (const NodeState* node : model.SortedNodes()) {
     const FitVerdict verdict = CheckPodOnNode(member, *node);
-    const std::string key = verdict.fits() ? "fits" : verdict.reason();
-    NodeGroup& group = by_verdict[key];
-    group.verdict = key;
+    const std::string reason = verdict.fits() ? "fits" : verdict.reason();
+    const DraNodeDevices* devices = node->node().dra_devices.get();
+    std::string dra;
+    if (!verdict.fits() && devices != nullptr && !demand.requests.empty()) {
+      dra = DraNodeShortage(demand, *devices);
+    }
+    NodeGroup& group = by_verdict[absl::StrCat(reason, "\n", dra)];
+    group.verdict = reason;
+    group.dra = std::move(dra);
     ++group.nodes;
     if (group.examples.size() < kExamplesPerGroup) {
       group.examples.push_back(node->name());
@@ -197,7 +206,7 @@ std::string_view PreemptionVerdictName(PreemptionPreview::Verdict verdict) {
 
 absl::StatusOr<WorkloadExplanation> ExplainWorkload(
     const QueueingEngine& engine, const ClusterModel& model,
-    std::string_view key) {
+    std::string_view key, const DraLookup& dra) {
   auto it = engine.workloads().find(std::string(key));
   if (it == engine.workloads().end()) {
     return absl::NotFoundError(
@@ -220,7 +229,10 @@ absl::StatusOr<WorkloadExplanation> ExplainWorkload(
     out.quota = QuotaLevels(engine.quota(), cq->name, AsksOf(w, *cq));
     out.preemption = PreemptionText(*cq, w, out.code, out.message);
   }
-  out.placement = PlacementGroups(model, w);
+  DraDemand demand;
+  out.dra = ExplainWorkloadDra(
+      w, model, dra, engine.policy().config.device_class_mappings, demand);
+  out.placement = PlacementGroups(model, w, demand);
   return out;
 }
 

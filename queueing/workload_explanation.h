@@ -15,10 +15,12 @@
 #include "queueing/quota_tree.h"
 #include "queueing/reason_code.h"
 #include "scheduler/cluster_model.h"
+#include "scheduler/dra_explain.h"
 
 namespace gpusched {
 
 class QueueingEngine;
+struct Workload;
 
 // One level of the quota arithmetic for one flavor-resource the workload
 // asks for: its ClusterQueue first, then each cohort up to the root.
@@ -45,6 +47,9 @@ struct NodeGroup {
   std::string verdict;  // "fits", or the node's reason
   int nodes = 0;
   std::vector<std::string> examples;  // up to three node names
+  // On nodes with DRA devices that refused a member with claims: how the
+  // devices stand against the requests they cannot meet (DraNodeShortage).
+  std::string dra;
   friend bool operator==(const NodeGroup&, const NodeGroup&) = default;
 };
 
@@ -100,15 +105,26 @@ struct WorkloadExplanation {
   // The dry run: what preempting for it would do now (explain of a
   // pending workload; none otherwise).
   std::optional<PreemptionPreview> preemption_preview;
+  // Its DRA claims (a member that has any): the requests, their charge,
+  // and for an admitted workload each member's devices by their DRA names.
+  std::optional<DraExplanation> dra;
   friend bool operator==(const WorkloadExplanation&,
                          const WorkloadExplanation&) = default;
 };
 
 // NotFound when the engine has no workload of that key ("ns/name" of the
-// PodGroup or of a single pod).
+// PodGroup or of a single pod). `dra` is where the claims' full demand and
+// charge are read (the live DRA sync); unset, only what the pods carry.
 absl::StatusOr<WorkloadExplanation> ExplainWorkload(
     const QueueingEngine& engine, const ClusterModel& model,
-    std::string_view key);
+    std::string_view key, const DraLookup& dra = {});
+
+// workload_explanation_dra.cc: the DRA part of a workload's explanation,
+// from its first member with claims; none when no member has any. Sets
+// `demand` to that member's demand (for the node groups' DRA shortage).
+std::optional<DraExplanation> ExplainWorkloadDra(
+    const Workload& w, const ClusterModel& model, const DraLookup& lookup,
+    const std::vector<DeviceClassMapping>& mappings, DraDemand& demand);
 
 }  // namespace gpusched
 

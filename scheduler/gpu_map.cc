@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "scheduler/dra_describe.h"
 #include "scheduler/gpu_labels.h"
 #include "scheduler/resource_list.h"
 
@@ -54,7 +56,74 @@ void AddHolds(const NodeState& state, GpuMapNode& node) {
   }
 }
 
+constexpr std::string_view kNvidiaDriver = "gpu.nvidia.com";
+
+// The device plugin reports GPUs or MIG instances: they win over DRA's.
+bool DevicePluginReportsGpus(const Node& node) {
+  if (node.capacity.Get(kNvidiaGpu) > 0 ||
+      node.allocatable.Get(kNvidiaGpu) > 0) {
+    return true;
+  }
+  for (const auto& [name, amount] : node.allocatable.entries()) {
+    if (amount > 0 && name.starts_with(kMigResourcePrefix)) return true;
+  }
+  return false;
+}
+
+// Names each GPU and MIG pool by the devices NVIDIA's driver published for
+// it, and lists the node's tainted devices and uncounted pools.
+void AddDraDevices(const DraNodeDevices& dra, GpuMapNode& node) {
+  node.dra_problems = dra.problems;
+  for (const DraDeviceState& state : dra.devices) {
+    if (state.tainted()) {
+      node.dra_tainted.push_back(
+          absl::StrCat(state.device.name, " ", BlockingTaints(state.device)));
+    }
+    if (node.gpu_source != GpuSource::kDra || state.driver != kNvidiaDriver) {
+      continue;
+    }
+    for (GpuMapDevice& gpu : node.gpus) {
+      if (gpu.dra_name != state.device.name) continue;
+      gpu.claim = state.claim;
+      for (const DeviceTaint& taint : state.device.taints) {
+        gpu.taints.push_back(FormatDeviceTaint(taint));
+      }
+    }
+    const std::string profile = DriverTextAttribute(state, "profile");
+    if (DriverTextAttribute(state, "type") != "mig" || state.tainted()) {
+      continue;
+    }
+    for (GpuMapMigPool& pool : node.mig) {
+      if (pool.profile == profile)
+        pool.dra_devices.push_back(state.device.name);
+    }
+  }
+}
+
 }  // namespace
+
+GpuSource GpuSourceOf(const NodeState& state) {
+  const GpuInventory& gpus = state.gpus();
+  if (gpus.devices().empty() && gpus.mig_pools().empty()) {
+    return GpuSource::kNone;
+  }
+  return state.node().dra_devices != nullptr &&
+                 !DevicePluginReportsGpus(state.node())
+             ? GpuSource::kDra
+             : GpuSource::kDevicePlugin;
+}
+
+std::string_view GpuSourceName(GpuSource source) {
+  switch (source) {
+    case GpuSource::kDevicePlugin:
+      return "DevicePlugin";
+    case GpuSource::kDra:
+      return "DRA";
+    case GpuSource::kNone:
+      break;
+  }
+  return "";
+}
 
 GpuMapNode MapNode(const NodeState& state) {
   const GpuInventory& inventory = state.gpus();
@@ -74,7 +143,8 @@ GpuMapNode MapNode(const NodeState& state) {
   for (const GpuDevice& d : inventory.devices()) {
     node.gpus.push_back({.index = d.index,
                          .healthy = d.healthy,
-                         .used_milli = kMilliPerGpu - d.free_milli});
+                         .used_milli = kMilliPerGpu - d.free_milli,
+                         .dra_name = d.dra_name});
   }
   for (const MigPool& pool : inventory.mig_pools()) {
     node.mig.push_back(
@@ -83,6 +153,10 @@ GpuMapNode MapNode(const NodeState& state) {
          .used = pool.used});
   }
   AddHolds(state, node);
+  node.gpu_source = GpuSourceOf(state);
+  if (const DraNodeDevices* dra = state.node().dra_devices.get()) {
+    AddDraDevices(*dra, node);
+  }
   return node;
 }
 

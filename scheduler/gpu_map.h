@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/base/strings.h"
@@ -33,6 +34,12 @@ struct GpuMapDevice {
   bool healthy = true;
   int used_milli = 0;
   std::vector<GpuMapHold> holders;  // by pod key
+  // On a node served by DRA: the driver's name for it ("gpu-3"), the claim
+  // its allocation names ("ns/name", "" when none) and its taints
+  // ("xid=79:NoExecute"). Empty for device-plugin GPUs.
+  std::string dra_name;
+  std::string claim;
+  std::vector<std::string> taints;
   friend bool operator==(const GpuMapDevice&, const GpuMapDevice&) = default;
 };
 
@@ -42,8 +49,19 @@ struct GpuMapMigPool {
   int64_t capacity = 0;
   int64_t used = 0;
   std::vector<GpuMapHold> holders;  // by pod key
+  // On a node served by DRA: the devices of this profile it counts
+  // ("gpu-0-mig-1g.10gb-0"); a tainted one is left out of the capacity
+  // and named in GpuMapNode::dra_tainted instead.
+  std::vector<std::string> dra_devices;
   friend bool operator==(const GpuMapMigPool&, const GpuMapMigPool&) = default;
 };
+
+// Where a node's GPUs come from (GpuInventory::FromNode): the device
+// plugin's counts in allocatable win; else the devices a DRA driver
+// publishes in ResourceSlices.
+enum class GpuSource { kNone, kDevicePlugin, kDra };
+std::string_view GpuSourceName(GpuSource source);  // "", DevicePlugin, DRA
+GpuSource GpuSourceOf(const NodeState& node);
 
 struct GpuMapNode {
   std::string name;
@@ -60,6 +78,12 @@ struct GpuMapNode {
   std::vector<std::string> pods;  // keys of the pods holding GPUs, sorted
   std::vector<GpuMapDevice> gpus;
   std::vector<GpuMapMigPool> mig;
+  GpuSource gpu_source = GpuSource::kNone;
+  // DRA devices of the node kept off by a NoSchedule or NoExecute taint
+  // ("gpu-5 xid=79:NoExecute"), and pools not counted (DraNodeDevices::
+  // problems): shown whether or not the node's GPUs come from DRA.
+  std::vector<std::string> dra_tainted;
+  std::vector<std::string> dra_problems;
   friend bool operator==(const GpuMapNode&, const GpuMapNode&) = default;
 };
 

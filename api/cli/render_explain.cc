@@ -100,14 +100,81 @@ void Quota(std::string& out, const std::vector<QuotaLine>& quota) {
   absl::StrAppend(&out, "\nQuota:\n", table.Render(2));
 }
 
+// A DRA column only where some group of nodes says how its devices stand.
 void Placement(std::string& out, const std::vector<PlacementLine>& lines) {
   if (lines.empty()) return;
-  TextTable table({"Verdict", "Nodes", "Examples"});
+  const bool dra =
+      std::any_of(lines.begin(), lines.end(),
+                  [](const PlacementLine& l) { return !l.dra.empty(); });
+  std::vector<std::string> columns = {"Verdict", "Nodes", "Examples"};
+  if (dra) columns.push_back("DRA Devices");
+  TextTable table(columns);
   for (const PlacementLine& line : lines) {
-    table.AddRow({line.verdict, absl::StrCat(line.nodes),
-                  absl::StrJoin(line.examples, ",")});
+    std::vector<std::string> row = {line.verdict, absl::StrCat(line.nodes),
+                                    absl::StrJoin(line.examples, ",")};
+    if (dra) row.push_back(line.dra);
+    table.AddRow(row);
   }
   absl::StrAppend(&out, "\nPlacement:\n", table.Render(2));
+}
+
+// The requests of the member's claims, who checks each and with which
+// selectors, and how they are charged to quota.
+void DraRequests(std::string& out, const DraSection& dra) {
+  if (dra.pod.empty()) return;
+  absl::StrAppend(&out, "\nDRA claims (of ", dra.pod, "):\n");
+  if (!dra.requests.empty()) {
+    TextTable table(
+        {"Claim", "Request", "Device Class", "Count", "Checked By"});
+    std::string notes;
+    for (const DraRequestItem& r : dra.requests) {
+      table.AddRow({r.claim, r.request, r.device_class, absl::StrCat(r.count),
+                    r.checked_by});
+      const std::string who =
+          absl::StrCat("    ", r.claim, " request ", r.request);
+      if (!r.selectors.empty()) {
+        absl::StrAppend(&notes, who,
+                        " selects: ", absl::StrJoin(r.selectors, " && "), "\n");
+      }
+      if (!r.reason.empty()) {
+        absl::StrAppend(&notes, who, " is left to kube-scheduler: ", r.reason,
+                        "\n");
+      }
+    }
+    absl::StrAppend(&out, table.Render(2), notes);
+  }
+  std::vector<std::string> charged;
+  for (const auto& [resource, amount] : dra.charged) {
+    charged.push_back(absl::StrCat(resource, ": ", amount));
+  }
+  Field(out, "  Charged",
+        charged.empty() ? "nothing" : absl::StrJoin(charged, ", "));
+  for (const std::string& why : dra.uncharged) Field(out, "  Not charged", why);
+  if (!dra.allocated_claims.empty()) {
+    Field(out, "  Allocated",
+          absl::StrCat(
+              absl::StrJoin(dra.allocated_claims, ", "),
+              dra.allocated_node.empty()
+                  ? ""
+                  : absl::StrCat(" (on node ", dra.allocated_node, ")")));
+  }
+  for (const std::string& m : dra.missing) Field(out, "  Missing", m);
+}
+
+// Each admitted member's devices by their DRA names.
+void DraDevices(std::string& out, const DraSection& dra) {
+  if (dra.members.empty()) return;
+  TextTable table({"Pod", "Node", "DRA Devices", "Claims"});
+  for (const DraMemberItem& m : dra.members) {
+    const std::string devices =
+        m.allocated.empty()
+            ? absl::StrCat("planned ", absl::StrJoin(m.planned, ","))
+            : absl::StrJoin(m.allocated, ",");
+    table.AddRow({m.pod, m.node, devices,
+                  m.claims.empty() ? "(not allocated yet)"
+                                   : absl::StrJoin(m.claims, ",")});
+  }
+  absl::StrAppend(&out, "\nDRA devices:\n", table.Render(2));
 }
 
 void Ahead(std::string& out, const ExplainedWorkload& e, int64_t now) {
@@ -142,7 +209,9 @@ std::string RenderExplanation(const ExplainedWorkload& explanation,
   Field(out, "Preemption", explanation.preemption);
   Field(out, "Preempt now?", explanation.dry_run_summary);
   Quota(out, explanation.quota);
+  if (explanation.dra) DraRequests(out, *explanation.dra);
   Placement(out, explanation.placement);
+  if (explanation.dra) DraDevices(out, *explanation.dra);
   Ahead(out, explanation, now);
   return out;
 }

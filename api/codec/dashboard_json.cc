@@ -47,11 +47,22 @@ void WritePod(JsonWriter& w, std::string_view key,
   w.Raw("}");
 }
 
+// ,"key":["a","b"] unless `texts` is empty.
+void WriteTexts(JsonWriter& w, std::string_view key,
+                const std::vector<std::string>& texts) {
+  if (texts.empty()) return;
+  w.Raw(",");
+  WriteArray(w, key, texts, [&](const std::string& text) { w.String(text); });
+}
+
 void WriteDevice(JsonWriter& w, const GpuMapDevice& d) {
   w.Raw("{").Key("index").Int(d.index).Raw(",");
   w.Key("healthy").Bool(d.healthy).Raw(",");
   w.Key("usedMilli").Int(d.used_milli).Raw(",");
   WriteHolds(w, d.holders, "milli");
+  if (!d.dra_name.empty()) w.Raw(",").Key("draDevice").String(d.dra_name);
+  if (!d.claim.empty()) w.Raw(",").Key("claim").String(d.claim);
+  WriteTexts(w, "taints", d.taints);
   w.Raw("}");
 }
 
@@ -60,6 +71,7 @@ void WriteMigPool(JsonWriter& w, const GpuMapMigPool& pool) {
   w.Key("capacity").Int(pool.capacity).Raw(",");
   w.Key("used").Int(pool.used).Raw(",");
   WriteHolds(w, pool.holders, "instances");
+  WriteTexts(w, "draDevices", pool.dra_devices);
   w.Raw("}");
 }
 
@@ -79,6 +91,11 @@ void WriteStatus(JsonWriter& w, const GpuMapNode& node,
   w.Raw(",");
   WriteArray(w, "mig", node.mig,
              [&](const GpuMapMigPool& pool) { WriteMigPool(w, pool); });
+  if (node.gpu_source != GpuSource::kNone) {
+    w.Raw(",").Key("gpuSource").String(GpuSourceName(node.gpu_source));
+  }
+  WriteTexts(w, "draTainted", node.dra_tainted);
+  WriteTexts(w, "draProblems", node.dra_problems);
   w.Raw("}");
 }
 

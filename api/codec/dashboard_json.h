@@ -29,6 +29,11 @@ using AdmittedByPod =
 // GPU its index, health, usedMilli and holders ({"pod": index into pods,
 // "milli"}), per MIG profile its capacity, used and holders ({"pod",
 // "instances"}). The model and memory are per node, as GFD labels them.
+// Where DRA is involved: per node gpuSource (DevicePlugin or DRA),
+// draTainted (devices kept off by a taint, with it) and draProblems (pools
+// not counted); per GPU of a DRA node its draDevice name, the claim that
+// holds it and its taints; per MIG pool its draDevices. Each is left out
+// when empty.
 // metadata.resourceVersion is `version` (it changes with the map and the
 // queues that colour it).
 std::string EncodeGpuNodeList(const GpuMap& map, std::string_view version,

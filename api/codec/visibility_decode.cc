@@ -263,7 +263,69 @@ absl::Status DecodePlacementLine(const JsonValue& v, const PathSegment& at,
     return s;
   }
   if (auto s = ReadInts(v, at, {{"nodes", &out.nodes}}); !s.ok()) return s;
+  if (auto s = ReadStrings(v, at, {{"dra", &out.dra}}); !s.ok()) return s;
   return ReadStringArray(v, at, "examples", &out.examples);
+}
+
+absl::Status DecodeDraRequest(const JsonValue& v, const PathSegment& at,
+                              DraRequestItem& out) {
+  if (auto s = ReadStrings(v, at,
+                           {{"claim", &out.claim},
+                            {"request", &out.request},
+                            {"deviceClass", &out.device_class},
+                            {"checkedBy", &out.checked_by},
+                            {"reason", &out.reason}});
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = ReadInts(v, at, {{"count", &out.count}}); !s.ok()) return s;
+  return ReadStringArray(v, at, "selectors", &out.selectors);
+}
+
+absl::Status DecodeDraMember(const JsonValue& v, const PathSegment& at,
+                             DraMemberItem& out) {
+  if (auto s = ReadStrings(v, at, {{"pod", &out.pod}, {"node", &out.node}});
+      !s.ok()) {
+    return s;
+  }
+  for (auto [key, list] :
+       {std::pair{"allocated", &out.allocated},
+        std::pair{"claims", &out.claims}, std::pair{"planned", &out.planned}}) {
+    if (auto s = ReadStringArray(v, at, key, list); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodeCharge(const JsonValue& v, const PathSegment& at,
+                          std::pair<std::string, int64_t>& out) {
+  if (auto s = ReadStrings(v, at, {{"resource", &out.first}}); !s.ok()) {
+    return s;
+  }
+  return ReadInts(v, at, {{"amount", &out.second}});
+}
+
+absl::Status DecodeDra(const JsonValue& v, const PathSegment& at,
+                       DraSection& out) {
+  if (auto s = ci::ExpectObject(v, at); !s.ok()) return s;
+  if (auto s = ReadStrings(
+          v, at, {{"pod", &out.pod}, {"allocatedNode", &out.allocated_node}});
+      !s.ok()) {
+    return s;
+  }
+  for (auto [key, list] : {std::pair{"allocatedClaims", &out.allocated_claims},
+                           std::pair{"missing", &out.missing},
+                           std::pair{"uncharged", &out.uncharged}}) {
+    if (auto s = ReadStringArray(v, at, key, list); !s.ok()) return s;
+  }
+  if (auto s = ReadArray(v, at, "requests", &out.requests, DecodeDraRequest);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = ReadArray(v, at, "charged", &out.charged, DecodeCharge);
+      !s.ok()) {
+    return s;
+  }
+  return ReadArray(v, at, "members", &out.members, DecodeDraMember);
 }
 
 absl::Status DecodeAhead(const JsonValue& v, const PathSegment& at,
@@ -351,6 +413,10 @@ absl::Status DecodeExplanation(const JsonValue& v, const PathSegment& at,
   }
   if (auto s = ReadArray(v, at, "ahead", &out.ahead, DecodeAhead); !s.ok()) {
     return s;
+  }
+  if (std::optional<JsonValue> dra = ci::Member(v, "dra")) {
+    out.dra.emplace();
+    if (auto s = DecodeDra(*dra, at.Field("dra"), *out.dra); !s.ok()) return s;
   }
   if (std::optional<JsonValue> start = ci::Member(v, "start")) {
     out.start.emplace();

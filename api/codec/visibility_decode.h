@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -95,6 +96,35 @@ struct PlacementLine {
   std::string verdict;  // "fits" or a reason
   int64_t nodes = 0;
   std::vector<std::string> examples;
+  std::string dra;  // how their DRA devices stand; "" when not said
+};
+
+// The explanation's "dra" (api/codec/visibility_status_json.h).
+struct DraRequestItem {
+  std::string claim;
+  std::string request;
+  std::string device_class;
+  int64_t count = 0;
+  std::vector<std::string> selectors;
+  std::string checked_by;  // gpusched or kube-scheduler
+  std::string reason;      // why kube-scheduler alone decides it
+};
+struct DraMemberItem {
+  std::string pod;
+  std::string node;
+  std::vector<std::string> allocated;
+  std::vector<std::string> claims;
+  std::vector<std::string> planned;
+};
+struct DraSection {
+  std::string pod;
+  std::vector<DraRequestItem> requests;
+  std::vector<std::string> allocated_claims;
+  std::string allocated_node;
+  std::vector<std::string> missing;
+  std::vector<std::pair<std::string, int64_t>> charged;
+  std::vector<std::string> uncharged;
+  std::vector<DraMemberItem> members;
 };
 
 struct ForecastedStart {
@@ -137,6 +167,7 @@ struct ExplainedWorkload {
   std::string dry_run_summary;
   std::optional<ForecastedStart> start;
   std::vector<AheadEntry> ahead;
+  std::optional<DraSection> dra;
 };
 
 absl::StatusOr<std::vector<PendingItem>> DecodePendingWorkloads(

@@ -105,12 +105,73 @@ void WriteQuotaLevel(JsonWriter& w, const QuotaLevel& level) {
   w.Raw(",").Key("asks").Int(level.asks).Raw("}");
 }
 
+// "key":["a","b"]
+void WriteStrings(JsonWriter& w, std::string_view key,
+                  const std::vector<std::string>& texts) {
+  w.Key(key).Raw("[");
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i > 0) w.Raw(",");
+    w.String(texts[i]);
+  }
+  w.Raw("]");
+}
+
 void WriteNodeGroup(JsonWriter& w, const NodeGroup& group) {
   w.Raw("{").Key("verdict").String(group.verdict).Raw(",");
-  w.Key("nodes").Int(group.nodes).Raw(",").Key("examples").Raw("[");
-  for (size_t i = 0; i < group.examples.size(); ++i) {
+  w.Key("nodes").Int(group.nodes).Raw(",");
+  WriteStrings(w, "examples", group.examples);
+  if (!group.dra.empty()) w.Raw(",").Key("dra").String(group.dra);
+  w.Raw("}");
+}
+
+void WriteDraRequest(JsonWriter& w, const DraRequestLine& r) {
+  w.Raw("{").Key("claim").String(r.claim).Raw(",");
+  w.Key("request").String(r.request).Raw(",");
+  w.Key("deviceClass").String(r.device_class).Raw(",");
+  w.Key("count").Int(r.count).Raw(",");
+  WriteStrings(w, "selectors", r.selectors);
+  const bool ours = r.left_to_kube_scheduler.empty();
+  w.Raw(",").Key("checkedBy").String(ours ? "gpusched" : "kube-scheduler");
+  if (!ours) w.Raw(",").Key("reason").String(r.left_to_kube_scheduler);
+  w.Raw("}");
+}
+
+void WriteDraMember(JsonWriter& w, const DraMemberDevices& m) {
+  w.Raw("{").Key("pod").String(m.pod).Raw(",");
+  w.Key("node").String(m.node).Raw(",");
+  WriteStrings(w, "allocated", m.allocated);
+  w.Raw(",");
+  WriteStrings(w, "claims", m.claims);
+  w.Raw(",");
+  WriteStrings(w, "planned", m.planned);
+  w.Raw("}");
+}
+
+// "dra": a workload's claims (scheduler/dra_explain.h).
+void WriteDra(JsonWriter& w, const DraExplanation& dra) {
+  w.Raw(",").Key("dra").Raw("{").Key("pod").String(dra.pod).Raw(",");
+  w.Key("requests").Raw("[");
+  for (size_t i = 0; i < dra.requests.size(); ++i) {
     if (i > 0) w.Raw(",");
-    w.String(group.examples[i]);
+    WriteDraRequest(w, dra.requests[i]);
+  }
+  w.Raw("],");
+  WriteStrings(w, "allocatedClaims", dra.allocated_claims);
+  w.Raw(",").Key("allocatedNode").String(dra.allocated_node).Raw(",");
+  WriteStrings(w, "missing", dra.missing);
+  w.Raw(",").Key("charged").Raw("[");
+  bool first = true;
+  for (const auto& [resource, amount] : dra.charged.entries()) {
+    w.Raw(first ? "{" : ",{").Key("resource").String(resource).Raw(",");
+    w.Key("amount").Int(amount).Raw("}");
+    first = false;
+  }
+  w.Raw("],");
+  WriteStrings(w, "uncharged", dra.uncharged);
+  w.Raw(",").Key("members").Raw("[");
+  for (size_t i = 0; i < dra.members.size(); ++i) {
+    if (i > 0) w.Raw(",");
+    WriteDraMember(w, dra.members[i]);
   }
   w.Raw("]}");
 }
@@ -306,6 +367,7 @@ std::string EncodeWorkloadExplanation(const ExplainAnswer& answer) {
     WritePreemptionDryRun(w, *e.preemption_preview, e.namespace_name,
                           e.cluster_queue);
   }
+  if (e.dra) WriteDra(w, *e.dra);
   WriteStart(w, answer);
   WriteAhead(w, answer.ahead);
   w.Raw("}");

@@ -50,7 +50,13 @@ struct ExplainAnswer {
   std::vector<AheadWorkload> ahead;
 };
 
-// A WorkloadExplanation object (visibility.gpusched.io/v1alpha1).
+// A WorkloadExplanation object (visibility.gpusched.io/v1alpha1). A
+// workload with DRA claims also has "dra": the requests of its first
+// member with claims (claim, request, deviceClass, count, selectors,
+// checkedBy gpusched or kube-scheduler and the reason), allocatedClaims,
+// allocatedNode, missing, charged ([{resource, amount}]), uncharged, and
+// per admitted member its devices (pod, node, allocated, claims, planned);
+// a placement group of DRA nodes has "dra", how their devices stand.
 std::string EncodeWorkloadExplanation(const ExplainAnswer& answer);
 
 }  // namespace gpusched

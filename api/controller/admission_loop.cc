@@ -551,12 +551,18 @@ absl::StatusOr<WorkloadExplanation> AdmissionLoop::Explain(
     auto workload = published->workload_of_pod.find(key);
     if (workload != published->workload_of_pod.end()) key = workload->second;
   }
+  DraLookup dra;
+  {
+    std::lock_guard lock(dra_mu_);
+    dra = dra_lookup_;
+  }
   absl::StatusOr<absl::StatusOr<WorkloadExplanation>> answer =
       Ask<absl::StatusOr<WorkloadExplanation>>(
-          [key = std::move(key)](const QueueingEngine& engine,
-                                 const ClusterModel& model, int64_t now) {
+          [key = std::move(key), dra = std::move(dra)](
+              const QueueingEngine& engine, const ClusterModel& model,
+              int64_t now) {
             absl::StatusOr<WorkloadExplanation> out =
-                ExplainWorkload(engine, model, key);
+                ExplainWorkload(engine, model, key, dra);
             if (out.ok()) {
               out->preemption_preview =
                   PreviewPreemptionOnCopy(engine, model, out->key, now);
@@ -566,6 +572,11 @@ absl::StatusOr<WorkloadExplanation> AdmissionLoop::Explain(
           timeout);
   if (!answer.ok()) return answer.status();
   return *std::move(answer);
+}
+
+void AdmissionLoop::SetDraLookup(DraLookup lookup) {
+  std::lock_guard lock(dra_mu_);
+  dra_lookup_ = std::move(lookup);
 }
 
 std::shared_ptr<const QueueView> AdmissionLoop::Queues() const {

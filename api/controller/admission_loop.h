@@ -196,6 +196,10 @@ class AdmissionLoop : public AdmissionGate {
   // lock of it), waiting at most `timeout` for a pass under way to end.
   absl::StatusOr<WorkloadExplanation> Explain(
       std::string key, std::chrono::milliseconds timeout);
+  // Where Explain reads the DRA claims' full demand and charge (the live
+  // DRA sync, once it runs); until set, only what the pods carry.
+  // Thread-safe; the lookup's functions must be, and outlive the loop.
+  void SetDraLookup(DraLookup lookup);
   // Runs `question(engine, model, now)` on the loop thread between passes
   // (without a pass of its own, and without waiting for the pace) and
   // returns what it returns; waits at most `timeout`. The question must
@@ -376,6 +380,9 @@ class AdmissionLoop : public AdmissionGate {
   ClusterModel replica_;
   DecisionSink* sink_ = nullptr;
   Policy policy_;  // the engine's, until Start creates the engine
+
+  mutable std::mutex dra_mu_;
+  DraLookup dra_lookup_;  // guarded by dra_mu_
 
   mutable std::mutex inbox_mu_;
   std::condition_variable_any inbox_cv_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec/extender_json.h"
+#include "api/server/dra_metrics.h"
 #include "api/server/nodes_json.h"
 #include "api/server/queue_metrics.h"
 #include "scheduler/base/strings.h"
@@ -242,8 +243,8 @@ http::Response ExtenderApi::Nodes(const http::Request&) const {
   }));
 }
 
-// The GPU ratios are read under the model's shared lock, as the GPU counts
-// are; the queues' come from the callback serve gives.
+// The GPU ratios and DRA devices are read under the model's shared lock, as
+// the GPU counts are; the queues' come from the callback serve gives.
 http::Response ExtenderApi::MetricsText(const http::Request&) const {
   std::string text = metrics_.Render(service_.CountGpus());
   const std::shared_ptr<const std::vector<TaskShape>> shapes =
@@ -252,6 +253,9 @@ http::Response ExtenderApi::MetricsText(const http::Request&) const {
     return GpuUsageByModel(model, *shapes);
   }),
                   text);
+  AppendDraMetrics(
+      service_.Read([](const ClusterModel& model) { return CountDra(model); }),
+      text);
   if (options_.append_queue_metrics) options_.append_queue_metrics(text);
   return Text(std::move(text), "text/plain; version=0.0.4; charset=utf-8");
 }

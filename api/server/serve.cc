@@ -403,6 +403,17 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
     api_->SetPodAttacher([dra](Pod& pod) { dra->AttachTo(pod); });
     api_->SetUndecidedSource(
         [dra] { return dra->sync().UndecidedSelectors(); });
+    // explain names a pod's DRA requests as the sync resolves them.
+    if (gate_ != nullptr) {
+      const kube::DraSync& sync = dra->sync();
+      gate_->SetDraLookup(
+          {.claims = [&sync](const Pod& pod,
+                             const std::vector<DeviceClassMapping>& mappings) {
+            kube::DraSync::PodClaims claims = sync.ClaimsOf(pod, mappings);
+            return DraPodClaims{.demand = std::move(claims.demand),
+                                .charge = std::move(claims.charge)};
+          }});
+    }
   }
   if (feed_ != nullptr) {
     podgroups_ = std::make_unique<kube::PodGroupSync>(

@@ -67,6 +67,51 @@ TEST(DashboardJsonTest, GpuNodesNameEachHoldersQueue) {
                         R"("holders":[{"pod":1,"instances":1}]})"));
 }
 
+TEST(DashboardJsonTest, DraNodesNameTheirDevicesClaimsAndTaints) {
+  GpuMapNode node{
+      .name = "dgx-1",
+      .gpus = {{.index = 0,
+                .used_milli = 1000,
+                .dra_name = "gpu-0",
+                .claim = "ml/a-gpus"},
+               {.index = 1,
+                .healthy = false,
+                .dra_name = "gpu-1",
+                .taints = {"xid=79:NoExecute"}}},
+      .mig = {{.profile = "1g.10gb",
+               .capacity = 1,
+               .dra_devices = {"gpu-2-mig-1g.10gb-0"}}},
+      .gpu_source = GpuSource::kDra,
+      .dra_tainted = {"gpu-1 xid=79:NoExecute"},
+      .dra_problems = {"pool gpu.nvidia.com/x: generation 3 has 1 of 2"}};
+  GpuMap map{.generation = 1};
+  map.nodes.push_back(std::make_shared<const GpuMapNode>(std::move(node)));
+  const Json status = Json::parse(EncodeGpuNodeList(map, "1", [](auto) {
+    return static_cast<const AdmittedWorkload*>(nullptr);
+  }))["items"][0]["status"];
+  EXPECT_EQ(status["gpuSource"], "DRA");
+  EXPECT_EQ(status["gpus"][0],
+            Json::parse(R"({"index":0,"healthy":true,"usedMilli":1000,)"
+                        R"("holders":[],"draDevice":"gpu-0",)"
+                        R"("claim":"ml/a-gpus"})"));
+  EXPECT_EQ(status["gpus"][1]["taints"],
+            Json::parse(R"(["xid=79:NoExecute"])"));
+  EXPECT_EQ(status["mig"][0]["draDevices"],
+            Json::parse(R"(["gpu-2-mig-1g.10gb-0"])"));
+  EXPECT_EQ(status["draTainted"][0], "gpu-1 xid=79:NoExecute");
+  EXPECT_EQ(status["draProblems"][0],
+            "pool gpu.nvidia.com/x: generation 3 has 1 of 2");
+}
+
+TEST(DashboardJsonTest, DeviceGpusCarryNoDraFields) {
+  const Json status = Json::parse(EncodeGpuNodeList(OneNode(), "1", [](auto) {
+    return static_cast<const AdmittedWorkload*>(nullptr);
+  }))["items"][0]["status"];
+  EXPECT_FALSE(status.contains("gpuSource"));  // kNone in the fixture
+  EXPECT_FALSE(status["gpus"][0].contains("draDevice"));
+  EXPECT_FALSE(status.contains("draTainted"));
+}
+
 TEST(DashboardJsonTest, DecisionsKeepTheirOrderAndFields) {
   const RecentDecision preempted{.at_ms = 1'764'295'200'000,
                                  .kind = RecentDecision::Kind::kPreempted,

@@ -246,6 +246,11 @@ TEST_F(ExtenderProtocolTest, HealthAndMetricsEndpoints) {
   // Demo: 4x8 H100 + 3x4 A100 + 3x4 L4 + 2x2 T4 = 60 whole GPUs; the pods
   // hold 2 + 4 (H100), 1 replica share (L4) and 1 T4.
   EXPECT_NE(text.find("gpusched_gpus{state=\"free\"} 52"), std::string::npos);
+  // The demo's GPUs all come from the device plugin; no DRA devices.
+  EXPECT_NE(
+      text.find("gpusched_nodes_by_gpu_source{source=\"device_plugin\"} 12"),
+      std::string::npos);
+  EXPECT_NE(text.find("gpusched_dra_pool_problems 0"), std::string::npos);
   EXPECT_NE(text.find("gpusched_gpus{state=\"shared\"} 1"), std::string::npos);
 }
 

@@ -148,9 +148,11 @@ function keepDecided(fresh, before) {
 function assignColors(all) {
   const names = new Set();
   if (all.cqs.ok) for (const q of all.cqs.data.items) names.add(q.metadata.name);
+  state.draNodes = false;
   if (all.nodes.ok) {
     for (const n of all.nodes.data.items) {
       for (const p of n.status.pods) if (p.clusterQueue) names.add(p.clusterQueue);
+      if (n.status.gpuSource === 'DRA') state.draNodes = true;
     }
   }
   const sorted = [...names].sort();
@@ -164,7 +166,11 @@ function renderLegend() {
     `${esc(name)}</span>`);
   keys.push('<span class="key"><span class="swatch outside"></span>outside the queues</span>');
   keys.push('<span class="key"><span class="swatch free"></span>free</span>');
-  keys.push('<span class="key"><span class="swatch unhealthy"></span>unhealthy GPU or node</span>');
+  keys.push('<span class="key"><span class="swatch unhealthy"></span>unhealthy GPU or node' +
+    ' (incl. tainted DRA devices)</span>');
+  if (state.draNodes) {
+    keys.push('<span class="key"><span class="swatch dra"></span>GPUs from DRA (corner mark)</span>');
+  }
   const legend = document.getElementById('map-legend');
   legend.innerHTML = keys.join('');
   // Colours through the CSSOM: the CSP allows no inline style attribute.

@@ -6,6 +6,8 @@
 
 const FREE = '#e9edf1';
 export const OUTSIDE = '#8d99a6';
+// The corner mark of a node whose GPUs a DRA driver publishes.
+export const DRA_MARK = '#00838f';
 
 // What was drawn last: the boxes to find a cell in, and what they show.
 const drawn = { layout: [], key: '', colors: new Map() };
@@ -135,6 +137,15 @@ function drawNode(ctx, box, hatch) {
     if (cell.gpu) drawGpu(ctx, node, cell.gpu, at.x, at.y, z.cell, hatch);
     else drawMig(ctx, node, cell, at.x, at.y, z.cell);
   });
+  if (node.status.gpuSource === 'DRA') {  // a triangle in the top right corner
+    const m = Math.max(4, z.pad + 3);
+    ctx.fillStyle = DRA_MARK;
+    ctx.beginPath();
+    ctx.moveTo(box.x + box.w - m, box.y);
+    ctx.lineTo(box.x + box.w, box.y);
+    ctx.lineTo(box.x + box.w, box.y + m);
+    ctx.fill();
+  }
   if (!node.status.ready) {
     ctx.fillStyle = hatch;
     ctx.fillRect(box.x, box.y, box.w, box.h);
@@ -195,17 +206,39 @@ function holderText(pod) {
     : `  ${who}: outside the queues`;
 }
 
+// What DRA says of a GPU: the claim holding it, the taints on it.
+function draGpuLines(g) {
+  const lines = [];
+  if (g.claim) lines.push(`  allocated to claim ${g.claim}`);
+  if (g.taints) lines.push(`  tainted: ${g.taints.join(', ')}`);
+  return lines;
+}
+
 function cellText(node, cell) {
   const pods = node.status.pods;
   if (cell.gpu) {
     const g = cell.gpu;
-    return [`GPU ${g.index}${g.healthy ? '' : ' (unhealthy)'}: ${g.usedMilli} of 1000 ` +
+    const name = g.draDevice ? ` (DRA device ${g.draDevice})` : '';
+    return [`GPU ${g.index}${name}${g.healthy ? '' : ' (unhealthy)'}: ${g.usedMilli} of 1000 ` +
       `milli-GPU in use${node.status.replicas > 1 ? `, ${node.status.replicas} replicas` : ''}`]
-      .concat(g.holders.map((h) => `${holderText(pods[h.pod])} (${h.milli} milli)`));
+      .concat(g.holders.map((h) => `${holderText(pods[h.pod])} (${h.milli} milli)`))
+      .concat(draGpuLines(g));
   }
   const p = cell.pool;
-  return [`MIG ${p.profile}: ${p.used} of ${p.capacity} instances in use`]
+  const lines = [`MIG ${p.profile}: ${p.used} of ${p.capacity} instances in use`]
     .concat(p.holders.map((h) => `${holderText(pods[h.pod])} (${h.instances})`));
+  if (p.draDevices) lines.push(`  DRA devices: ${p.draDevices.join(', ')}`);
+  return lines;
+}
+
+// Where the node's GPUs come from, and what DRA keeps off.
+function sourceLines(s) {
+  const lines = [];
+  if (s.gpuSource === 'DRA') lines.push('GPUs published by a DRA driver (ResourceSlices)');
+  else if (s.gpuSource === 'DevicePlugin') lines.push('GPUs from the device plugin (allocatable)');
+  for (const t of s.draTainted || []) lines.push(`DRA device tainted: ${t}`);
+  for (const p of s.draProblems || []) lines.push(`DRA: ${p}`);
+  return lines;
 }
 
 function tipText(box, cell) {
@@ -214,7 +247,8 @@ function tipText(box, cell) {
     (s.memoryMiB ? ` · ${Math.round(s.memoryMiB / 1024)} GiB` : '');
   const health = [s.ready ? 'ready' : 'NOT READY (not-ready/unreachable taint)',
     s.unschedulable ? 'cordoned' : 'schedulable'].join(', ');
-  return [head, health].concat(cell ? cellText(box.node, cell) : []).join('\n');
+  return [head, health].concat(sourceLines(s), cell ? cellText(box.node, cell) : [])
+    .join('\n');
 }
 
 function findCell(box, x, y) {
