@@ -176,31 +176,39 @@ bool Tolerated(const std::vector<DeviceToleration>& tolerations,
                      });
 }
 
-// Free, not spent, and every taint that keeps devices off is tolerated.
-bool Usable(const DraDeviceState& state, const DraAlternativeDemand& alt) {
-  if (!state.claim.empty() || state.counters_spent) return false;
-  return std::all_of(state.device.taints.begin(), state.device.taints.end(),
+}  // namespace
+
+bool TaintKeepsOff(const DraAlternativeDemand& alt,
+                   const DraDeviceState& state) {
+  return std::any_of(state.device.taints.begin(), state.device.taints.end(),
                      [&](const DeviceTaint& taint) {
-                       return taint.effect == "None" ||
-                              Tolerated(alt.tolerations, taint);
+                       return taint.effect != "None" &&
+                              !Tolerated(alt.tolerations, taint);
                      });
 }
 
-// How a device answered one alternative's selectors.
-enum class Match { kYes, kNo, kError };
-
-Match Matches(const DraDeviceState& state, const DraAlternativeDemand& alt,
-              std::string& error) {
+DeviceMatch MatchDevice(const DraAlternativeDemand& alt,
+                        const DraDeviceState& state, std::string* error) {
   for (const DeviceSelector& selector : alt.selectors) {
     SelectorOutcome outcome = selector.Evaluate({state.driver, &state.device});
-    if (outcome.result == SelectorResult::kNoMatch) return Match::kNo;
+    if (outcome.result == SelectorResult::kNoMatch) return DeviceMatch::kNo;
     if (outcome.result == SelectorResult::kError) {
-      error = absl::StrCat("selector \"", selector.expression(), "\" on ",
-                           state.device.name, ": ", outcome.error);
-      return Match::kError;
+      if (error != nullptr) {
+        *error = absl::StrCat("selector \"", selector.expression(), "\" on ",
+                              state.device.name, ": ", outcome.error);
+      }
+      return DeviceMatch::kError;
     }
   }
-  return Match::kYes;
+  return DeviceMatch::kYes;
+}
+
+namespace {
+
+// Free, not spent, and no taint keeps the alternative off it.
+bool Usable(const DraDeviceState& state, const DraAlternativeDemand& alt) {
+  if (!state.claim.empty() || state.counters_spent) return false;
+  return !TaintKeepsOff(alt, state);
 }
 
 struct Pick {
@@ -217,20 +225,19 @@ SelectorVerdicts VerdictsOf(const DraAlternativeDemand& alt,
                             const DraNodeDevices& node) {
   SelectorVerdicts verdicts;
   verdicts.reserve(node.devices.size());
-  std::string unused;
   for (const DraDeviceState& state : node.devices) {
     if (!Usable(state, alt)) {
       verdicts.push_back(SelectorVerdict::kNoMatch);
       continue;
     }
-    switch (Matches(state, alt, unused)) {
-      case Match::kYes:
+    switch (MatchDevice(alt, state, nullptr)) {
+      case DeviceMatch::kYes:
         verdicts.push_back(SelectorVerdict::kMatches);
         break;
-      case Match::kNo:
+      case DeviceMatch::kNo:
         verdicts.push_back(SelectorVerdict::kNoMatch);
         break;
-      case Match::kError:
+      case DeviceMatch::kError:
         verdicts.push_back(SelectorVerdict::kError);
         break;
     }
@@ -249,7 +256,7 @@ Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
     if (static_cast<int64_t>(pick.devices.size()) >= alt.count) break;
     if (taken[d]) continue;
     if ((*verdicts)[d] == SelectorVerdict::kError) {
-      Matches(node.devices[d], alt, pick.error);  // again, for CEL's message
+      MatchDevice(alt, node.devices[d], &pick.error);  // for CEL's message
       return pick;
     }
     if ((*verdicts)[d] == SelectorVerdict::kMatches) pick.devices.push_back(d);

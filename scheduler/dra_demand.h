@@ -100,6 +100,19 @@ struct DraNodeFit {
 DraNodeFit FitDraDemand(const DraDemand& demand, std::string_view node,
                         const DraNodeDevices& devices);
 
+// Whether some taint on the device, not tolerated by the alternative,
+// keeps it off (effect NoSchedule or NoExecute).
+bool TaintKeepsOff(const DraAlternativeDemand& alt,
+                   const DraDeviceState& state);
+
+// How a device answers all of one alternative's selectors.
+enum class DeviceMatch { kYes, kNo, kError };
+
+// On kError, `error` (when given) names the selector, the device and
+// CEL's message.
+DeviceMatch MatchDevice(const DraAlternativeDemand& alt,
+                        const DraDeviceState& state, std::string* error);
+
 // The fit's picks as DraDeviceKeys ("driver/pool/device").
 std::vector<std::vector<std::string>> PickedDeviceKeys(
     const DraNodeFit& fit, const DraNodeDevices& devices);

@@ -23,46 +23,15 @@ struct Tally {
   std::string error;                 // the first CEL runtime error
 };
 
-// A taint the alternative tolerates does not keep the device off it.
-bool Tolerates(const DraAlternativeDemand& alt, const DeviceTaint& taint) {
-  for (const DeviceToleration& t : alt.tolerations) {
-    const bool effect = t.effect.empty() || t.effect == taint.effect;
-    const bool key = t.op == "Exists"
-                         ? t.key.empty() || t.key == taint.key
-                         : t.key == taint.key && t.value == taint.value;
-    if (effect && key) return true;
-  }
-  return false;
-}
-
-bool KeptOff(const DraAlternativeDemand& alt, const DraDeviceState& state) {
-  return std::any_of(state.device.taints.begin(), state.device.taints.end(),
-                     [&](const DeviceTaint& taint) {
-                       return taint.effect != "None" && !Tolerates(alt, taint);
-                     });
-}
-
-bool Matches(const DraAlternativeDemand& alt, const DraDeviceState& state,
-             std::string& error) {
-  for (const DeviceSelector& selector : alt.selectors) {
-    SelectorOutcome outcome = selector.Evaluate({state.driver, &state.device});
-    if (outcome.result == SelectorResult::kError && error.empty()) {
-      error = absl::StrCat("selector \"", selector.expression(), "\" on ",
-                           state.device.name, ": ", outcome.error);
-    }
-    if (!outcome.matches()) return false;
-  }
-  return true;
-}
-
 Tally TallyOf(const DraAlternativeDemand& alt, const DraNodeDevices& devices) {
   Tally tally;
   for (const DraDeviceState& state : devices.devices) {
-    if (!Matches(alt, state, tally.error)) continue;
+    std::string* error = tally.error.empty() ? &tally.error : nullptr;
+    if (MatchDevice(alt, state, error) != DeviceMatch::kYes) continue;
     ++tally.matching;
     if (!state.claim.empty()) {
       ++tally.allocated;
-    } else if (KeptOff(alt, state)) {
+    } else if (TaintKeepsOff(alt, state)) {
       tally.tainted.push_back(
           absl::StrCat(state.device.name, " ", BlockingTaints(state.device)));
     } else if (state.counters_spent) {
