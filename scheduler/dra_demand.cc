@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "scheduler/base/strings.h"
 
@@ -49,14 +50,16 @@ DraAlternativeDemand AlternativeDemand(const DraRequestAlternative& alt,
     demand.undecided = AddSelectors(alt.selectors, "its", demand.selectors);
   }
   demand.own_selectors = !alt.selectors.empty();
+  std::string match_key;
   for (const DeviceSelector& selector : demand.selectors) {
-    AppendKeyPart(selector.expression(), demand.match_key);
+    AppendKeyPart(selector.expression(), match_key);
   }
   for (const DeviceToleration& t : demand.tolerations) {
     for (const std::string& part : {t.key, t.op, t.value, t.effect}) {
-      AppendKeyPart(part, demand.match_key);
+      AppendKeyPart(part, match_key);
     }
   }
+  demand.match_key = DraMemoKey(std::move(match_key));
   if (alt.mode == DraRequestAlternative::Mode::kAll) {
     demand.undecided = "allocationMode All takes every matching device";
   } else if (alt.admin_access) {
@@ -211,6 +214,11 @@ bool Usable(const DraDeviceState& state, const DraAlternativeDemand& alt) {
   return !TaintKeepsOff(alt, state);
 }
 
+// Devices already picked for the pod's earlier requests. Inline, since
+// filter builds one per candidate node and a node rarely has more than 32
+// devices: no allocation on the hot path.
+using Taken = absl::InlinedVector<bool, 32>;
+
 struct Pick {
   std::vector<size_t> devices;  // indices into DraNodeDevices::devices
   std::string error;            // a CEL runtime error: kube-scheduler fails too
@@ -248,10 +256,12 @@ SelectorVerdicts VerdictsOf(const DraAlternativeDemand& alt,
 // Filter asks this of every candidate node, so it allocates nothing per
 // device and reads the node's memo, not its devices.
 Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
-                 const std::vector<bool>& taken) {
+                 const Taken& taken) {
   Pick pick;
   std::shared_ptr<const SelectorVerdicts> verdicts = node.memo.VerdictsFor(
       alt.match_key, [&] { return VerdictsOf(alt, node); });
+  pick.devices.reserve(static_cast<size_t>(
+      std::clamp<int64_t>(alt.count, 0, std::ssize(*verdicts))));
   for (size_t d = 0; d < verdicts->size(); ++d) {
     if (static_cast<int64_t>(pick.devices.size()) >= alt.count) break;
     if (taken[d]) continue;
@@ -268,7 +278,7 @@ Pick PickDevices(const DraAlternativeDemand& alt, const DraNodeDevices& node,
 // none fits. An undecided alternative reached first ends the search: the
 // node is not refused for it.
 bool FitRequest(const DraRequestDemand& request, const DraNodeDevices& node,
-                std::vector<bool>& taken, std::vector<size_t>& picked,
+                Taken& taken, std::vector<size_t>& picked,
                 std::string& reason) {
   for (const DraAlternativeDemand& alt : request.alternatives) {
     if (!alt.undecided.empty()) return true;
@@ -305,7 +315,8 @@ DraNodeFit FitDraDemand(const DraDemand& demand, std::string_view node,
         absl::StrCat("its claim is allocated on node ", demand.allocated_node);
     return fit;
   }
-  std::vector<bool> taken(devices.devices.size());
+  Taken taken(devices.devices.size());
+  fit.picked.reserve(demand.requests.size());
   for (const DraRequestDemand& request : demand.requests) {
     fit.picked.emplace_back();
     if (!FitRequest(request, devices, taken, fit.picked.back(), fit.reason)) {

@@ -22,6 +22,7 @@
 #include "scheduler/dra_inventory.h"
 #include "scheduler/dra_objects.h"
 #include "scheduler/dra_selector.h"
+#include "scheduler/dra_selector_memo.h"
 
 namespace gpusched {
 
@@ -47,7 +48,7 @@ struct DraAlternativeDemand {
   // The selectors' expressions and the tolerations, each length-prefixed:
   // a node's devices memoise which of them this alternative can take
   // under it (DraNodeDevices::memo).
-  std::string match_key;
+  DraMemoKey match_key;
 };
 
 struct DraRequestDemand {

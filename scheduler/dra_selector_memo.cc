@@ -5,11 +5,13 @@
 namespace gpusched {
 
 std::shared_ptr<const SelectorVerdicts> DraSelectorMemo::VerdictsFor(
-    std::string_view key,
+    const DraMemoKey& key,
     const std::function<SelectorVerdicts()>& compute) const {
   auto find = [&] {
-    return std::find_if(entries_.begin(), entries_.end(),
-                        [&](const Entry& entry) { return entry.key == key; });
+    return std::find_if(
+        entries_.begin(), entries_.end(), [&](const Entry& entry) {
+          return entry.key.hash == key.hash && entry.key.text == key.text;
+        });
   };
   {
     std::lock_guard lock(mu_);
@@ -19,7 +21,7 @@ std::shared_ptr<const SelectorVerdicts> DraSelectorMemo::VerdictsFor(
   std::lock_guard lock(mu_);
   if (auto it = find(); it != entries_.end()) return it->verdicts;
   if (entries_.size() >= kMaxSets) entries_.erase(entries_.begin());
-  entries_.push_back({std::string(key), computed});
+  entries_.push_back({key, computed});
   return computed;
 }
 

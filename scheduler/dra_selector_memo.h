@@ -20,9 +20,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "absl/container/inlined_vector.h"
 
 namespace gpusched {
 
@@ -31,7 +32,22 @@ namespace gpusched {
 // runtime error, as kube-scheduler would fail).
 enum class SelectorVerdict : uint8_t { kMatches, kNoMatch, kError };
 
-using SelectorVerdicts = std::vector<SelectorVerdict>;  // by device index
+// By device index. Inline up to 32 devices, so the verdicts share one
+// allocation (and cache line) with their shared_ptr's control block: the
+// filter reads them once per candidate node.
+using SelectorVerdicts = absl::InlinedVector<SelectorVerdict, 32>;
+
+// A memo key: the text, and its hash computed once where the key is built,
+// so a lookup compares hashes and reads a stored key's text only on a hash
+// match (one cache miss fewer per node).
+struct DraMemoKey {
+  DraMemoKey() = default;
+  explicit DraMemoKey(std::string key_text)
+      : text(std::move(key_text)), hash(std::hash<std::string>{}(text)) {}
+
+  std::string text;
+  size_t hash = 0;
+};
 
 class DraSelectorMemo {
  public:
@@ -52,12 +68,12 @@ class DraSelectorMemo {
   // so two callers may both compute a new set (the same answer) and one is
   // kept.
   std::shared_ptr<const SelectorVerdicts> VerdictsFor(
-      std::string_view key,
+      const DraMemoKey& key,
       const std::function<SelectorVerdicts()>& compute) const;
 
  private:
   struct Entry {
-    std::string key;
+    DraMemoKey key;
     std::shared_ptr<const SelectorVerdicts> verdicts;
   };
   mutable std::mutex mu_;

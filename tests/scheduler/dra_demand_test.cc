@@ -253,14 +253,14 @@ TEST(DraSelectorMemoTest, ComputesOncePerSetAndIsNotPartOfTheValue) {
     ++computed;
     return SelectorVerdicts{SelectorVerdict::kMatches};
   };
-  devices.memo.VerdictsFor("a", compute);
-  devices.memo.VerdictsFor("a", compute);
+  devices.memo.VerdictsFor(DraMemoKey("a"), compute);
+  devices.memo.VerdictsFor(DraMemoKey("a"), compute);
   EXPECT_EQ(computed, 1);
-  devices.memo.VerdictsFor("b", compute);
+  devices.memo.VerdictsFor(DraMemoKey("b"), compute);
   EXPECT_EQ(computed, 2);
 
   DraNodeDevices copy = devices;  // a copy starts empty
-  copy.memo.VerdictsFor("a", compute);
+  copy.memo.VerdictsFor(DraMemoKey("a"), compute);
   EXPECT_EQ(computed, 3);
   EXPECT_EQ(copy, DraNodeDevices{});
 }
@@ -273,11 +273,12 @@ TEST(DraSelectorMemoTest, OneOffSelectorSetsDoNotGrowIt) {
     return SelectorVerdicts{};
   };
   for (size_t i = 0; i <= DraSelectorMemo::kMaxSets; ++i) {
-    memo.VerdictsFor(std::to_string(i), compute);
+    memo.VerdictsFor(DraMemoKey(std::to_string(i)), compute);
   }
-  memo.VerdictsFor(std::to_string(DraSelectorMemo::kMaxSets), compute);
+  memo.VerdictsFor(DraMemoKey(std::to_string(DraSelectorMemo::kMaxSets)),
+                   compute);
   EXPECT_EQ(computed, DraSelectorMemo::kMaxSets + 1);
-  memo.VerdictsFor("0", compute);  // the oldest was forgotten
+  memo.VerdictsFor(DraMemoKey("0"), compute);  // the oldest was forgotten
   EXPECT_EQ(computed, DraSelectorMemo::kMaxSets + 2);
 }
 
