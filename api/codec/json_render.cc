@@ -25,44 +25,53 @@ void AppendQuoted(std::string& out, std::string_view text) {
 
 void Spaces(std::string& out, int count) { out.append(count, ' '); }
 
+constexpr int kIndentStep = 4;
+
+void Indent(std::string& out, element value, int depth);
+
+void IndentObject(std::string& out, simdjson::dom::object object, int depth) {
+  if (object.size() == 0) {
+    out += "{}";
+    return;
+  }
+  out += "{\n";
+  bool first = true;
+  for (simdjson::dom::key_value_pair field : object) {
+    if (!first) out += ",\n";
+    first = false;
+    Spaces(out, kIndentStep * (depth + 1));
+    AppendQuoted(out, field.key);
+    out += ": ";
+    Indent(out, field.value, depth + 1);
+  }
+  out += '\n';
+  Spaces(out, kIndentStep * depth);
+  out += '}';
+}
+
+void IndentArray(std::string& out, simdjson::dom::array array, int depth) {
+  if (array.size() == 0) {
+    out += "[]";
+    return;
+  }
+  out += "[\n";
+  bool first = true;
+  for (element item : array) {
+    if (!first) out += ",\n";
+    first = false;
+    Spaces(out, kIndentStep * (depth + 1));
+    Indent(out, item, depth + 1);
+  }
+  out += '\n';
+  Spaces(out, kIndentStep * depth);
+  out += ']';
+}
+
 void Indent(std::string& out, element value, int depth) {
-  constexpr int kStep = 4;
   if (value.type() == element_type::OBJECT) {
-    simdjson::dom::object object = value.get_object().value_unsafe();
-    if (object.size() == 0) {
-      out += "{}";
-      return;
-    }
-    out += "{\n";
-    bool first = true;
-    for (simdjson::dom::key_value_pair field : object) {
-      if (!first) out += ",\n";
-      first = false;
-      Spaces(out, kStep * (depth + 1));
-      AppendQuoted(out, field.key);
-      out += ": ";
-      Indent(out, field.value, depth + 1);
-    }
-    out += '\n';
-    Spaces(out, kStep * depth);
-    out += '}';
+    IndentObject(out, value.get_object().value_unsafe(), depth);
   } else if (value.type() == element_type::ARRAY) {
-    simdjson::dom::array array = value.get_array().value_unsafe();
-    if (array.size() == 0) {
-      out += "[]";
-      return;
-    }
-    out += "[\n";
-    bool first = true;
-    for (element item : array) {
-      if (!first) out += ",\n";
-      first = false;
-      Spaces(out, kStep * (depth + 1));
-      Indent(out, item, depth + 1);
-    }
-    out += '\n';
-    Spaces(out, kStep * depth);
-    out += ']';
+    IndentArray(out, value.get_array().value_unsafe(), depth);
   } else if (value.type() == element_type::STRING) {
     AppendQuoted(out, value.get_string().value_unsafe());
   } else {

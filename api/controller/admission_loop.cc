@@ -270,9 +270,7 @@ void AdmissionLoop::Plan(std::vector<Input>& inputs, int64_t paused_ms,
 }
 
 void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
-  std::vector<QueueDecision> decisions;
-  std::shared_ptr<const Published> published;
-  std::shared_ptr<const QueueView> queues;
+  PassOutcome outcome;
   {
     std::lock_guard engine_lock(engine_mu_);
     const int64_t now = Now();
@@ -282,44 +280,59 @@ void AdmissionLoop::Pass(std::vector<Input> inputs, int64_t paused_ms) {
     // Published before the verdicts are: a member filter passes on its
     // node holds its devices in the service's model.
     CommitPass();
-    decisions = Diff();
-    const PendingPositionMap positions = engine_->PendingPositions();
-    const std::vector<EngineEvent> events = engine_->TakeEvents();
-    for (QueueDecision& status :
-         status_.Changes(*engine_, events, positions, now)) {
-      decisions.push_back(std::move(status));
-    }
-    // The deciding replica's events only: each is counted once, where it
-    // happened (a standby's adoptions echo the other's admissions).
-    if (deciding) {
-      const std::shared_ptr<const QueueView> before = Queues();
-      counted_.Count(*engine_, events, *before);
-      decisions_.Record(*engine_, events, *before);
-    }
-    // Both replicas: a standby that takes over knows the runs so far.
-    if (options_.runtimes != nullptr) {
-      options_.runtimes->Observe(*engine_, events);
-    }
-    // A standby's baseline (admitted members, told statuses) follows the
-    // cluster; what the deciding replica did is not written twice.
-    if (!deciding) decisions.clear();
-    published = Publish(positions);
-    queues = std::make_shared<const QueueView>(
-        BuildQueueView(*engine_, ++passes_planned_, now));
-    engine_->ForgetFinished();
+    outcome = Decide(now, deciding);
   }
+  HandOn(std::move(outcome), inputs.size());
+}
+
+AdmissionLoop::PassOutcome AdmissionLoop::Decide(int64_t now, bool deciding) {
+  PassOutcome outcome;
+  outcome.decisions = Diff();
+  const PendingPositionMap positions = engine_->PendingPositions();
+  const std::vector<EngineEvent> events = engine_->TakeEvents();
+  for (QueueDecision& status :
+       status_.Changes(*engine_, events, positions, now)) {
+    outcome.decisions.push_back(std::move(status));
+  }
+  Observe(events, deciding);
+  // A standby's baseline (admitted members, told statuses) follows the
+  // cluster; what the deciding replica did is not written twice.
+  if (!deciding) outcome.decisions.clear();
+  outcome.published = Publish(positions);
+  outcome.queues = std::make_shared<const QueueView>(
+      BuildQueueView(*engine_, ++passes_planned_, now));
+  engine_->ForgetFinished();
+  return outcome;
+}
+
+void AdmissionLoop::Observe(const std::vector<EngineEvent>& events,
+                            bool deciding) {
+  // The deciding replica's events only: each is counted once, where it
+  // happened (a standby's adoptions echo the other's admissions).
+  if (deciding) {
+    const std::shared_ptr<const QueueView> before = Queues();
+    counted_.Count(*engine_, events, *before);
+    decisions_.Record(*engine_, events, *before);
+  }
+  // Both replicas: a standby that takes over knows the runs so far.
+  if (options_.runtimes != nullptr) {
+    options_.runtimes->Observe(*engine_, events);
+  }
+}
+
+void AdmissionLoop::HandOn(PassOutcome outcome, size_t inputs) {
   {
     std::lock_guard lock(published_mu_);
-    published_ = std::move(published);
-    queues_ = std::move(queues);
+    published_ = std::move(outcome.published);
+    queues_ = std::move(outcome.queues);
   }
-  if (sink_ != nullptr && !decisions.empty()) {
-    sink_->Publish(std::move(decisions));
+  if (sink_ != nullptr && !outcome.decisions.empty()) {
+    sink_->Publish(std::move(outcome.decisions));
   }
   // Last: WaitIdle promises the pass's decisions were handed on.
   {
     std::lock_guard lock(inbox_mu_);
-    inputs_applied_ += inputs.size();
+    inputs_applied_ += inputs;
     ++passes_;
   }
   idle_cv_.notify_all();

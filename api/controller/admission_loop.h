@@ -312,8 +312,21 @@ class AdmissionLoop : public AdmissionGate {
   // stop or while lists are incomplete.
   bool AwaitPass(std::stop_token stop, std::unique_lock<std::mutex>& lock,
                  int64_t sleep_ms);
+  // What a pass hands on once the engine's lock is let go.
+  struct PassOutcome {
+    std::vector<QueueDecision> decisions;
+    std::shared_ptr<const Published> published;
+    std::shared_ptr<const QueueView> queues;
+  };
   // `paused_ms`: how long the loop waited for a relist before this pass.
   void Pass(std::vector<Input> inputs, int64_t paused_ms);
+  // After the commit, engine_mu_ held: the writes, statuses and read
+  // models the pass leads to.
+  PassOutcome Decide(int64_t now, bool deciding);
+  // Counts and records the pass's engine events for the read models.
+  void Observe(const std::vector<EngineEvent>& events, bool deciding);
+  // Publishes the outcome to filter and the writer, then wakes WaitIdle.
+  void HandOn(PassOutcome outcome, size_t inputs);
   // Queues a question for the loop thread; Unavailable when it is not
   // running.
   absl::Status Enqueue(Question question);
