@@ -4,8 +4,12 @@
 # gate (tests/e2e/suite, BenchmarkGangTimeToBound): gangs of 8 and 64
 # single-GPU members, 5 rounds each, on 16 generated DGX H100 nodes. Split
 # into last created -> gates lifted (the admission loop's pass and its API
-# writes) and -> bound (kube-scheduler and gpusched's bind). BENCH_QUICK=1:
-# 2 rounds. Writes bench/results/gang_time_to_bound.json.
+# writes) and -> bound (kube-scheduler and gpusched's bind). Beside each
+# gang round, the same pods in no queue, and two floors: their gates lifted
+# by the benchmark for kube-scheduler to bind (ungate_floor), and lifted and
+# bound by the benchmark with no scheduler (write_floor). BENCH_QUICK=1:
+# 2 rounds. Writes bench/results/gang_time_to_bound.json; E2E_GANG_PPROF=DIR
+# adds a kube-apiserver CPU profile per round.
 # Usage, from the repo root: bench/suites/gang.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: bench/suites/gang.sh BUILD_DIR}" && pwd)

@@ -34,7 +34,9 @@ import (
 // API writes any gate-lifting admission controller makes and kube-scheduler
 // binding what it lifts, with no decision in between, which is the floor
 // under a gang's time on this machine (E2E_FLOOR_IN_FLIGHT sets how many
-// PATCHes at once). E2E_GANG_OUT names a JSON result file.
+// PATCHes at once). E2E_GANG_OUT names a JSON result file; E2E_GANG_PPROF
+// a folder for a 1 s CPU profile of kube-apiserver from each round's last
+// creation (`go tool pprof -top`), which is where a gang's time goes.
 func BenchmarkGangTimeToBound(b *testing.B) {
 	s := gangBenchSettingsFromEnv(b)
 	policy := queuePolicy(b, map[string]int{"team-a": 8 * s.nodes}, nil)
@@ -53,7 +55,7 @@ func BenchmarkGangTimeToBound(b *testing.B) {
 			"measure":   "last member's create returned -> every member seen ungated / bound by a pod watch"}}
 	for _, size := range s.sizes {
 		for round := 1; round <= s.rounds; round++ {
-			for _, arm := range []gangArm{armGang, armUnqueued, armUngateFloor} {
+			for _, arm := range []gangArm{armGang, armUnqueued, armUngateFloor, armWriteFloor} {
 				before := benchkit.APIServerMetrics(ctx, b, cp)
 				r := runGangRound(ctx, b, cp, client, size, arm, fmt.Sprintf("g%d-r%d", size, round))
 				r.APIServerRequests = benchkit.APIServerRequests(before, benchkit.APIServerMetrics(ctx, b, cp))
@@ -112,7 +114,16 @@ const (
 	// The same pods in no queue, created behind the benchmark's own gate,
 	// which it lifts from all of them once the last is created.
 	armUngateFloor gangArm = "ungate_floor"
+	// The same pods behind the benchmark's gate and named to a scheduler
+	// nobody runs: the benchmark lifts each gate and binds the pod itself,
+	// the two API writes a gated pod needs and nothing else (no scheduling
+	// cycle, no extender call, no decision).
+	armWriteFloor gangArm = "write_floor"
 )
+
+// writeFloorScheduler is a scheduler name nothing serves, so that only the
+// benchmark binds the write_floor arm's pods.
+const writeFloorScheduler = "bench-nobody"
 
 // floorGate holds the ungate_floor arm's pods until the benchmark lifts it.
 const floorGate = "bench.gpusched.io/hold"
@@ -161,8 +172,16 @@ func runGangRound(ctx context.Context, b *testing.B, cp *controlplane.ControlPla
 	}
 	lastCreated := time.Now()
 	cpuBefore := benchkit.ProcessCPUMs(b, cp)
-	if arm == armUngateFloor {
-		liftFloorGates(ctx, b, client, arm, group, size)
+	if dir := os.Getenv("E2E_GANG_PPROF"); dir != "" {
+		defer benchkit.ProfileAPIServer(cp, 1, fmt.Sprintf("%s/%s-%s.pprof", dir, arm, group), b.Logf)()
+	}
+	switch arm {
+	case armUngateFloor:
+		liftFloorGates(ctx, b, client, arm, group, size, nil)
+	case armWriteFloor:
+		liftFloorGates(ctx, b, client, arm, group, size, func(name string, i int) error {
+			return bindToBenchNode(ctx, client, name, i)
+		})
 	}
 	firstUngated, ungated, bound := rec.wait(ctx)
 	if ctx.Err() != nil {
@@ -190,6 +209,9 @@ func gangArmPod(arm gangArm, group string, size, i int) *cluster.PodBuilder {
 			Annotation("kueue.x-k8s.io/pod-group-total-count", fmt.Sprint(size))
 	case armUngateFloor:
 		return cluster.GpuPod(fmt.Sprintf("f%s-%d", group, i), 1).SchedulingGate(floorGate)
+	case armWriteFloor:
+		return cluster.GpuPod(fmt.Sprintf("w%s-%d", group, i), 1).SchedulingGate(floorGate).
+			SchedulerName(writeFloorScheduler)
 	default:
 		return cluster.GpuPod(fmt.Sprintf("u%s-%d", group, i), 1)
 	}
@@ -197,16 +219,30 @@ func gangArmPod(arm gangArm, group string, size, i int) *cluster.PodBuilder {
 
 // liftFloorGates removes the benchmark's gate from every pod of the round
 // with the merge PATCH an admission controller sends, 16 in flight unless
-// E2E_FLOOR_IN_FLIGHT says otherwise.
-func liftFloorGates(ctx context.Context, b *testing.B, client kubernetes.Interface, arm gangArm, group string, size int) {
+// E2E_FLOOR_IN_FLIGHT says otherwise; then, if `then` is given, calls it
+// for the pod in the same worker.
+func liftFloorGates(ctx context.Context, b *testing.B, client kubernetes.Interface, arm gangArm, group string, size int,
+	then func(name string, i int) error) {
 	patch := []byte(`{"spec":{"schedulingGates":null}}`)
 	if err := cluster.Parallel(size, benchkit.EnvInts(b, "E2E_FLOOR_IN_FLIGHT", []int{16})[0], func(i int) error {
 		name := gangArmPod(arm, group, size, i).Build().Name
 		_, err := client.CoreV1().Pods(cluster.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if err == nil && then != nil {
+			err = then(name, i)
+		}
 		return err
 	}); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// bindToBenchNode binds member i to the generated node i/8 (8 GPUs each),
+// as a scheduler's Binding does.
+func bindToBenchNode(ctx context.Context, client kubernetes.Interface, name string, i int) error {
+	node := benchkit.NodeName(i / 8)
+	return client.CoreV1().Pods(cluster.Namespace).Bind(ctx, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cluster.Namespace},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node}}, metav1.CreateOptions{})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

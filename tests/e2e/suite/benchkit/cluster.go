@@ -56,9 +56,12 @@ func NodeTemplate(b *testing.B, repo string) *corev1.Node {
 	return nil
 }
 
+// NodeName is the name of generated node i.
+func NodeName(i int) string { return fmt.Sprintf("bench-h100-%05d", i) }
+
 func NodeCopy(template *corev1.Node, i int) corev1.Node {
 	node := *template.DeepCopy()
-	node.Name = fmt.Sprintf("bench-h100-%05d", i)
+	node.Name = NodeName(i)
 	node.Labels["kubernetes.io/hostname"] = node.Name
 	// A DGX SuperPOD rack holds 4 DGX nodes; a scalable unit 32.
 	node.Labels["gpusched.io/rack"] = fmt.Sprintf("rack-%d", i/4)

@@ -72,6 +72,26 @@ func APIServerMetrics(ctx context.Context, b testing.TB, cp *controlplane.Contro
 	return promtext.Parse(string(raw))
 }
 
+// ProfileAPIServer takes a CPU profile of kube-apiserver over the next
+// `seconds` (its /debug/pprof/profile) into path, in the background; the
+// function it returns waits for it. A failure is logged, not fatal: the
+// profile is a diagnosis beside the figures, not one of them.
+func ProfileAPIServer(cp *controlplane.ControlPlane, seconds int, path string, logf func(string, ...any)) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		raw, err := cp.Client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(seconds)).DoRaw(context.Background())
+		if err == nil {
+			err = os.WriteFile(path, raw, 0o644)
+		}
+		if err != nil {
+			logf("kube-apiserver profile %s: %v", path, err)
+		}
+	}()
+	return func() { <-done }
+}
+
 func tpComponentTicks(b *testing.B, cp *controlplane.ControlPlane, sched *controlplane.BenchScheduler) map[string]float64 {
 	b.Helper()
 	pids := cp.Pids()
