@@ -212,13 +212,39 @@ bool DecodeDeviceClassMapping(DocContext& doc, const Value& item,
   return ok;
 }
 
+// deviceClassesOutsideQuota: [names], gpusched's own field: the classes
+// an admin leaves out of quota on purpose (never by default: a class no
+// mapping names makes its claims inadmissible, as Kueue does).
+std::optional<DeviceClassMapping> DecodeOutsideQuota(
+    DocContext& doc, const Value& value,
+    std::set<std::string, std::less<>>& classes) {
+  if (!value.present()) return std::nullopt;
+  DeviceClassMapping outside{.outside_quota = true};
+  for (const Value& class_item : ReadList(doc, value)) {
+    std::optional<std::string> device_class =
+        ReadName(doc, class_item, DnsSubdomainError);
+    if (!device_class) continue;
+    if (!classes.insert(*device_class).second) {
+      doc.Error(
+          class_item.line, class_item.path,
+          DuplicateValue(*device_class, "a DeviceClass maps to one resource"));
+      continue;
+    }
+    outside.device_classes.push_back(*device_class);
+  }
+  if (outside.device_classes.empty()) return std::nullopt;
+  return outside;
+}
+
 // resources: {deviceClassMappings: [{name, deviceClassNames}]}, Kueue's
-// Configuration fields: what DRA claims' devices count as in quota.
+// Configuration fields: what DRA claims' devices count as in quota; and
+// deviceClassesOutsideQuota.
 void DecodeResources(DocContext& doc, const Value& value,
                      SchedulerConfig* config) {
   if (!value.present()) return;
   MapReader reader(doc, value);
   const Value mappings = reader.Get("deviceClassMappings");
+  const Value outside = reader.Get("deviceClassesOutsideQuota");
   reader.Finish();
   std::set<std::string, std::less<>> classes;
   std::vector<DeviceClassMapping> decoded;
@@ -227,6 +253,10 @@ void DecodeResources(DocContext& doc, const Value& value,
     if (DecodeDeviceClassMapping(doc, item, classes, mapping)) {
       decoded.push_back(std::move(mapping));
     }
+  }
+  if (std::optional<DeviceClassMapping> uncounted =
+          DecodeOutsideQuota(doc, outside, classes)) {
+    decoded.push_back(*std::move(uncounted));
   }
   config->device_class_mappings = std::move(decoded);
 }

@@ -210,9 +210,16 @@ std::string DeviceClassMappingsText(const SchedulerConfig& c) {
     return "(defaults: gpu.nvidia.com and classes with extendedResourceName)";
   }
   std::vector<std::string> parts;
+  bool mapped = false;
   for (const DeviceClassMapping& mapping : c.device_class_mappings) {
-    parts.push_back(absl::StrCat(absl::StrJoin(mapping.device_classes, ", "),
-                                 " -> ", mapping.resource));
+    mapped |= !mapping.outside_quota;
+    parts.push_back(absl::StrCat(
+        absl::StrJoin(mapping.device_classes, ", "), " -> ",
+        mapping.outside_quota ? "outside quota" : mapping.resource));
+  }
+  if (!mapped) {
+    parts.push_back(
+        "(defaults: gpu.nvidia.com and classes with extendedResourceName)");
   }
   return absl::StrJoin(parts, "; ");
 }

@@ -215,8 +215,26 @@ void AdmissionRun::Schedule(int64_t now) {
 }
 
 // A gang that timed out short of members backs off before its next try;
-// the sentence stays the count it waits for.
+// the sentence stays the count it waits for. A queued workload whose
+// claims quota cannot charge says which claim and field.
 void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
+  for (auto& [key, w] : live_) {
+    if (w->state != Workload::State::kPending) continue;
+    if (const std::string* failure = store_.GroupApiFailure(*w)) {
+      w->Explain({ReasonCode::kPodGroupApiUnavailable,
+                  absl::StrCat("its PodGroup API cannot be listed, so its "
+                               "minMember is not known: ",
+                               *failure)});
+      continue;
+    }
+    if (!IsQueued(*w)) continue;
+    if (const Pod* held = w->MemberHeldByClaims()) {
+      w->Explain({held->claim_hold.kind == ClaimHold::Kind::kInadmissible
+                      ? ReasonCode::kInadmissible
+                      : ReasonCode::kWaitingForResourceClaim,
+                  held->claim_hold.reason});
+    }
+  }
   for (auto& [key, w] : live_) {
     const ReasonCode incomplete = w->backoff_until_ms > now
                                       ? ReasonCode::kBackingOff
@@ -261,6 +279,7 @@ PassResult AdmissionRun::AdmitExtraMembers(int64_t now) {
   PassResult pass;
   for (Workload* w : running) {
     if (!w->admitted()) continue;
+    if (IsQueued(*w) && w->MemberHeldByClaims() != nullptr) continue;
     if (!IsQueued(*w)) {
       if (TryPlaceOutsideQueues(*w, now)) ++pass.admitted;
     } else if (FitResult fit = Fit(*w); fit.trial) {

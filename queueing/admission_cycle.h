@@ -50,6 +50,9 @@ class AdmissionCycle {
   // See QueueingEngine::EvictionBlocked.
   void EvictionBlocked(const CycleInputs& in, const std::string& victim,
                        const std::string& message, int64_t now);
+  // See QueueingEngine::AdmissionRefused.
+  void AdmissionRefused(const CycleInputs& in, const std::string& workload,
+                        const std::string& message, int64_t now);
   // See QueueingEngine::PreviewPreemption.
   PreemptionPreview PreviewPreemption(const CycleInputs& in, Workload& w,
                                       int64_t now);

@@ -182,6 +182,9 @@ std::vector<AdmissionRun::ClassHead> AdmissionRun::BestEffortHeadsOf(
 bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
   if (w.state != Workload::State::kPending || w.pods.empty()) return false;
   if (w.backoff_until_ms > now || w.podgroup_missing) return false;
+  if (store_.GroupApiFailure(w) != nullptr) return false;
+  // Quota must charge every claim before a queued workload is admitted.
+  if (IsQueued(w) && w.MemberHeldByClaims() != nullptr) return false;
   return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
 }
 

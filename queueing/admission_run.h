@@ -33,6 +33,9 @@ class AdmissionRun {
   void EvictionBlocked(const std::string& victim, const std::string& message,
                        int64_t now);
   PreemptionPreview PreviewPreemption(Workload& w, int64_t now);
+  // admission_timers.cc
+  void RollBackRefused(const std::string& workload, const std::string& message,
+                       int64_t now);
 
  private:
   // The store's state changes, with this call's inputs.

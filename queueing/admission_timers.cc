@@ -54,4 +54,28 @@ void AdmissionRun::RunTimers(int64_t now) {
       [&](const Workload& w) { return NodesReservedFor(w); });
 }
 
+void AdmissionCycle::AdmissionRefused(const CycleInputs& in,
+                                      const std::string& workload,
+                                      const std::string& message, int64_t now) {
+  AdmissionRun(*this, in).RollBackRefused(workload, message, now);
+}
+
+// As a gang not bound in time: released whole, and back after the gang
+// backoff, since the cause (a policy denying the write) may stay.
+void AdmissionRun::RollBackRefused(const std::string& key,
+                                   const std::string& message, int64_t now) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end() || !it->second.admitted()) return;
+  Workload& w = it->second;
+  Release(w);
+  SetState(w, Workload::State::kPending);
+  timers_.Forget(w.key);
+  ++w.failed_attempts;
+  w.admitted_at_ms = -1;
+  w.backoff_until_ms = now + GangBackoff(policy_.config, w.failed_attempts);
+  w.pending_since_ms = w.backoff_until_ms;
+  w.Explain({ReasonCode::kAdmissionRefused, message});
+  Emit(now, EngineEvent::Type::kEvicted, w, "", w.reason);
+}
+
 }  // namespace gpusched

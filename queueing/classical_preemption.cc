@@ -104,8 +104,8 @@ bool CandidateBefore(const Workload& a, const Workload& b,
   const bool b_other = b.cluster_queue != own_queue;
   if (a_other != b_other) return a_other;
   if (a.priority != b.priority) return a.priority < b.priority;
-  if (a.admitted_at_ms != b.admitted_at_ms) {
-    return a.admitted_at_ms > b.admitted_at_ms;
+  if (a.RunStartMs() != b.RunStartMs()) {
+    return a.RunStartMs() > b.RunStartMs();
   }
   return a.key < b.key;
 }

@@ -89,6 +89,11 @@ void QueueingEngine::EvictionBlocked(const std::string& workload,
   cycle_.EvictionBlocked(ForCycle(), workload, message, now);
 }
 
+void QueueingEngine::AdmissionRefused(const std::string& workload,
+                                      const std::string& message, int64_t now) {
+  cycle_.AdmissionRefused(ForCycle(), workload, message, now);
+}
+
 std::optional<PreemptionPreview> QueueingEngine::PreviewPreemption(
     const std::string& key, int64_t now) {
   auto it = store_.workloads().find(key);

@@ -95,6 +95,19 @@ class QueueingEngine {
   // the pods that still run.
   void EvictionBlocked(const std::string& workload, const std::string& message,
                        int64_t now);
+  // The API server refused a write that carries out `workload`'s
+  // admission (`message`, the server's, says why): the admission is
+  // withdrawn whole (quota and devices released) and the workload waits
+  // for the gang backoff (AdmissionRefused), since the cause may stay. The
+  // caller writes nothing for the refused member, whose gate never lifted.
+  void AdmissionRefused(const std::string& workload, const std::string& message,
+                        int64_t now);
+  // `flavor`'s PodGroup list keeps failing (`error`; "" when it lists
+  // again): its gangs wait with the error as their reason
+  // (PodGroupAPIUnavailable); every other workload is admitted as usual.
+  void SetPodGroupApiFailing(PodGroup::Flavor flavor, std::string error) {
+    store_.SetGroupApiFailing(flavor, std::move(error));
+  }
   // The workload a pod belongs to, if the engine knows the pod.
   const Workload* FindWorkloadOfPod(const std::string& pod_key) const;
   // Replaces the policy (hot reload): a new quota tree, with admitted

@@ -175,7 +175,7 @@ std::optional<int64_t> GangTimers::NextWakeup(
     // A victim leaving its minimum runtime may unblock a pending preemptor.
     if (queued_pending && config.preemption_minimum_runtime_ms > 0 &&
         w.admitted() && !w.cluster_queue.empty()) {
-      consider(w.admitted_at_ms + config.preemption_minimum_runtime_ms);
+      consider(w.RunStartMs() + config.preemption_minimum_runtime_ms);
     }
   }
   for (const auto& [key, since] : below_min_since_) {

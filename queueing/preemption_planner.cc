@@ -259,8 +259,7 @@ PreemptionAsk PreemptionPlanner::Run::AskFor(const Workload& w,
       .quota = quota_, .cq = &cq, .preemptor = &w, .admitted = admitted_};
   const int64_t minimum = policy_->config.preemption_minimum_runtime_ms;
   ask.eligible = [this, &w, now, minimum, blocked](const Workload& v) {
-    if (&v == &w || v.cluster_queue.empty() ||
-        now - v.admitted_at_ms < minimum) {
+    if (&v == &w || v.cluster_queue.empty() || now - v.RunStartMs() < minimum) {
       return false;
     }
     // A budget refused its eviction: not again before the back-off ends.

@@ -42,12 +42,17 @@ struct AdmitMember {
 // back). A member that is bound, or that lost its gate (it is pinned to the
 // node by affinity and cannot be gated again), is evicted so that its
 // controller recreates it; an ungated, unbound one only loses the label,
-// annotation and nomination.
+// annotation and nomination. A pod whose gate is still on (its admission
+// never landed) is never evicted: taking its admission back writes
+// nothing.
 struct RevokeMember {
   PodRef pod;
   std::string node;
   std::string workload;
+  // Bound, or arrived with gpusched's gate: it may have to be evicted.
   bool evict = false;
+  // Bound to its node: evicted whatever its gate says.
+  bool bound = false;
   std::string reason;  // the engine's sentence: why it was taken back
   friend bool operator==(const RevokeMember&, const RevokeMember&) = default;
 };
@@ -107,6 +112,21 @@ struct EvictionRefusal {
   std::string message;  // the API server's, naming the budget
   friend bool operator==(const EvictionRefusal&,
                          const EvictionRefusal&) = default;
+};
+
+// An admission the API server would not carry out for good: a write that
+// lifts the gate (or nominates) was refused (a ValidatingAdmissionPolicy,
+// a webhook, 422, a 403 that stays) or the pod is pinned to another node.
+// The writer hands it back to the loop (AdmissionLoop::AdmissionRefused),
+// which withdraws the admission: the pod never left its gate, so nothing
+// is evicted, and the workload waits with the gang backoff.
+struct AdmissionRefusal {
+  PodRef pod;
+  std::string node;
+  std::string workload;
+  std::string message;  // the API server's
+  friend bool operator==(const AdmissionRefusal&,
+                         const AdmissionRefusal&) = default;
 };
 
 // Receives the decisions of each pass, in order, on the loop thread. Must

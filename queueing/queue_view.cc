@@ -89,7 +89,7 @@ AdmittedWorkload AdmittedOf(const Workload& w) {
                           .local_queue = w.local_queue,
                           .cluster_queue = w.cluster_queue,
                           .priority = w.priority,
-                          .admitted_at_ms = w.admitted_at_ms,
+                          .admitted_at_ms = w.RunStartMs(),
                           .placed = static_cast<int>(w.placements.size()),
                           .bound = static_cast<int>(w.bound.size()),
                           .charged = w.charged,

@@ -23,6 +23,15 @@ enum class ReasonCode : uint8_t {
   kPreempting,             // victims evicted, waiting for them to go
   kAdmissionTimedOut,      // admitted, not bound in time; rolled back
   kBackingOff,             // a gang that did not complete waits to retry
+  // A member's DRA claim quota cannot count as asked (allocationMode All,
+  // an unmapped DeviceClass, ...): Kueue's reason for it.
+  kInadmissible,
+  kWaitingForResourceClaim,  // a claim or template a member names is unknown
+  // The API server refused a write that carries out its admission (a
+  // policy, a webhook): the admission was taken back.
+  kAdmissionRefused,
+  // Its PodGroup API cannot be listed (a broken conversion webhook, 5xx).
+  kPodGroupApiUnavailable,
   // What happened to it (Events, never a waiting state).
   kAdmitted,
   kPreempted,
@@ -52,6 +61,14 @@ inline constexpr std::string_view ReasonCodeName(ReasonCode code) {
       return "AdmissionTimedOut";
     case ReasonCode::kBackingOff:
       return "BackingOff";
+    case ReasonCode::kInadmissible:
+      return "Inadmissible";
+    case ReasonCode::kWaitingForResourceClaim:
+      return "WaitingForResourceClaim";
+    case ReasonCode::kAdmissionRefused:
+      return "AdmissionRefused";
+    case ReasonCode::kPodGroupApiUnavailable:
+      return "PodGroupAPIUnavailable";
     case ReasonCode::kAdmitted:
       return "Admitted";
     case ReasonCode::kPreempted:
@@ -72,6 +89,9 @@ inline constexpr bool IsWarning(ReasonCode code) {
     case ReasonCode::kNoMatchingFlavor:
     case ReasonCode::kAdmissionTimedOut:
     case ReasonCode::kBackingOff:
+    case ReasonCode::kInadmissible:
+    case ReasonCode::kAdmissionRefused:
+    case ReasonCode::kPodGroupApiUnavailable:
     case ReasonCode::kPreempted:
     case ReasonCode::kEvicted:
       return true;

@@ -35,9 +35,8 @@ void RuntimeLog::Observe(const QueueingEngine& engine,
       if (w.cluster_queue.empty() || w.pods.empty()) continue;
       std::vector<const Pod*> members;
       for (const auto& [key, pod] : w.pods) members.push_back(&pod);
-      running_[w.key] = {
-          w.cluster_queue, WorkloadShape(members),
-          w.admitted_at_ms >= 0 ? w.admitted_at_ms : event.at_ms};
+      running_[w.key] = {w.cluster_queue, WorkloadShape(members),
+                         w.RunStartMs() >= 0 ? w.RunStartMs() : event.at_ms};
     } else if (event.type == Type::kFinished) {
       auto run = running_.find(event.workload);
       if (run == running_.end()) continue;

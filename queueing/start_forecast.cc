@@ -116,7 +116,7 @@ void AddAdmitted(const Workload& w, ForecastSnapshot& out) {
   for (const auto& [key, pod] : w.pods) {
     if (!w.placements.contains(key)) out.pending.push_back(pod);
   }
-  out.admitted_at_ms[w.key] = w.admitted_at_ms;
+  out.admitted_at_ms[w.key] = w.RunStartMs();
 }
 
 }  // namespace

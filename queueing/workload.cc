@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/dra_demand.h"
 #include "scheduler/gpu_request.h"
 
 namespace gpusched {
@@ -59,6 +60,13 @@ bool Workload::HasUnplacedMembers() const {
   return false;
 }
 
+const Pod* Workload::MemberHeldByClaims() const {
+  for (const auto& [key, pod] : pods) {
+    if (pod.claim_hold.held() && !placements.contains(key)) return &pod;
+  }
+  return nullptr;
+}
+
 std::vector<const Pod*> Workload::UnplacedMembers() const {
   std::vector<const Pod*> members;
   for (const auto& [key, pod] : pods) {
@@ -109,6 +117,13 @@ void AppendMember(std::string* out, const Pod& pod) {
   for (const auto& [key, value] : pod.meta.annotations) {
     if (ReadByNodeFit(key)) absl::StrAppend(out, key, "=", value, ",");
   }
+  // What the claims ask beyond their count (selectors, a pinned
+  // allocation) decides nodes too, and a held claim keeps the pod out of
+  // any class whose head was tried.
+  if (pod.dra_demand != nullptr) {
+    absl::StrAppend(out, "|dra:", DraDemandSignature(*pod.dra_demand));
+  }
+  if (pod.claim_hold.held()) absl::StrAppend(out, "|held");
   absl::StrAppend(out, "\n");
 }
 

@@ -52,6 +52,8 @@ struct Workload {
   // (podgroup_missing) rather than be admitted one pod at a time.
   bool declared_by_podgroup = false;
   bool podgroup_missing = false;
+  // Which API declares it, when a PodGroup does.
+  std::optional<PodGroup::Flavor> group_flavor;
   int min_member = 1;
   // Members that succeeded while it was admitted (they leave pods and
   // placements), by pod key: with the placed ones they make up the gang. A
@@ -74,6 +76,12 @@ struct Workload {
   std::set<std::string> bound;  // members whose bind confirmed the placement
   FrAmounts charged;            // quota held while admitted
   int64_t admitted_at_ms = -1;
+  // When its run began, where that is not its admission: a workload
+  // adopted after a restart ran from its members' start (status.startTime),
+  // not from the restart. -1: from admitted_at_ms. Forecasts, the runtime
+  // history and the preemption minimum runtime read RunStartMs; the bind
+  // timeout counts from admitted_at_ms.
+  int64_t run_started_ms = -1;
   int preemptions = 0;
   std::string reason;                   // why pending, or how it ended
   ReasonCode code = ReasonCode::kNone;  // `reason` as one word, while pending
@@ -94,6 +102,9 @@ struct Workload {
   int64_t attempt_stamp = 0;
 
   bool admitted() const { return state == State::kAdmitted; }
+  int64_t RunStartMs() const {
+    return run_started_ms >= 0 ? run_started_ms : admitted_at_ms;
+  }
   void Explain(WaitReason why) {
     code = why.code;
     reason = std::move(why.text);
@@ -103,6 +114,10 @@ struct Workload {
   std::vector<const Pod*> MembersToAdmit() const;
   // Members beyond those admitted that exist (a running gang's extras).
   bool HasUnplacedMembers() const;
+  // The first member not placed yet whose DRA claims quota cannot charge
+  // as they stand (Pod::claim_hold), or null: a queued workload waits
+  // while there is one.
+  const Pod* MemberHeldByClaims() const;
   std::vector<const Pod*> UnplacedMembers() const;
 };
 

@@ -56,6 +56,19 @@ std::string LocalQueueOf(const Pod& first, const PodGroup* group) {
   return group != nullptr ? group->queue : "";
 }
 
+std::optional<PodGroup::Flavor> GroupFlavorOf(WorkloadRef::Kind kind) {
+  switch (kind) {
+    case WorkloadRef::Kind::kVolcanoGroup:
+      return PodGroup::Flavor::kVolcano;
+    case WorkloadRef::Kind::kCoschedulingGroup:
+      return PodGroup::Flavor::kCoscheduling;
+    case WorkloadRef::Kind::kNativeGroup:
+      return PodGroup::Flavor::kNative;
+    default:
+      return std::nullopt;
+  }
+}
+
 // A running gang short of minMember gets its grace from now.
 void NoteIfBelowMin(GangTimers& timers, const Workload& w, int64_t now) {
   if (w.admitted() && w.is_gang &&
@@ -68,7 +81,10 @@ void NoteIfBelowMin(GangTimers& timers, const Workload& w, int64_t now) {
 
 void WorkloadStore::SetState(const QuotaFlavors& flavors, Workload& w,
                              Workload::State state) {
-  if (state == Workload::State::kPending) w.succeeded.clear();
+  if (state == Workload::State::kPending) {
+    w.succeeded.clear();
+    w.run_started_ms = -1;  // a new run starts at its next admission
+  }
   w.state = state;
   w.signature_id = -1;  // MembersToAdmit depends on the state
   if (state == Workload::State::kFinished) {
@@ -129,10 +145,8 @@ Workload& WorkloadStore::WorkloadFor(const Pod& pod, int64_t now) {
     live_[w.key] = &w;
     w.namespace_name = ref.key.substr(0, ref.key.find('/'));
     w.is_gang = ref.kind != WorkloadRef::Kind::kSinglePod;
-    w.declared_by_podgroup =
-        ref.kind == WorkloadRef::Kind::kVolcanoGroup ||
-        ref.kind == WorkloadRef::Kind::kCoschedulingGroup ||
-        ref.kind == WorkloadRef::Kind::kNativeGroup;
+    w.group_flavor = GroupFlavorOf(ref.kind);
+    w.declared_by_podgroup = w.group_flavor.has_value();
     w.created_ms = pod.meta.creation_unix_seconds > 0
                        ? pod.meta.creation_unix_seconds * 1000
                        : now;
@@ -150,6 +164,9 @@ void WorkloadStore::AddPod(const StoreInputs& in, const Pod& pod, int64_t now) {
     // A new run of the same name.
     SetState(in.flavors, w, Workload::State::kPending);
     w.pending_since_ms = now;
+  }
+  if (w.placements.contains(pod.Key()) && w.pods.contains(pod.Key())) {
+    Recharge(in, w, pod.Key(), pod);
   }
   w.pods[pod.Key()] = pod;
   workload_of_pod_[pod.Key()] = w.key;

@@ -108,6 +108,22 @@ class WorkloadStore {
   const PodGroup* FindPodGroup(const std::string& key) const;
   const Workload* FindWorkloadOfPod(const std::string& pod_key) const;
 
+  // A PodGroup API whose list keeps failing (`error`; "" once it lists
+  // again): the gangs it declares wait, the rest of the cluster does not.
+  void SetGroupApiFailing(PodGroup::Flavor flavor, std::string error) {
+    if (error.empty()) {
+      failing_group_apis_.erase(flavor);
+    } else {
+      failing_group_apis_[flavor] = std::move(error);
+    }
+  }
+  // Why the gang's PodGroup API cannot be read, or null.
+  const std::string* GroupApiFailure(const Workload& w) const {
+    if (!w.group_flavor) return nullptr;
+    auto it = failing_group_apis_.find(*w.group_flavor);
+    return it == failing_group_apis_.end() ? nullptr : &it->second;
+  }
+
   // Pending workloads in queue order, and why they wait
   // (workload_store_pending.cc); engine.h says what each returns.
   std::vector<const Workload*> PendingOrder(const std::string& cq) const;
@@ -145,7 +161,10 @@ class WorkloadStore {
   void RecordAdoption(const StoreInputs& in, Workload& w,
                       const std::string& pod_key, Placement placement,
                       bool bound, int64_t now);
+  void Recharge(const StoreInputs& in, Workload& w, const std::string& key,
+                const Pod& pod);
 
+  std::map<PodGroup::Flavor, std::string> failing_group_apis_;
   std::map<std::string, Workload> workloads_;
   // Indexes into workloads_, by key so walks stay deterministic.
   Index live_;

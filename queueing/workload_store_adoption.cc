@@ -7,6 +7,7 @@
 // nothing (a bound one is marked bound); 2. its devices on the node, held
 // once in the model; 3. it joins its workload as AddPod would; 4. its
 // placement, its queue's charge and the workload's admission are recorded.
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -63,6 +64,7 @@ Adoption WorkloadStore::Adopt(const StoreInputs& in, const Pod& pod,
                 absl::StrCat("held on node ", placed->second.node)};
       }
       if (bound) known.bound.insert(key);
+      Recharge(in, known, key, pod);
       return {Adoption::Outcome::kAlreadyPlaced, ""};
     }
   }
@@ -127,6 +129,49 @@ std::optional<GpuAssignment> WorkloadStore::HoldOnNode(ClusterModel& model,
   return allocation == nullptr ? GpuAssignment{} : allocation->gpus;
 }
 
+// A held member whose claims were resolved since (the DRA lists arrived
+// after it was adopted): its queue's charge follows, so no quota stays
+// held short. Only the difference moves, under the flavor its node gives;
+// a charge never goes below zero.
+void WorkloadStore::Recharge(const StoreInputs& in, Workload& w,
+                             const std::string& key, const Pod& pod) {
+  Pod& held = w.pods.at(key);
+  if (held.claim_requests == pod.claim_requests) return;
+  const NodeState* node = in.model.FindNode(w.placements.at(key).node);
+  if (node == nullptr || !w.admitted()) return;
+  const FrAmounts before = ChargeOnNode(in.policy, in.flavors, w, held, *node);
+  held.claim_requests = pod.claim_requests;
+  held.claim_hold = pod.claim_hold;
+  held.dra_demand = pod.dra_demand;
+  FrAmounts after = ChargeOnNode(in.policy, in.flavors, w, held, *node);
+  FrAmounts added, removed;
+  for (const auto& [fr, amount] : before) after[fr] -= amount;
+  for (const auto& [fr, delta] : after) {
+    if (delta > 0) added[fr] = delta;
+    if (delta < 0) removed[fr] = std::min(-delta, w.charged[fr]);
+  }
+  in.quota.AddUsage(w.cluster_queue, added);
+  in.quota.RemoveUsage(w.cluster_queue, removed);
+  for (const auto& [fr, amount] : added) w.charged[fr] += amount;
+  for (const auto& [fr, amount] : removed) w.charged[fr] -= amount;
+  std::erase_if(w.charged, [](const auto& each) { return each.second == 0; });
+}
+
+namespace {
+
+// A running member's start (status.startTime, else now) is when the
+// workload's run began at the latest: the earliest of them is kept.
+void NoteRunStart(Workload& w, const Pod& pod, bool bound, int64_t now) {
+  if (w.admitted() && w.run_started_ms < 0) return;  // admitted here: its own
+  const int64_t start = bound && pod.start_unix_seconds > 0
+                            ? std::min(pod.start_unix_seconds * 1000, now)
+                            : now;
+  w.run_started_ms =
+      w.run_started_ms < 0 ? start : std::min(w.run_started_ms, start);
+}
+
+}  // namespace
+
 // The charge goes in even past the queue's quota (Fit then finds nothing
 // available there). A workload's charge is held exactly while it is
 // admitted, as Finish and Release expect.
@@ -142,10 +187,11 @@ void WorkloadStore::RecordAdoption(const StoreInputs& in, Workload& w,
   if (bound || in.options.bind_on_admission) w.bound.insert(pod_key);
   in.quota.AddUsage(w.cluster_queue, charge);
   for (const auto& [fr, amount] : charge) w.charged[fr] += amount;
+  NoteRunStart(w, w.pods.at(pod_key), bound, now);
   if (!w.admitted()) {
     SetState(in.flavors, w, Workload::State::kAdmitted);
-    // The bind timeout and the minimum runtime count from the restart:
-    // when the first admission happened is not known.
+    // The bind timeout counts from the restart: when the first admission
+    // happened is not known (the run's start is, NoteRunStart).
     w.admitted_at_ms = now;
     w.failed_attempts = 0;
     w.backoff_until_ms = 0;

@@ -96,7 +96,8 @@ DraExplanation ExplainDraDemand(const Pod& pod, const DraDemand& demand,
                      .allocated_node = demand.allocated_node,
                      .missing = demand.missing,
                      .charged = charge.requests,
-                     .uncharged = charge.uncharged};
+                     .uncharged = charge.uncharged,
+                     .held = charge.hold.reason};
   for (const DraRequestDemand& request : demand.requests) {
     for (const DraAlternativeDemand& alt : request.alternatives) {
       DraRequestLine line{.claim = request.claim,

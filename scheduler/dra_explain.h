@@ -60,7 +60,10 @@ struct DraExplanation {
   std::vector<std::string> missing;           // claims, templates, classes
   ResourceList charged;                       // in quota's resource names
   std::vector<std::string> uncharged;         // request: why not charged
-  std::vector<DraMemberDevices> members;      // admitted members' devices
+  // Why quota cannot charge the claims as they stand, naming the field
+  // (ClaimCharge::hold): the workload waits; "" when it can.
+  std::string held;
+  std::vector<DraMemberDevices> members;  // admitted members' devices
   friend bool operator==(const DraExplanation&,
                          const DraExplanation&) = default;
 };

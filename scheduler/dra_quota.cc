@@ -11,73 +11,197 @@ namespace {
 
 constexpr std::string_view kNvidiaGpuClass = "gpu.nvidia.com";
 
-// The resource `class_name` counts as, or "" when it counts as none.
-std::string ResourceOf(std::string_view class_name, const DraCatalog& catalog,
-                       const std::vector<DeviceClassMapping>& mappings) {
-  if (!mappings.empty()) {
-    for (const DeviceClassMapping& mapping : mappings) {
-      for (const std::string& name : mapping.device_classes) {
-        if (name == class_name) return mapping.resource;
-      }
-    }
-    return "";
-  }
-  auto found = catalog.classes.find(class_name);
-  if (found != catalog.classes.end()) {
-    return DefaultClassResource(found->second);
-  }
-  return class_name == kNvidiaGpuClass ? std::string(kNvidiaGpu) : "";
-}
-
-struct Charge {
+// What a DeviceClass's devices count as in quota.
+struct ClassQuota {
+  enum class Kind { kResource, kOutside, kUnmapped, kClassNotKnown };
+  Kind kind = Kind::kUnmapped;
   std::string resource;
-  int64_t count = 0;
 };
 
-// One request's charge, or why it has none.
-std::optional<Charge> ChargeRequest(
-    const DraDeviceRequest& request, const DraCatalog& catalog,
-    const std::vector<DeviceClassMapping>& mappings, std::string& why) {
-  std::optional<Charge> charge;
-  for (const DraRequestAlternative& alt : request.alternatives) {
-    if (alt.mode == DraRequestAlternative::Mode::kAll) {
-      why = "allocation mode All is not counted";
-      return std::nullopt;
+// The policy's mappings decide when it names any resource; otherwise the
+// defaults do, which need the class itself (its extendedResourceName).
+ClassQuota QuotaOfClass(std::string_view class_name, const DraCatalog& catalog,
+                        const std::vector<DeviceClassMapping>& mappings) {
+  using Kind = ClassQuota::Kind;
+  bool mapped_explicitly = false;
+  for (const DeviceClassMapping& mapping : mappings) {
+    for (const std::string& name : mapping.device_classes) {
+      if (name != class_name) continue;
+      if (mapping.outside_quota) return {Kind::kOutside, ""};
+      return {Kind::kResource, mapping.resource};
     }
-    if (alt.admin_access) {
-      why = "admin access takes no device";
-      return std::nullopt;
-    }
-    Charge this_one{ResourceOf(alt.device_class, catalog, mappings), alt.count};
-    if (this_one.resource.empty()) {
-      why = absl::StrCat("DeviceClass ", alt.device_class,
-                         " maps to no quota resource");
-      return std::nullopt;
-    }
-    if (charge.has_value() && (charge->resource != this_one.resource ||
-                               charge->count != this_one.count)) {
-      why = "its firstAvailable alternatives differ in resource or count";
-      return std::nullopt;
-    }
-    charge = this_one;
+    mapped_explicitly |= !mapping.outside_quota;
   }
-  return charge;
+  if (mapped_explicitly) return {Kind::kUnmapped, ""};
+  auto found = catalog.classes.find(class_name);
+  if (found != catalog.classes.end()) {
+    std::string resource = DefaultClassResource(found->second);
+    if (resource.empty()) return {Kind::kUnmapped, ""};
+    return {Kind::kResource, std::move(resource)};
+  }
+  if (class_name == kNvidiaGpuClass) {
+    return {Kind::kResource, std::string(kNvidiaGpu)};
+  }
+  return {Kind::kClassNotKnown, ""};
 }
 
-const DraClaimSpec* SpecOf(const Pod& pod, const PodClaimRef& ref,
-                           const DraCatalog& catalog, std::string& owner) {
-  const std::string& ns = pod.meta.namespace_name;
-  const std::string& name = ref.ResolvedClaimName();
-  if (!name.empty()) {
-    const std::string key = absl::StrCat(ns, "/", name);
-    owner = absl::StrCat("claim ", key);
-    auto claim = catalog.claims.find(key);
-    if (claim != catalog.claims.end()) return &claim->second.spec;
+// What one request (or one of its alternatives) is charged.
+struct RequestCharge {
+  enum class Kind { kCharged, kOutside, kHeld };
+  Kind kind = Kind::kCharged;
+  std::string resource;
+  int64_t count = 0;
+  ClaimHold hold;  // kHeld: the field path and why
+
+  std::string Describe() const {
+    return kind == Kind::kOutside ? std::string("nothing (outside quota)")
+                                  : absl::StrCat(count, " ", resource);
   }
-  if (ref.template_name.empty()) return nullptr;
-  owner = absl::StrCat("template ", ns, "/", ref.template_name);
-  auto found = catalog.templates.find(absl::StrCat(ns, "/", ref.template_name));
-  return found == catalog.templates.end() ? nullptr : &found->second.spec;
+};
+
+RequestCharge Held(ClaimHold::Kind kind, std::string reason) {
+  return {.kind = RequestCharge::Kind::kHeld,
+          .hold = {.kind = kind, .reason = std::move(reason)}};
+}
+
+// `path` is the alternative's field path ("spec.devices.requests[0]
+// .exactly").
+RequestCharge ChargeAlternative(
+    const DraRequestAlternative& alt, const std::string& path,
+    const DraCatalog& catalog,
+    const std::vector<DeviceClassMapping>& mappings) {
+  using Kind = ClaimHold::Kind;
+  if (alt.admin_access) {
+    return Held(Kind::kInadmissible,
+                absl::StrCat(path,
+                             ".adminAccess: Unsupported value: true: admin "
+                             "access is not charged to quota"));
+  }
+  if (alt.mode == DraRequestAlternative::Mode::kAll) {
+    return Held(Kind::kInadmissible,
+                absl::StrCat(path,
+                             ".allocationMode: Unsupported value: \"All\": "
+                             "quota cannot charge a device count known only "
+                             "at allocation"));
+  }
+  const ClassQuota quota = QuotaOfClass(alt.device_class, catalog, mappings);
+  switch (quota.kind) {
+    case ClassQuota::Kind::kResource:
+      return {.resource = quota.resource, .count = alt.count};
+    case ClassQuota::Kind::kOutside:
+      return {.kind = RequestCharge::Kind::kOutside};
+    case ClassQuota::Kind::kClassNotKnown:
+      return Held(Kind::kClaimNotKnown,
+                  absl::StrCat(path,
+                               ".deviceClassName: waiting for "
+                               "DeviceClass \"",
+                               alt.device_class, "\": not known yet"));
+    case ClassQuota::Kind::kUnmapped:
+      break;
+  }
+  return Held(Kind::kInadmissible,
+              absl::StrCat(path, ".deviceClassName: Not found: DeviceClass \"",
+                           alt.device_class,
+                           "\" maps to no quota resource (SchedulerConfig "
+                           "spec.resources.deviceClassMappings; "
+                           "deviceClassesOutsideQuota leaves a class "
+                           "uncharged)"));
+}
+
+// `path` is the request's field path ("spec.devices.requests[0]").
+RequestCharge ChargeRequest(const DraDeviceRequest& request,
+                            const std::string& path, const DraCatalog& catalog,
+                            const std::vector<DeviceClassMapping>& mappings) {
+  if (!request.first_available) {
+    if (request.alternatives.empty()) return {};  // counts nothing
+    return ChargeAlternative(request.alternatives.front(),
+                             absl::StrCat(path, ".exactly"), catalog, mappings);
+  }
+  std::optional<RequestCharge> first;
+  for (size_t j = 0; j < request.alternatives.size(); ++j) {
+    RequestCharge each = ChargeAlternative(
+        request.alternatives[j], absl::StrCat(path, ".firstAvailable[", j, "]"),
+        catalog, mappings);
+    if (each.kind == RequestCharge::Kind::kHeld) return each;
+    if (!first) {
+      first = std::move(each);
+    } else if (each.kind != first->kind || each.resource != first->resource ||
+               each.count != first->count) {
+      return Held(
+          ClaimHold::Kind::kInadmissible,
+          absl::StrCat(path,
+                       ".firstAvailable: Invalid value: its "
+                       "alternatives charge differently (",
+                       first->Describe(), ", ", each.Describe(),
+                       "): quota cannot tell which one will be allocated"));
+    }
+  }
+  return first.value_or(RequestCharge{});
+}
+
+// The spec a claim reference stands for, who holds it and the path of its
+// requests there.
+struct ClaimSource {
+  const DraClaimSpec* spec = nullptr;
+  std::string owner;  // "ResourceClaimTemplate ml/two-gpus"
+  std::string requests_path;
+};
+
+ClaimSource SourceOf(const Pod& pod, const PodClaimRef& ref,
+                     const DraCatalog& catalog) {
+  const std::string& ns = pod.meta.namespace_name;
+  ClaimSource out;
+  if (const std::string& name = ref.ResolvedClaimName(); !name.empty()) {
+    const std::string key = absl::StrCat(ns, "/", name);
+    out.owner = absl::StrCat("ResourceClaim ", key);
+    out.requests_path = "spec.devices.requests";
+    auto claim = catalog.claims.find(key);
+    if (claim != catalog.claims.end()) out.spec = &claim->second.spec;
+  }
+  if (out.spec != nullptr || ref.template_name.empty()) return out;
+  const std::string key = absl::StrCat(ns, "/", ref.template_name);
+  out.owner = absl::StrCat("ResourceClaimTemplate ", key);
+  out.requests_path = "spec.spec.devices.requests";
+  auto found = catalog.templates.find(key);
+  if (found != catalog.templates.end()) out.spec = &found->second.spec;
+  return out;
+}
+
+// Keeps the first inadmissible request, else the first claim not known.
+void NoteHold(ClaimHold hold, ClaimCharge& out) {
+  if (out.hold.kind == ClaimHold::Kind::kInadmissible) return;
+  if (out.hold.held() && hold.kind != ClaimHold::Kind::kInadmissible) return;
+  out.hold = std::move(hold);
+}
+
+void ChargeSpec(const ClaimSource& source, const std::string& pod_ref,
+                const DraCatalog& catalog,
+                const std::vector<DeviceClassMapping>& mappings,
+                ClaimCharge& out) {
+  const std::vector<DraDeviceRequest>& requests = source.spec->requests;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    RequestCharge charge = ChargeRequest(
+        requests[i], absl::StrCat(source.requests_path, "[", i, "]"), catalog,
+        mappings);
+    switch (charge.kind) {
+      case RequestCharge::Kind::kCharged:
+        if (!charge.resource.empty()) {
+          out.requests.Add(charge.resource, charge.count);
+        }
+        break;
+      case RequestCharge::Kind::kOutside:
+        out.uncharged.push_back(
+            absl::StrCat(source.owner, " request ", requests[i].name,
+                         ": its DeviceClass is outside quota "
+                         "(deviceClassesOutsideQuota)"));
+        break;
+      case RequestCharge::Kind::kHeld:
+        charge.hold.reason =
+            absl::StrCat(pod_ref, ": ", source.owner, " ", charge.hold.reason);
+        NoteHold(std::move(charge.hold), out);
+        break;
+    }
+  }
 }
 
 }  // namespace
@@ -93,25 +217,20 @@ std::string DefaultClassResource(const DeviceClass& device_class) {
 ClaimCharge ChargeClaims(const Pod& pod, const DraCatalog& catalog,
                          const std::vector<DeviceClassMapping>& mappings) {
   ClaimCharge out;
-  for (const PodClaimRef& ref : pod.resource_claims) {
-    std::string owner;
-    const DraClaimSpec* spec = SpecOf(pod, ref, catalog, owner);
-    if (spec == nullptr) {
-      out.uncharged.push_back(absl::StrCat(
-          owner.empty() ? "claim " + ref.name : owner, ": not known yet"));
+  for (size_t k = 0; k < pod.resource_claims.size(); ++k) {
+    const PodClaimRef& ref = pod.resource_claims[k];
+    const std::string pod_ref =
+        absl::StrCat("pod spec.resourceClaims[", k, "] (", ref.name, ")");
+    const ClaimSource source = SourceOf(pod, ref, catalog);
+    if (source.owner.empty()) continue;  // names no claim: nothing to charge
+    if (source.spec == nullptr) {
+      NoteHold({.kind = ClaimHold::Kind::kClaimNotKnown,
+                .reason = absl::StrCat(pod_ref, ": waiting for ", source.owner,
+                                       ": not known yet")},
+               out);
       continue;
     }
-    for (const DraDeviceRequest& request : spec->requests) {
-      std::string why;
-      std::optional<Charge> charge =
-          ChargeRequest(request, catalog, mappings, why);
-      if (charge.has_value()) {
-        out.requests.Add(charge->resource, charge->count);
-      } else {
-        out.uncharged.push_back(
-            absl::StrCat(owner, " request ", request.name, ": ", why));
-      }
-    }
+    ChargeSpec(source, pod_ref, catalog, mappings, out);
   }
   return out;
 }

@@ -7,11 +7,28 @@
 // 2, exactly as a device-plugin request of 2 GPUs would. That one number
 // is then all that quota, gang admission and placement see of the claim.
 //
-// As Kueue counts: allocationMode All is not charged (the count is not
-// known before allocation), and firstAvailable only when every alternative
-// maps to the same resource and count. A claim kube-scheduler made for an
-// extended resource (KEP-5004) is not charged here: the container's
-// nvidia.com/gpu request already is, so the GPUs are charged once.
+// A claim quota cannot count is never admitted uncharged: as Kueue's DRA
+// integration (v0.19.2, pkg/dra), its workload is inadmissible and waits
+// (ClaimHold::kInadmissible) until the claim or the mapping changes:
+//   exactly, ExactCount, class mapped     charged `count`
+//   exactly, allocationMode All           inadmissible
+//   exactly, adminAccess                  inadmissible
+//   class mapped to no resource           inadmissible
+//   firstAvailable, alternatives that     inadmissible
+//     differ in resource or count
+// gpusched accepts more than Kueue, on purpose:
+//   firstAvailable, every alternative     charged that (Kueue: inadmissible)
+//     charging the same resource and count
+//   class in deviceClassesOutsideQuota    charged nothing (the admin's word)
+//   claim or template not known yet       waits for it (kClaimNotKnown)
+//   the pod's own ResourceClaim           charged as its spec (Kueue:
+//                                         inadmissible)
+//   no mapping in the policy              gpu.nvidia.com is nvidia.com/gpu,
+//                                         a class with extendedResourceName
+//                                         X is X
+// A claim kube-scheduler made for an extended resource (KEP-5004) is not
+// charged here: the container's nvidia.com/gpu request already is, so the
+// GPUs are charged once.
 
 #include <string>
 #include <vector>
@@ -23,10 +40,12 @@
 namespace gpusched {
 
 // One entry of deviceClassMappings: the claims' devices of these classes
-// count as `resource`.
+// count as `resource`; or, outside_quota (SchedulerConfig
+// resources.deviceClassesOutsideQuota), as nothing at all.
 struct DeviceClassMapping {
   std::string resource;
   std::vector<std::string> device_classes;
+  bool outside_quota = false;
 };
 
 // Without mappings in the policy: a class with extendedResourceName X is
@@ -35,9 +54,14 @@ std::string DefaultClassResource(const DeviceClass& device_class);
 
 struct ClaimCharge {
   ResourceList requests;
-  // Requests not charged, and why ("claim e2e/a request gpus: allocation
-  // mode All is not counted"), for the log and explain.
+  // Requests charged nothing on purpose, and why ("template ml/nics
+  // request nic: DeviceClass nic.example.com is outside quota"), for the
+  // log and explain.
   std::vector<std::string> uncharged;
+  // Set when the claims cannot be charged as they stand: the pod's
+  // workload waits (the first inadmissible request, else the first claim
+  // not known).
+  ClaimHold hold;
 };
 
 // The charge of the pod's resource claims (resolved claims, else their

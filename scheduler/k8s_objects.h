@@ -155,6 +155,27 @@ struct PodClaimRef {
   }
 };
 
+// Why quota cannot charge a pod's resource claims (DRA) as they stand: the
+// queueing core holds the pod's workload while it is set, so that no claim
+// runs devices its queue is not charged for (scheduler/dra_quota.h).
+struct ClaimHold {
+  enum class Kind : uint8_t {
+    kNone,
+    // A claim or template the pod names is not known yet: it waits for it.
+    kClaimNotKnown,
+    // A request quota cannot count (allocationMode All, an unmapped
+    // DeviceClass, ...): it waits until the claim or the mapping changes.
+    kInadmissible,
+  };
+  Kind kind = Kind::kNone;
+  // Names the claim or template and the field path ("ResourceClaimTemplate
+  // ml/all: spec.spec.devices.requests[0].exactly.allocationMode: ...").
+  std::string reason;
+
+  bool held() const { return kind != Kind::kNone; }
+  friend bool operator==(const ClaimHold&, const ClaimHold&) = default;
+};
+
 struct Pod {
   ObjectMeta meta;
   std::vector<Container> containers;
@@ -168,6 +189,9 @@ struct Pod {
   std::optional<int32_t> priority;
   std::string priority_class_name;
   PodPhase phase = PodPhase::kPending;
+  // status.startTime as Unix seconds (the kubelet accepted the pod); 0
+  // when absent.
+  int64_t start_unix_seconds = 0;
   std::string nominated_node_name;
   // spec.schedulingGates' names: kube-scheduler leaves a gated pod alone.
   std::vector<std::string> scheduling_gates;
@@ -190,6 +214,9 @@ struct Pod {
   // device-plugin requests. Not from the Pod object: the sync attaches it
   // (ClaimRequests, scheduler/dra_quota.h); EffectiveRequests adds it.
   ResourceList claim_requests;
+  // Set when the claims cannot be charged as they stand (attached with
+  // claim_requests by the sync).
+  ClaimHold claim_hold;
   // What its claims ask that the charged count does not say (selectors of
   // the request's own, tolerations, alternatives, a claim allocated on a
   // node, a claim not made yet): the filter checks it against each node's

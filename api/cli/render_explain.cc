@@ -150,6 +150,7 @@ void DraRequests(std::string& out, const DraSection& dra) {
   Field(out, "  Charged",
         charged.empty() ? "nothing" : absl::StrJoin(charged, ", "));
   for (const std::string& why : dra.uncharged) Field(out, "  Not charged", why);
+  if (!dra.held.empty()) Field(out, "  Waits", dra.held);
   if (!dra.allocated_claims.empty()) {
     Field(out, "  Allocated",
           absl::StrCat(

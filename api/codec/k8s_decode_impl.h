@@ -242,6 +242,9 @@ absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod,
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
     if (key == "phase") return DecodePodPhase(child, here, &pod->phase);
+    if (key == "startTime") {
+      return DecodeTimestamp(child, here, &pod->start_unix_seconds);
+    }
     if (key == "nominatedNodeName") {
       return DecodeString(child, here, &pod->nominated_node_name);
     }

@@ -36,6 +36,18 @@ std::string_view ObjectNameForLogs(simdjson::dom::element object) {
   return name;
 }
 
+std::string ObjectKeyForLogs(simdjson::dom::element object) {
+  std::string_view ns;
+  if (object.at_pointer("/metadata/namespace").get_string().get(ns) ||
+      ns.empty()) {
+    return std::string(ObjectNameForLogs(object));
+  }
+  std::string key(ns);
+  key += '/';
+  key += ObjectNameForLogs(object);
+  return key;
+}
+
 absl::StatusOr<ListMeta> DecodeListMeta(std::string_view body) {
   simdjson::dom::parser parser;
   absl::StatusOr<simdjson::dom::element> root =

@@ -59,12 +59,16 @@ absl::StatusOr<std::string> DecodeStatusMessage(std::string_view body);
 // metadata.name of an object, or "?": for log lines about an object that
 // did not decode.
 std::string_view ObjectNameForLogs(simdjson::dom::element object);
+// "namespace/name" of a namespaced object, its name otherwise; "?" parts
+// where they do not read.
+std::string ObjectKeyForLogs(simdjson::dom::element object);
 
 // A List body's items, decoded one by one: an item that does not decode is
 // set aside with its name and error rather than failing the whole list
 // (one odd object must not stop a cluster's sync).
 struct SkippedItem {
   std::string name;  // metadata.name, or "?"
+  std::string key;   // "namespace/name" (ObjectKeyForLogs)
   absl::Status error;
 };
 template <typename T>
@@ -89,8 +93,9 @@ absl::StatusOr<DecodedList<T>> DecodeListItems(std::string_view body,
         if (decoded.ok()) {
           list.items.push_back(*std::move(decoded));
         } else {
-          list.skipped.push_back(
-              {std::string(ObjectNameForLogs(item)), decoded.status()});
+          list.skipped.push_back({.name = std::string(ObjectNameForLogs(item)),
+                                  .key = ObjectKeyForLogs(item),
+                                  .error = decoded.status()});
         }
       });
   if (!status.ok()) return status;

@@ -307,8 +307,10 @@ absl::Status DecodeCharge(const JsonValue& v, const PathSegment& at,
 absl::Status DecodeDra(const JsonValue& v, const PathSegment& at,
                        DraSection& out) {
   if (auto s = ci::ExpectObject(v, at); !s.ok()) return s;
-  if (auto s = ReadStrings(
-          v, at, {{"pod", &out.pod}, {"allocatedNode", &out.allocated_node}});
+  if (auto s = ReadStrings(v, at,
+                           {{"pod", &out.pod},
+                            {"allocatedNode", &out.allocated_node},
+                            {"held", &out.held}});
       !s.ok()) {
     return s;
   }

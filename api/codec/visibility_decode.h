@@ -124,6 +124,7 @@ struct DraSection {
   std::vector<std::string> missing;
   std::vector<std::pair<std::string, int64_t>> charged;
   std::vector<std::string> uncharged;
+  std::string held;  // why quota cannot charge the claims; "" when it can
   std::vector<DraMemberItem> members;
 };
 

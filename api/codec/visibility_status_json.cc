@@ -168,6 +168,7 @@ void WriteDra(JsonWriter& w, const DraExplanation& dra) {
   }
   w.Raw("],");
   WriteStrings(w, "uncharged", dra.uncharged);
+  if (!dra.held.empty()) w.Raw(",").Key("held").String(dra.held);
   w.Raw(",").Key("members").Raw("[");
   for (size_t i = 0; i < dra.members.size(); ++i) {
     if (i > 0) w.Raw(",");

@@ -114,36 +114,52 @@ void AdmissionLoop::Push(Input input) {
 
 // The source counts as listed from the moment its list is in the inbox: a
 // pass takes the whole inbox, so it applies the list with what came before.
-void AdmissionLoop::PushListed(ListKind kind, Input input) {
+void AdmissionLoop::PushListed(ListKind kind, Input input, ListState state) {
   {
     std::lock_guard lock(inbox_mu_);
     inbox_.push_back(std::move(input));
     ++inputs_pushed_;
-    listed_[static_cast<size_t>(kind)] = true;
+    listed_[static_cast<size_t>(kind)] = state;
   }
   inbox_cv_.notify_one();
 }
 
+// A PodGroup API that keeps failing holds only its own gangs (the engine
+// knows which): the rest of the cluster is not held hostage to it.
 bool AdmissionLoop::ListsComplete() const {
-  return !options_.await_lists ||
-         std::all_of(listed_.begin(), listed_.end(), [](bool l) { return l; });
+  if (!options_.await_lists) return true;
+  for (size_t kind = 0; kind < kListKinds; ++kind) {
+    const bool group = kind >= static_cast<size_t>(ListKind::kVolcanoGroups) &&
+                       kind <= static_cast<size_t>(ListKind::kNativeGroups);
+    if (listed_[kind] == ListState::kListed) continue;
+    if (group && listed_[kind] == ListState::kFailing) continue;
+    return false;
+  }
+  return true;
 }
 
 void AdmissionLoop::PodUpserted(Pod pod) { Push(std::move(pod)); }
 void AdmissionLoop::PodDeleted(Pod pod) { Push(Deleted{std::move(pod)}); }
-void AdmissionLoop::PodsListed(std::vector<Pod> pods) {
-  PushListed(ListKind::kPods, Listed{std::move(pods)});
+void AdmissionLoop::PodsListed(std::vector<Pod> pods,
+                               std::vector<std::string> undecodable) {
+  PushListed(ListKind::kPods, Listed{std::move(pods), std::move(undecodable)});
 }
-void AdmissionLoop::NodesListed() {
-  PushListed(ListKind::kNodes, NodesComplete{});
+void AdmissionLoop::NodesListed(std::vector<std::string> undecodable) {
+  PushListed(ListKind::kNodes, NodesComplete{std::move(undecodable)});
 }
+void AdmissionLoop::DraListed() { PushListed(ListKind::kDra, DraComplete{}); }
 void AdmissionLoop::PodGroupsListed(PodGroup::Flavor flavor,
                                     std::vector<PodGroup> groups) {
-  PushListed(GroupListKind(flavor), GroupsListed{std::move(groups)});
+  PushListed(GroupListKind(flavor), GroupsListed{flavor, std::move(groups)});
+}
+void AdmissionLoop::PodGroupApiFailing(PodGroup::Flavor flavor,
+                                       std::string error) {
+  PushListed(GroupListKind(flavor), GroupApiFailing{flavor, std::move(error)},
+             ListState::kFailing);
 }
 void AdmissionLoop::Relisting(ListKind kind) {
   std::lock_guard lock(inbox_mu_);
-  listed_[static_cast<size_t>(kind)] = false;
+  listed_[static_cast<size_t>(kind)] = ListState::kWaiting;
   if (options_.await_lists && passes_ > 0 && !relisting_since_) {
     relisting_since_ = Now();
   }
@@ -160,6 +176,9 @@ void AdmissionLoop::NodeAdded(std::string node) {
 }
 void AdmissionLoop::PolicyChanged(Policy policy) { Push(std::move(policy)); }
 void AdmissionLoop::EvictionBlocked(EvictionRefusal refusal) {
+  Push(std::move(refusal));
+}
+void AdmissionLoop::AdmissionRefused(AdmissionRefusal refusal) {
   Push(std::move(refusal));
 }
 
@@ -345,18 +364,23 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     Forget(gone->pod.Key());
     if (Manages(gone->pod)) engine_->Delete(gone->pod.Key(), now);
   } else if (Listed* listed = std::get_if<Listed>(&input)) {
-    ApplyList(listed->pods, now);
+    ApplyList(*listed, now);
   } else if (PodGroup* group = std::get_if<PodGroup>(&input)) {
     engine_->AddPodGroup(*group, now);
   } else if (NodeGone* node = std::get_if<NodeGone>(&input)) {
     engine_->NodeDown(node->node, now);
     GiveUpOrphansOn(node->node, now);
-  } else if (std::holds_alternative<NodesComplete>(input)) {
+  } else if (auto* nodes = std::get_if<NodesComplete>(&input)) {
+    undecodable_nodes_ = {nodes->undecodable.begin(), nodes->undecodable.end()};
     DropVanishedNodes(now);
+  } else if (auto* failing = std::get_if<GroupApiFailing>(&input)) {
+    engine_->SetPodGroupApiFailing(failing->flavor, failing->error);
   } else if (auto* groups = std::get_if<GroupsListed>(&input)) {
     ApplyGroupsListed(*groups, now);
   } else if (auto* refusal = std::get_if<EvictionRefusal>(&input)) {
     ApplyRefusal(*refusal, now);
+  } else if (auto* refused = std::get_if<AdmissionRefusal>(&input)) {
+    ApplyAdmissionRefused(*refused, now);
   } else if (auto* bound = std::get_if<BoundMember>(&input)) {
     engine_->MarkBound(bound->pod_key);
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
@@ -370,6 +394,7 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
 }
 
 void AdmissionLoop::ApplyGroupsListed(const GroupsListed& listed, int64_t now) {
+  engine_->SetPodGroupApiFailing(listed.flavor, "");
   for (const PodGroup& group : listed.groups) engine_->AddPodGroup(group, now);
 }
 
@@ -426,6 +451,28 @@ void AdmissionLoop::ApplyRefusal(const EvictionRefusal& refusal, int64_t now) {
   AdoptBound(running, now);
 }
 
+// Only the admission the refusal was about: a member since taken back, or
+// another incarnation of the pod, keeps what it has now.
+void AdmissionLoop::ApplyAdmissionRefused(const AdmissionRefusal& refusal,
+                                          int64_t now) {
+  const std::string key =
+      absl::StrCat(refusal.pod.pod_namespace, "/", refusal.pod.pod_name);
+  const Workload* w = engine_->FindWorkloadOfPod(key);
+  if (w == nullptr || w->key != refusal.workload) return;
+  auto placed = w->placements.find(key);
+  auto pod = w->pods.find(key);
+  if (placed == w->placements.end() || placed->second.node != refusal.node ||
+      pod == w->pods.end() || PodUid(pod->second) != refusal.pod.uid) {
+    return;
+  }
+  refused_.insert(key);
+  engine_->AdmissionRefused(
+      w->key,
+      absl::StrCat("the API server refused to admit pod ", key, " on node ",
+                   refusal.node, ": ", refusal.message),
+      now);
+}
+
 // A member the engine holds keeps its place until it is gone: its devices
 // are in use until then.
 bool AdmissionLoop::Leaving(const Pod& pod) const {
@@ -446,6 +493,7 @@ void AdmissionLoop::AddPending(const Pod& pod, int64_t now) {
 
 void AdmissionLoop::Forget(const std::string& pod_key) {
   gated_.erase(pod_key);
+  refused_.erase(pod_key);
   orphans_.erase(pod_key);
   stale_revoked_.erase(pod_key);
 }
@@ -480,12 +528,15 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
     if (now_at != current.end() && now_at->second.node == before.node) continue;
     const Workload* w = engine_->FindWorkloadOfPod(pod_key);
     if (w == nullptr) continue;  // the pod is gone: nothing to take back
+    // Refused: the admission never landed, so there is nothing to undo.
+    if (refused_.erase(pod_key) > 0) continue;
     const Pod& pod = w->pods.at(pod_key);
     out.insert(out.begin(), RevokeMember{.pod = {pod.meta.namespace_name,
                                                  pod.meta.name, before.uid},
                                          .node = before.node,
                                          .workload = w->key,
                                          .evict = before.bound || before.gated,
+                                         .bound = before.bound,
                                          .reason = w->reason});
   }
   members_ = std::move(current);

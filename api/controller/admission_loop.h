@@ -67,15 +67,17 @@
 
 namespace gpusched {
 
-// The sources whose complete list the loop waits for (await_lists).
+// The sources whose complete list the loop waits for (await_lists). kDra:
+// the DRA objects, and every pod with claims charged against them.
 enum class ListKind {
   kPods,
   kNodes,
   kVolcanoGroups,
   kCoschedulingGroups,
-  kNativeGroups
+  kNativeGroups,
+  kDra
 };
-inline constexpr size_t kListKinds = 5;
+inline constexpr size_t kListKinds = 6;
 ListKind GroupListKind(PodGroup::Flavor flavor);
 
 struct AdmissionLoopOptions {
@@ -87,10 +89,12 @@ struct AdmissionLoopOptions {
   // False: start as a standby replica (SetDeciding).
   bool start_deciding = true;
   // True: no pass before every source was listed (PodsListed, NodesListed,
-  // PodGroupsListed for both APIs) nor while one relists (Relisting). A
-  // node then missing from the model is gone from the cluster. False
-  // (serve --cluster, tests): passes run at once, and a node the model
-  // lacks is only not known yet.
+  // PodGroupsListed for each API, DraListed) nor while one relists
+  // (Relisting); a PodGroup API whose list keeps failing
+  // (PodGroupApiFailing) stops holding the passes and holds only its own
+  // gangs. A node then missing from the model is gone from the cluster.
+  // False (serve --cluster, tests): passes run at once, and a node the
+  // model lacks is only not known yet.
   bool await_lists = false;
   // While inputs keep arriving, a pass begins at most this often (explicit
   // requests such as WaitIdle's excepted); what arrives meanwhile waits
@@ -134,8 +138,11 @@ class AdmissionLoop : public AdmissionGate {
   void PodUpserted(Pod pod);
   void PodDeleted(Pod pod);
   // A complete pod list: upserts every pod, and deletes the pods the core
-  // knows that are not in it (deleted while no watch was open).
-  void PodsListed(std::vector<Pod> pods);
+  // knows that are not in it (deleted while no watch was open), but for
+  // those named ("namespace/name") in `undecodable`: listed, not readable,
+  // kept as they were.
+  void PodsListed(std::vector<Pod> pods,
+                  std::vector<std::string> undecodable = {});
   void PodGroupUpserted(PodGroup group);
   void PodGroupDeleted(std::string key);
   // A complete PodGroup list of one API (none: the API is not served),
@@ -144,8 +151,15 @@ class AdmissionLoop : public AdmissionGate {
   void NodeRemoved(std::string node);
   void NodeAdded(std::string node);
   // The model now holds a complete node list (after the sync applied it):
-  // admissions on nodes it lacks are taken back.
-  void NodesListed();
+  // admissions on nodes it lacks are taken back; a node named in
+  // `undecodable` was listed but could not be read, and is not gone.
+  void NodesListed(std::vector<std::string> undecodable = {});
+  // The DRA objects are listed and pods with claims charged against them
+  // (or the cluster has no DRA to wait for).
+  void DraListed();
+  // `flavor`'s PodGroup list keeps failing (`error`): passes go on without
+  // it, its gangs waiting (PodGroupAPIUnavailable) until its list arrives.
+  void PodGroupApiFailing(PodGroup::Flavor flavor, std::string error);
   // `kind`'s watch lost its history and lists again: no pass until that
   // list arrives (await_lists only).
   void Relisting(ListKind kind);
@@ -153,6 +167,11 @@ class AdmissionLoop : public AdmissionGate {
   // The writer's eviction of a revoked member was refused by a disruption
   // budget: the member still runs where it was (see EvictionRefusal).
   void EvictionBlocked(EvictionRefusal refusal);
+  // The writer could not carry out an admission (AdmissionRefusal): the
+  // member never left its gate, so its workload's admission is withdrawn
+  // (quota and nodes released, the gang backoff) and nothing is evicted
+  // for it.
+  void AdmissionRefused(AdmissionRefusal refusal);
 
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
@@ -238,6 +257,7 @@ class AdmissionLoop : public AdmissionGate {
   };
   struct Listed {
     std::vector<Pod> pods;
+    std::vector<std::string> undecodable;
   };
   struct GroupDeleted {
     std::string key;
@@ -248,9 +268,18 @@ class AdmissionLoop : public AdmissionGate {
   struct NodeBack {
     std::string node;
   };
-  struct NodesComplete {};
+  struct NodesComplete {
+    std::vector<std::string> undecodable;
+  };
   struct GroupsListed {
+    PodGroup::Flavor flavor = PodGroup::Flavor::kVolcano;
     std::vector<PodGroup> groups;
+  };
+  // The DRA lists are in: nothing to apply, the pods came before it.
+  struct DraComplete {};
+  struct GroupApiFailing {
+    PodGroup::Flavor flavor = PodGroup::Flavor::kVolcano;
+    std::string error;
   };
   // bind confirmed a managed pod (Bound, called under the service's lock).
   struct BoundMember {
@@ -258,7 +287,8 @@ class AdmissionLoop : public AdmissionGate {
   };
   using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted,
                              NodeGone, NodeBack, NodesComplete, GroupsListed,
-                             Policy, EvictionRefusal, BoundMember>;
+                             Policy, EvictionRefusal, BoundMember,
+                             AdmissionRefusal, GroupApiFailing, DraComplete>;
   // Asked of the engine on the loop thread (Explain).
   using Question = std::function<void(const QueueingEngine&,
                                       const ClusterModel&, int64_t now)>;
@@ -303,8 +333,11 @@ class AdmissionLoop : public AdmissionGate {
 
   AdmissionLoop(Policy policy, AdmissionLoopOptions options);
   void Push(Input input);
-  // Marks `kind` listed (or not) and pushes `input` in one step.
-  void PushListed(ListKind kind, Input input);
+  // Where each source's list stands (await_lists).
+  enum class ListState { kWaiting, kListed, kFailing };
+  // Marks `kind` as `state` and pushes `input` in one step.
+  void PushListed(ListKind kind, Input input,
+                  ListState state = ListState::kListed);
   bool ListsComplete() const;  // inbox_mu_ held
   void Run(std::stop_token stop);
   // Under inbox_mu_: waits until a pass may begin (inputs or a request,
@@ -347,11 +380,12 @@ class AdmissionLoop : public AdmissionGate {
   void ApplyPod(const Pod& pod, int64_t now);
   void ApplyTerminal(const Pod& pod, int64_t now);
   void ApplyRefusal(const EvictionRefusal& refusal, int64_t now);
+  void ApplyAdmissionRefused(const AdmissionRefusal& refusal, int64_t now);
   // A pod being deleted that holds no admission: see ApplyPod.
   bool Leaving(const Pod& pod) const;
   void ApplyLeaving(const Pod& pod, int64_t now);
   void AddPending(const Pod& pod, int64_t now);
-  void ApplyList(const std::vector<Pod>& pods, int64_t now);
+  void ApplyList(const Listed& listed, int64_t now);
   void ForgetUnlisted(const std::set<std::string>& listed, int64_t now);
   void Forget(const std::string& pod_key);
   // Pods that run, or that were admitted on a node before a restart, keep
@@ -408,8 +442,8 @@ class AdmissionLoop : public AdmissionGate {
   bool pass_requested_ = false;      // guarded by inbox_mu_
   std::chrono::steady_clock::time_point last_pass_began_;  // inbox_mu_
   std::chrono::steady_clock::duration last_pass_took_{};   // inbox_mu_
-  uint64_t refused_commits_ = 0;           // guarded by inbox_mu_
-  std::array<bool, kListKinds> listed_{};  // guarded by inbox_mu_
+  uint64_t refused_commits_ = 0;                // guarded by inbox_mu_
+  std::array<ListState, kListKinds> listed_{};  // guarded by inbox_mu_
   // When the loop began to wait for a relist, if it waits (inbox_mu_).
   std::optional<int64_t> relisting_since_;
   std::atomic<bool> deciding_{true};
@@ -440,6 +474,11 @@ class AdmissionLoop : public AdmissionGate {
   // full), taken back in the next pass's decisions; each pod once.
   std::vector<QueueDecision> stale_revokes_;
   std::set<std::string> stale_revoked_;
+  // Members whose admission the API server refused: taking it back writes
+  // nothing (Diff), as the pod never left its gate.
+  std::set<std::string> refused_;
+  // Nodes the last complete node list named but could not read: not gone.
+  std::set<std::string> undecodable_nodes_;
 
   std::jthread thread_;
 };

@@ -27,8 +27,11 @@ std::string WhyNotKept(const Adoption& adoption, const std::string& node) {
 // Every pod that runs or was admitted is adopted before any pending pod is
 // queued: a pending pod met first could otherwise look at quota that
 // adopted pods will take (and a restart admit past a queue's quota).
-void AdmissionLoop::ApplyList(const std::vector<Pod>& pods, int64_t now) {
-  std::set<std::string> listed;
+void AdmissionLoop::ApplyList(const Listed& list, int64_t now) {
+  const std::vector<Pod>& pods = list.pods;
+  // A pod that does not decode is still there: kept as the core holds it.
+  std::set<std::string> listed(list.undecodable.begin(),
+                               list.undecodable.end());
   std::vector<const Pod*> rest;
   orphans_.clear();  // the list names every bound or admitted pod again
   for (const Pod& pod : pods) {
@@ -121,7 +124,8 @@ bool AdmissionLoop::GiveUpAdmission(const Pod& pod, const std::string& node,
 // model lacks (the replica, synced at the start of the pass) is not in the
 // cluster; without, it may only be unlisted yet.
 bool AdmissionLoop::NodeIsGone(const std::string& node) const {
-  return options_.await_lists && replica_.FindNode(node) == nullptr;
+  return options_.await_lists && replica_.FindNode(node) == nullptr &&
+         !undecodable_nodes_.contains(node);
 }
 
 void AdmissionLoop::AdoptBound(const Pod& pod, int64_t now) {

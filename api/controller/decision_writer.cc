@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "api/kube/eviction.h"
 #include "api/kube/pod_admission.h"
 #include "api/kube/podgroup_api.h"
@@ -167,15 +169,40 @@ void DecisionWriter::Stop() {
 
 namespace {
 
-// The object a decision writes, and whether it takes an admission back.
-std::pair<std::string, bool> ObjectOf(const QueueDecision& decision) {
+// What a decision writes: the object, the node and workload it is about,
+// and whether it takes an admission back.
+struct Target {
+  std::string object;
+  std::string node;
+  std::string workload;
+  bool revoke = false;
+};
+
+Target TargetOf(const QueueDecision& decision) {
   if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
-    return {admit->pod.pod_namespace + "/" + admit->pod.pod_name, false};
+    return {admit->pod.pod_namespace + "/" + admit->pod.pod_name, admit->node,
+            admit->workload, false};
   }
   if (const auto* revoke = std::get_if<RevokeMember>(&decision)) {
-    return {revoke->pod.pod_namespace + "/" + revoke->pod.pod_name, true};
+    return {revoke->pod.pod_namespace + "/" + revoke->pod.pod_name,
+            revoke->node, revoke->workload, true};
   }
-  return {std::get<WorkloadStatus>(decision).workload, false};
+  const std::string& workload = std::get<WorkloadStatus>(decision).workload;
+  return {workload, "", workload, false};
+}
+
+std::string_view KindOf(const QueueDecision& decision) {
+  if (std::holds_alternative<AdmitMember>(decision)) return "admit";
+  if (std::holds_alternative<RevokeMember>(decision)) return "revoke";
+  return "status";
+}
+
+// The HTTP status the API server answered, or the fault's name.
+std::string CodeOf(const absl::Status& status) {
+  if (std::optional<kube::HttpFailure> http = kube::HttpFailureOf(status)) {
+    return absl::StrCat(http->code);
+  }
+  return absl::StatusCodeToString(status.code());
 }
 
 }  // namespace
@@ -183,13 +210,44 @@ std::pair<std::string, bool> ObjectOf(const QueueDecision& decision) {
 void DecisionWriter::Publish(std::vector<QueueDecision> decisions) {
   {
     std::lock_guard lock(mu_);
+    if (!writing_) return;  // a standby writes nothing
     for (QueueDecision& d : decisions) {
-      auto [object, revoke] = ObjectOf(d);
-      PendingList& list =
-          std::holds_alternative<WorkloadStatus>(d) ? statuses_ : queue_;
-      list.push_back(Pending{.decision = std::move(d),
-                             .object = std::move(object),
-                             .revoke = revoke});
+      Target target = TargetOf(d);
+      const bool status = std::holds_alternative<WorkloadStatus>(d);
+      if (std::holds_alternative<AdmitMember>(d)) {
+        ++admits_pending_[target.workload];
+      }
+      (status ? statuses_ : queue_)
+          .push_back(Pending{.decision = std::move(d),
+                             .object = std::move(target.object),
+                             .node = std::move(target.node),
+                             .workload = std::move(target.workload),
+                             .revoke = target.revoke});
+    }
+    ++changes_;
+  }
+  cv_.notify_all();
+}
+
+void DecisionWriter::SetWriting(bool writing) {
+  {
+    std::lock_guard lock(mu_);
+    if (writing_ == writing) return;
+    writing_ = writing;
+    size_t dropped = 0;
+    for (PendingList* list : {&queue_, &statuses_}) {
+      for (auto it = list->begin(); it != list->end();) {
+        auto next = std::next(it);
+        if (!writing && !it->in_flight) {
+          Erase(*list, it);
+          ++dropped;
+        }
+        it = next;
+      }
+    }
+    if (!writing) {
+      spdlog::info("decision writer: standing by; {} queued writes dropped",
+                   dropped);
     }
     ++changes_;
   }
@@ -201,20 +259,24 @@ DecisionWriter::Counts DecisionWriter::counts() const {
   return counts_;
 }
 
+std::map<WriteFailureKey, int64_t> DecisionWriter::failure_counts() const {
+  std::lock_guard lock(mu_);
+  return failures_;
+}
+
 absl::StatusOr<DecisionWriter::Written> DecisionWriter::Write(
     const QueueDecision& decision) {
   const kube::CallOptions call{.deadline = std::chrono::steady_clock::now() +
                                            options_.call_timeout};
-  absl::Status written;
   if (const auto* admit = std::get_if<AdmitMember>(&decision)) {
-    written = WriteAdmit(*admit, call);
-  } else if (const auto* status = std::get_if<WorkloadStatus>(&decision)) {
-    written = WriteStatus(*status, call);
-  } else {
-    return WriteRevoke(std::get<RevokeMember>(decision), call);
+    return WriteAdmit(*admit, call);
   }
-  if (!written.ok()) return written;
-  return Written::kDone;
+  if (const auto* status = std::get_if<WorkloadStatus>(&decision)) {
+    absl::Status written = WriteStatus(*status, call);
+    if (!written.ok()) return written;
+    return Written::kDone;
+  }
+  return WriteRevoke(std::get<RevokeMember>(decision), call);
 }
 
 std::optional<Pod> DecisionWriter::Watched(const PodRef& pod) const {
@@ -223,19 +285,23 @@ std::optional<Pod> DecisionWriter::Watched(const PodRef& pod) const {
 }
 
 // The workload's Admitted Event goes with its status (RecordEvents): one
-// per workload, not one per member.
-absl::Status DecisionWriter::WriteAdmit(const AdmitMember& admit,
-                                        const kube::CallOptions& call) {
+// per workload, not one per member. A pod pinned to another node can never
+// take this admission: refused at once, not retried.
+absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteAdmit(
+    const AdmitMember& admit, const kube::CallOptions& call) {
   const std::optional<Pod> watched = Watched(admit.pod);
   absl::StatusOr<kube::AdmitResult> result = kube::AdmitPod(
       client_, {admit.pod.pod_namespace, admit.pod.pod_name, admit.pod.uid},
       admit.node, call, watched ? &*watched : nullptr);
   if (!result.ok()) return result.status();
+  if (result->outcome == kube::AdmitOutcome::kNodeConflict) {
+    return absl::FailedPreconditionError(result->message);
+  }
   spdlog::info("admitted pod={}/{} workload={} node={} outcome={} {}",
                admit.pod.pod_namespace, admit.pod.pod_name, admit.workload,
                admit.node, kube::AdmitOutcomeName(result->outcome),
                result->message);
-  return absl::OkStatus();
+  return Written::kDone;
 }
 
 // A disruption budget's refusal is no fault to retry: the budget lets the
@@ -245,6 +311,22 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
     const RevokeMember& revoke, const kube::CallOptions& call) {
   const kube::PodTarget pod{revoke.pod.pod_namespace, revoke.pod.pod_name,
                             revoke.pod.uid};
+  if (revoke.evict && !revoke.bound) {
+    // Its admission may never have landed: a pod still behind gpusched's
+    // gate never ran and is never evicted (a bare pod would be deleted).
+    absl::StatusOr<kube::GateState> gate =
+        kube::ReadGateState(client_, pod, call);
+    if (!gate.ok()) return gate.status();
+    if (*gate != kube::GateState::kUngated) {
+      spdlog::info(
+          "withdrew admission pod={}/{} workload={} node={}: {}; nothing "
+          "written",
+          pod.namespace_name, pod.name, revoke.workload, revoke.node,
+          *gate == kube::GateState::kGated ? "its gate was never lifted"
+                                           : "the pod is gone");
+      return Written::kDone;
+    }
+  }
   if (revoke.evict) {
     absl::StatusOr<kube::EvictionResult> result =
         kube::EvictPod(client_, {pod.namespace_name, pod.name, pod.uid}, call);
@@ -330,25 +412,28 @@ void DecisionWriter::RecordEvents(const WorkloadStatus& status) {
 // Order where it matters, many in flight where it does not: the writes of
 // one object go in the order the loop decided them (a revocation, then a
 // later admission of the same pod), and no admission starts while a
-// revocation published before it is still to be written (an eviction
-// lands before its preemptor's admission). A gang's members are
-// independent writes, started together. Admissions and revocations go
-// before statuses: a burst of PodGroup status writes never delays a
-// gang's start.
+// revocation on its node published before it is still to be written (an
+// eviction lands before its preemptor's admission); one waiting for a
+// retry holds up no admission elsewhere. A gang's members are independent
+// writes, started together. Admissions and revocations go before
+// statuses: a burst of PodGroup status writes never delays a gang's
+// start, and a workload's status waits for its admission writes to land.
 DecisionWriter::Next DecisionWriter::FirstReady(
     PendingList& list, bool order_after_revocations,
     std::chrono::steady_clock::time_point now,
     std::chrono::steady_clock::time_point& wake) {
   absl::flat_hash_set<std::string_view> held;  // objects with earlier writes
-  bool revocation_ahead = false;
+  absl::flat_hash_set<std::string_view> revoking;  // nodes
   for (auto it = list.begin(); it != list.end(); ++it) {
     const bool blocked =
         it->in_flight || held.contains(it->object) ||
-        (order_after_revocations && !it->revoke && revocation_ahead);
+        (order_after_revocations && !it->revoke &&
+         revoking.contains(it->node)) ||
+        (!order_after_revocations && admits_pending_.contains(it->workload));
     if (!blocked && it->not_before <= now) return {&list, it};
     if (!blocked) wake = std::min(wake, it->not_before);
     held.insert(it->object);
-    revocation_ahead |= it->revoke;
+    if (it->revoke) revoking.insert(it->node);
   }
   return {};
 }
@@ -356,6 +441,7 @@ DecisionWriter::Next DecisionWriter::FirstReady(
 DecisionWriter::Next DecisionWriter::TakeNext(
     std::chrono::steady_clock::time_point now,
     std::chrono::steady_clock::time_point& wake) {
+  if (!writing_) return {};
   Next next = FirstReady(queue_, /*order_after_revocations=*/true, now, wake);
   if (next.list == nullptr) {
     next = FirstReady(statuses_, /*order_after_revocations=*/false, now, wake);
@@ -364,17 +450,31 @@ DecisionWriter::Next DecisionWriter::TakeNext(
   return next;
 }
 
+void DecisionWriter::Erase(PendingList& list, PendingList::iterator it) {
+  if (std::holds_alternative<AdmitMember>(it->decision)) {
+    auto count = admits_pending_.find(it->workload);
+    if (count != admits_pending_.end() && --count->second <= 0) {
+      admits_pending_.erase(count);
+    }
+  }
+  list.erase(it);
+}
+
+// A pod pinned elsewhere (FailedPrecondition) is refused at once; a
+// replica that stopped writing retries nothing.
 void DecisionWriter::Settle(Next next, const absl::StatusOr<Written>& written) {
   Pending& pending = *next.it;
   pending.in_flight = false;
   if (written.ok()) {
     ++(*written == Written::kDone ? counts_.written : counts_.blocked);
-    next.list->erase(next.it);
+    Erase(*next.list, next.it);
     return;
   }
   const bool transient = IsTransient(written.status());
-  if (++pending.attempts <
-      (transient ? options_.max_transient_attempts : options_.max_attempts)) {
+  const bool refused = absl::IsFailedPrecondition(written.status());
+  if (++pending.attempts < (transient ? options_.max_transient_attempts
+                                      : options_.max_attempts) &&
+      !refused && writing_) {
     ++counts_.retried;
     const std::chrono::milliseconds wait =
         transient ? TransientWait(options_, pending.attempts)
@@ -384,10 +484,53 @@ void DecisionWriter::Settle(Next next, const absl::StatusOr<Written>& written) {
     pending.not_before = std::chrono::steady_clock::now() + wait;
     return;
   }
+  if (writing_) GiveUp(pending, written.status());
+  Erase(*next.list, next.it);
+}
+
+void DecisionWriter::GiveUp(const Pending& pending, const absl::Status& why) {
   ++counts_.failed;
+  ++failures_[{std::string(KindOf(pending.decision)), CodeOf(why)}];
   spdlog::error("decision write failed {} times, giving up: {}",
-                pending.attempts, Message(written.status()));
-  next.list->erase(next.it);
+                pending.attempts, Message(why));
+  if (std::holds_alternative<AdmitMember>(pending.decision)) {
+    const std::optional<kube::HttpFailure> http = kube::HttpFailureOf(why);
+    Refuse(pending, http && !http->message.empty() ? http->message
+                                                   : std::string(Message(why)));
+  } else if (const auto* revoke = std::get_if<RevokeMember>(&pending.decision);
+             revoke != nullptr && revoke->evict &&
+             options_.on_eviction_blocked) {
+    // The pod may still run where it was: the loop keeps it there.
+    EvictionRefusal refusal{.pod = revoke->pod,
+                            .node = revoke->node,
+                            .workload = revoke->workload,
+                            .message = std::string(Message(why))};
+    deferred_.push_back([this, refusal = std::move(refusal)]() mutable {
+      options_.on_eviction_blocked(std::move(refusal));
+    });
+  }
+}
+
+// The workload's statuses still queued told of an admission that did not
+// land: dropped (the loop tells the withdrawal instead).
+void DecisionWriter::Refuse(const Pending& pending,
+                            const std::string& message) {
+  const auto& admit = std::get<AdmitMember>(pending.decision);
+  for (auto it = statuses_.begin(); it != statuses_.end();) {
+    auto next = std::next(it);
+    if (!it->in_flight && it->workload == pending.workload) {
+      Erase(statuses_, it);
+    }
+    it = next;
+  }
+  if (!options_.on_admission_refused) return;
+  deferred_.push_back(
+      [this, refusal = AdmissionRefusal{.pod = admit.pod,
+                                        .node = admit.node,
+                                        .workload = admit.workload,
+                                        .message = message}]() mutable {
+        options_.on_admission_refused(std::move(refusal));
+      });
 }
 
 void DecisionWriter::Work(std::stop_token stop) {
@@ -412,6 +555,13 @@ void DecisionWriter::Work(std::stop_token stop) {
     Settle(next, written);
     ++changes_;
     cv_.notify_all();  // a write of the same object, or after it, may start
+    // The loop's inputs are pushed without the writer's lock held.
+    std::vector<std::function<void()>> deferred = std::exchange(deferred_, {});
+    if (!deferred.empty()) {
+      lock.unlock();
+      for (std::function<void()>& tell : deferred) tell();
+      lock.lock();
+    }
   }
 }
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -70,6 +71,22 @@ struct DecisionWriterOptions {
   // refusal goes back to the admission loop here (on the writer's thread;
   // must not block), whose planner waits or chooses other victims.
   std::function<void(EvictionRefusal)> on_eviction_blocked;
+  // An admission the API server refused for good (a policy or webhook
+  // denied the write, 422, a 403 that stayed, or the pod is pinned to
+  // another node) goes back to the loop here, which withdraws it (on the
+  // writer's thread; must not block). The workload's Admitted status and
+  // Event, still queued, are dropped with it: nothing says admitted before
+  // every member's admission write has landed.
+  std::function<void(AdmissionRefusal)> on_admission_refused;
+};
+
+// A write given up, by what it wrote and how the API server answered:
+// kind "admit", "revoke" or "status"; code the HTTP status ("422"), or the
+// fault's name when no answer came ("Unavailable").
+struct WriteFailureKey {
+  std::string kind;
+  std::string code;
+  auto operator<=>(const WriteFailureKey&) const = default;
 };
 
 class DecisionWriter : public DecisionSink {
@@ -81,6 +98,10 @@ class DecisionWriter : public DecisionSink {
   // Joins the writer threads; decisions not yet written are dropped (a
   // restarted gpusched rebuilds from the API objects). Idempotent.
   void Stop();
+  // False (the replica lost the Lease): every queued write is dropped at
+  // once, retries included, and nothing more is written, published or
+  // not, until true again. A write already in flight ends as it ends.
+  void SetWriting(bool writing);
 
   struct Counts {
     int64_t written = 0;
@@ -89,6 +110,8 @@ class DecisionWriter : public DecisionSink {
     int64_t blocked = 0;  // evictions a disruption budget refused
   };
   Counts counts() const;
+  // gpusched_decision_write_failures_total.
+  std::map<WriteFailureKey, int64_t> failure_counts() const;
   kube::EventRecorderCounters event_counts() const {
     return events_.counters();
   }
@@ -99,6 +122,11 @@ class DecisionWriter : public DecisionSink {
     // The object written: a pod ("namespace/name") or a workload. Writes of
     // one object are made one at a time, in the order they were published.
     std::string object;
+    // The node an admission or revocation is about: an admission waits
+    // only for revocations on its own node published before it.
+    std::string node;
+    // The workload an admission or status is about.
+    std::string workload;
     bool revoke = false;
     bool in_flight = false;
     int attempts = 0;
@@ -123,13 +151,18 @@ class DecisionWriter : public DecisionSink {
   void Settle(Next next, const absl::StatusOr<Written>& written);
   // kDone when the decision took effect or no longer applies.
   absl::StatusOr<Written> Write(const QueueDecision& decision);
-  absl::Status WriteAdmit(const AdmitMember& admit,
-                          const kube::CallOptions& call);
+  absl::StatusOr<Written> WriteAdmit(const AdmitMember& admit,
+                                     const kube::CallOptions& call);
   absl::StatusOr<Written> WriteRevoke(const RevokeMember& revoke,
                                       const kube::CallOptions& call);
   absl::Status WriteStatus(const WorkloadStatus& status,
                            const kube::CallOptions& call);
   void RecordEvents(const WorkloadStatus& status);
+  // Under mu_: a write given up (or refused) is counted, and an admission's
+  // goes back to the loop with its workload's queued statuses dropped.
+  void GiveUp(const Pending& pending, const absl::Status& why);
+  void Refuse(const Pending& pending, const std::string& message);
+  void Erase(PendingList& list, PendingList::iterator it);
   std::optional<Pod> Watched(const PodRef& pod) const;
 
   kube::KubeClient& client_;
@@ -142,6 +175,13 @@ class DecisionWriter : public DecisionSink {
   PendingList queue_;     // admissions, revocations; guarded by mu_
   PendingList statuses_;  // WorkloadStatus; guarded by mu_
   Counts counts_;         // guarded by mu_
+  std::map<WriteFailureKey, int64_t> failures_;  // guarded by mu_
+  // Admissions queued or in flight, per workload: its statuses wait for
+  // them (no Admitted Event before the admission landed).
+  std::map<std::string, int> admits_pending_;  // guarded by mu_
+  bool writing_ = true;                        // guarded by mu_
+  // What Settle tells the loop, run once mu_ is let go.
+  std::vector<std::function<void()>> deferred_;  // guarded by mu_
   uint64_t changes_ = 0;  // a publish or a finished write; guarded by mu_
   std::vector<std::jthread> workers_;
 };

@@ -5,6 +5,7 @@
 #define GPUSCHED_API_CONTROLLER_LOOP_FEED_H_
 
 #include <array>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -26,9 +27,10 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
   explicit LoopFeed(AdmissionLoop& loop, kube::WatchedPods* watched = nullptr)
       : loop_(loop), watched_(watched) {}
 
-  void OnPodsListed(const std::vector<Pod>& pods) override {
+  void OnPodsListed(const std::vector<Pod>& pods,
+                    const std::vector<std::string>& undecodable) override {
     if (watched_ != nullptr) watched_->Listed(pods);
-    loop_.PodsListed(pods);
+    loop_.PodsListed(pods, undecodable);
   }
   void OnPod(kube::WatchEventType type, const Pod& pod) override {
     if (type == kube::WatchEventType::kDeleted) {
@@ -49,10 +51,13 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
       loop_.NodeAdded(node.meta.name);
     }
   }
-  void OnNodesListed() override { loop_.NodesListed(); }
+  void OnNodesListed(const std::vector<std::string>& undecodable) override {
+    loop_.NodesListed(undecodable);
+  }
   void OnRelisting(std::string_view kind) override {
     loop_.Relisting(kind == "nodes" ? ListKind::kNodes : ListKind::kPods);
   }
+  void OnDraListed() override { loop_.DraListed(); }
 
   // A PodGroup list names every group of its API: the ones this feed
   // passed on before and that are missing now were deleted unseen.
@@ -66,7 +71,31 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
       if (!listed.contains(key)) loop_.PodGroupDeleted(key);
     }
     known = std::move(listed);
+    failing_[kube::FlavorIndex(flavor)].clear();
     loop_.PodGroupsListed(flavor, std::move(groups));
+  }
+  void OnPodGroupsRelisting(PodGroup::Flavor flavor) override {
+    loop_.Relisting(GroupListKind(flavor));
+  }
+  void OnPodGroupListFailing(PodGroup::Flavor flavor,
+                             const std::string& error) override {
+    {
+      std::lock_guard lock(mu_);
+      failing_[kube::FlavorIndex(flavor)] = error;
+    }
+    loop_.PodGroupApiFailing(flavor, error);
+  }
+
+  // The PodGroup APIs whose lists keep failing, with the last error, by
+  // API ("scheduling.volcano.sh/v1beta1"), for /readyz and /metrics.
+  std::map<std::string, std::string> FailingApis() const {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::string> out;
+    for (const kube::PodGroupApi& api : kube::kPodGroupApis) {
+      const std::string& error = failing_[kube::FlavorIndex(api.flavor)];
+      if (!error.empty()) out.emplace(std::string(api.group_version), error);
+    }
+    return out;
   }
   void OnPodGroup(kube::WatchEventType type, PodGroup group) override {
     std::lock_guard lock(mu_);
@@ -83,9 +112,11 @@ class LoopFeed : public kube::SyncListener, public kube::PodGroupListener {
  private:
   AdmissionLoop& loop_;
   kube::WatchedPods* const watched_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   // Keys passed on, per API.
   std::array<std::set<std::string>, kube::kPodGroupFlavors> groups_;
+  // The last error of an API whose list keeps failing; "" when it lists.
+  std::array<std::string, kube::kPodGroupFlavors> failing_;
 };
 
 }  // namespace gpusched

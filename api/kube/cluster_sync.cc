@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <iterator>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/codec/k8s_json.h"
 #include "api/codec/kube_list_json.h"
@@ -33,9 +35,10 @@ struct Kind<Node> {
     return DecodeNodeList(body);
   }
   static void Replace(ModelUpdater& updater, SyncListener* listener,
-                      std::vector<Node> all) {
-    updater.ReplaceNodes(std::move(all));
-    if (listener != nullptr) listener->OnNodesListed();
+                      std::vector<Node> all,
+                      const std::vector<std::string>& undecodable) {
+    updater.ReplaceNodes(std::move(all), undecodable);
+    if (listener != nullptr) listener->OnNodesListed(undecodable);
   }
   static void Apply(ModelUpdater& updater, SyncListener* listener,
                     WatchEventType type, Node node) {
@@ -56,9 +59,10 @@ struct Kind<Pod> {
     return DecodePodList(body);
   }
   static void Replace(ModelUpdater& updater, SyncListener* listener,
-                      std::vector<Pod> all) {
-    updater.ReplacePods(all);
-    if (listener != nullptr) listener->OnPodsListed(all);
+                      std::vector<Pod> all,
+                      const std::vector<std::string>& undecodable) {
+    updater.ReplacePods(all, undecodable);
+    if (listener != nullptr) listener->OnPodsListed(all, undecodable);
   }
   static void Apply(ModelUpdater& updater, SyncListener* listener,
                     WatchEventType type, Pod pod) {
@@ -68,20 +72,41 @@ struct Kind<Pod> {
 };
 
 // Decodes every item of a List body into `out`; an item that does not
-// decode is logged and skipped rather than failing the whole list.
+// decode is logged and skipped rather than failing the whole list, and its
+// name goes to `skipped` (the object exists: it is kept as it was).
 template <class T>
-absl::Status DecodeItems(const std::string& body, std::vector<T>& out) {
+absl::Status DecodeItems(const std::string& body, std::vector<T>& out,
+                         std::vector<std::string>& skipped_names) {
   absl::StatusOr<DecodedList<T>> list = Kind<T>::DecodeList(body);
   if (!list.ok()) {
     return absl::DataLossError(
         absl::StrFormat("list %s: %s", Kind<T>::kName, Message(list.status())));
   }
   for (const SkippedItem& skipped : list->skipped) {
-    spdlog::warn("kube sync: skipped {} {}: {}", Kind<T>::kName, skipped.name,
-                 Message(skipped.error));
+    spdlog::warn("kube sync: {} {} does not decode, kept as it was: {}",
+                 Kind<T>::kName, skipped.name, Message(skipped.error));
+    skipped_names.push_back(skipped.key);
   }
   std::move(list->items.begin(), list->items.end(), std::back_inserter(out));
   return absl::OkStatus();
+}
+
+// What the claims of a pod gave it: a change means it is applied again.
+std::string ClaimsKey(const Pod& pod) {
+  std::string key;
+  for (const auto& [name, amount] : pod.claim_requests.entries()) {
+    absl::StrAppend(&key, name, "=", amount, ",");
+  }
+  absl::StrAppend(&key, "|", static_cast<int>(pod.claim_hold.kind), ":",
+                  pod.claim_hold.reason, "|");
+  if (pod.dra_demand != nullptr) {
+    absl::StrAppend(&key, DraDemandSignature(*pod.dra_demand));
+  }
+  return key;
+}
+
+bool HasLiveClaims(const Pod& pod) {
+  return !pod.resource_claims.empty() && !IsTerminal(pod);
 }
 
 internal::DraDeviceSource DraSourceOf(const DraAttacher& dra) {
@@ -121,6 +146,40 @@ void ClusterSync::Stop() {
   }
 }
 
+void ClusterSync::CountSkipped(std::string_view kind, size_t count) {
+  (kind == "nodes" ? node_decode_errors_ : pod_decode_errors_) +=
+      static_cast<int64_t>(count);
+}
+
+template <class T>
+std::unique_lock<std::mutex> ClusterSync::ApplyLock() {
+  if constexpr (std::is_same_v<T, Pod>) {
+    return std::unique_lock<std::mutex>(pods_mu_);
+  }
+  return {};
+}
+
+template <class T>
+void ClusterSync::Track(const std::vector<T>& all) {
+  if constexpr (std::is_same_v<T, Pod>) {
+    claim_pods_.clear();
+    for (const Pod& pod : all) {
+      if (HasLiveClaims(pod)) claim_pods_[pod.Key()] = {pod, ClaimsKey(pod)};
+    }
+  }
+}
+
+template <class T>
+void ClusterSync::Track(WatchEventType type, const T& object) {
+  if constexpr (std::is_same_v<T, Pod>) {
+    if (type == WatchEventType::kDeleted || !HasLiveClaims(object)) {
+      claim_pods_.erase(object.Key());
+    } else {
+      claim_pods_[object.Key()] = {object, ClaimsKey(object)};
+    }
+  }
+}
+
 void ClusterSync::PokeDra() {
   {
     std::lock_guard lock(dra_mu_);
@@ -155,7 +214,32 @@ void ClusterSync::RunDraRefresher(std::stop_token stop) {
       if (source.all) last_sweep = now;
       updater_->RefreshDraDevices(source);
     }
+    ReattachClaimPods();
     if (!SleepFor(options_.dra_refresh_interval, stop)) return;
+  }
+}
+
+// The queueing core decides nothing before it hears OnDraListed: a pod
+// adopted before its claims could be read would be charged short.
+void ClusterSync::ReattachClaimPods() {
+  const bool settled = options_.dra->sync().settled();
+  const uint64_t version = options_.dra->ClaimsVersion();
+  if (version != reattached_version_) {
+    reattached_version_ = version;
+    std::lock_guard lock(pods_mu_);
+    for (auto& [key, tracked] : claim_pods_) {
+      Pod pod = tracked.pod;
+      Attach(pod);
+      std::string now = ClaimsKey(pod);
+      if (now == tracked.key) continue;
+      tracked = {pod, std::move(now)};
+      Kind<Pod>::Apply(*updater_, options_.listener, WatchEventType::kModified,
+                       std::move(pod));
+    }
+  }
+  if (settled && !told_dra_listed_ && options_.listener != nullptr) {
+    told_dra_listed_ = true;
+    options_.listener->OnDraListed();
   }
 }
 
@@ -219,15 +303,28 @@ void ClusterSync::Run(std::stop_token stop, std::atomic<bool>& synced) {
 template <class T>
 absl::StatusOr<std::string> ClusterSync::ListAll(std::stop_token stop) {
   std::vector<T> all;
-  absl::StatusOr<std::string> version = ListEveryPage(
-      client_, Kind<T>::kPath, options_.list_page_size, stop,
-      [&](const std::string& body) { return DecodeItems(body, all); });
+  std::vector<std::string> undecodable;
+  absl::StatusOr<std::string> version =
+      ListEveryPage(client_, Kind<T>::kPath, options_.list_page_size, stop,
+                    [&](const std::string& body) {
+                      return DecodeItems(body, all, undecodable);
+                    });
   if (!version.ok()) return version.status();
-  for (T& object : all) Attach(object);
+  CountSkipped(Kind<T>::kName, undecodable.size());
   const size_t count = all.size();
-  Kind<T>::Replace(*updater_, options_.listener, std::move(all));
-  spdlog::info("kube sync: listed {} {} at resourceVersion {}", count,
-               Kind<T>::kName, *version);
+  {
+    std::unique_lock<std::mutex> lock = ApplyLock<T>();
+    for (T& object : all) Attach(object);
+    Track(all);
+    Kind<T>::Replace(*updater_, options_.listener, std::move(all), undecodable);
+  }
+  spdlog::info("kube sync: listed {} {} at resourceVersion {}{}", count,
+               Kind<T>::kName, *version,
+               undecodable.empty()
+                   ? ""
+                   : absl::StrFormat(" (%d kept as they were: they do not "
+                                     "decode)",
+                                     undecodable.size()));
   return version;
 }
 
@@ -245,13 +342,16 @@ absl::Status ClusterSync::WatchFrom(std::string& resource_version,
         if (event.type == WatchEventType::kBookmark) return absl::OkStatus();
         absl::StatusOr<T> object = Kind<T>::Decode(event.object);
         if (!object.ok()) {
+          CountSkipped(Kind<T>::kName, 1);
           spdlog::warn("kube sync: skipped {} event for {}: {}",
                        WatchEventTypeName(event.type),
                        ObjectNameForLogs(event.object),
                        Message(object.status()));
           return absl::OkStatus();
         }
+        std::unique_lock<std::mutex> lock = ApplyLock<T>();
         Attach(*object);
+        Track(event.type, *object);
         Kind<T>::Apply(*updater_, options_.listener, event.type,
                        *std::move(object));
         return absl::OkStatus();

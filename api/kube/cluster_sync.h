@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -43,16 +44,25 @@ class SyncListener {
   virtual ~SyncListener() = default;
   // A complete pod list (first sync or a relist after 410 Gone): every pod
   // that exists, pending ones included.
-  virtual void OnPodsListed(const std::vector<Pod>& pods) = 0;
+  // Pods named ("namespace/name") in `undecodable` were in the list but
+  // could not be read: kept as they were, never taken for deleted.
+  virtual void OnPodsListed(const std::vector<Pod>& pods,
+                            const std::vector<std::string>& undecodable) = 0;
   // A pod watch event: added, modified or deleted.
   virtual void OnPod(WatchEventType type, const Pod& pod) = 0;
   // A node watch event: added, modified or deleted.
   virtual void OnNode(WatchEventType type, const Node& node) = 0;
-  // A complete node list is in the model (first sync or a relist).
-  virtual void OnNodesListed() = 0;
+  // A complete node list is in the model (first sync or a relist). Nodes
+  // named in `undecodable` were in the list but could not be read: they
+  // are kept as they were, never taken for gone.
+  virtual void OnNodesListed(const std::vector<std::string>& undecodable) = 0;
   // A watch lost its history (410 Gone): `kind` ("nodes" or "pods") is
   // listed again, and until On*Listed the listener holds half a picture.
   virtual void OnRelisting(std::string_view kind) = 0;
+  // With DRA: the DRA objects were listed (or found not served) and every
+  // pod with claims heard since was charged against them; pods whose
+  // charge changed went to OnPod first. Once.
+  virtual void OnDraListed() {}
 };
 
 struct ClusterSyncOptions {
@@ -99,13 +109,29 @@ class ClusterSync {
   // model then reflects the cluster (for /readyz).
   bool synced() const { return nodes_synced_ && pods_synced_; }
 
-  // The DRA objects changed: re-read every node's devices soon (from a
+  // The DRA objects changed: re-read every node's devices soon, and
+  // charge again the pods whose claims now resolve differently (from a
   // DraSync thread; returns at once).
   void PokeDra();
+  // Objects of `kind` ("nodes", "pods") skipped because they did not
+  // decode, since the start.
+  int64_t decode_errors(std::string_view kind) const {
+    return (kind == "nodes" ? node_decode_errors_ : pod_decode_errors_).load();
+  }
 
  private:
   void NotifyIfSynced();
   void RunDraRefresher(std::stop_token stop);
+  // Pods with claims, charged again when the DRA catalog or the mappings
+  // changed; those whose charge or demand moved are applied again.
+  void ReattachClaimPods();
+  template <class T>
+  void Track(const std::vector<T>& all);
+  template <class T>
+  void Track(WatchEventType type, const T& object);
+  template <class T>
+  std::unique_lock<std::mutex> ApplyLock();
+  void CountSkipped(std::string_view kind, size_t count);
   template <class T>
   void Attach(T& object) const;
   template <class T>
@@ -127,6 +153,18 @@ class ClusterSync {
   std::condition_variable_any dra_poked_;
   bool dra_dirty_ = false;  // guarded by dra_mu_
   std::jthread dra_thread_;
+  std::atomic<int64_t> node_decode_errors_{0};
+  std::atomic<int64_t> pod_decode_errors_{0};
+  // The pod thread and the DRA refresher apply pods one at a time, so a
+  // re-charged pod never overtakes a newer version of it.
+  std::mutex pods_mu_;
+  struct ClaimPod {
+    Pod pod;          // as last applied
+    std::string key;  // ClaimsKey: what its claims gave it
+  };
+  std::map<std::string, ClaimPod> claim_pods_;  // guarded by pods_mu_
+  uint64_t reattached_version_ = 0;             // refresher thread only
+  bool told_dra_listed_ = false;                // refresher thread only
 };
 
 }  // namespace gpusched::kube

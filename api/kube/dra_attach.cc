@@ -8,12 +8,16 @@
 namespace gpusched::kube {
 
 void DraAttacher::SetMappings(std::vector<DeviceClassMapping> mappings) {
-  std::lock_guard lock(mu_);
-  mappings_ = std::move(mappings);
+  {
+    std::lock_guard lock(mu_);
+    mappings_ = std::move(mappings);
+  }
+  ++mappings_version_;
 }
 
 void DraAttacher::AttachTo(Pod& pod) const {
   pod.dra_demand = nullptr;
+  pod.claim_hold = {};
   if (pod.resource_claims.empty()) {
     pod.claim_requests = ResourceList();
     return;
@@ -25,6 +29,7 @@ void DraAttacher::AttachTo(Pod& pod) const {
   }
   DraSync::PodClaims claims = dra_.ClaimsOf(pod, mappings);
   pod.claim_requests = std::move(claims.charge.requests);
+  pod.claim_hold = claims.charge.hold;
   SayOnce(pod, claims);
   if (!CountSaysAll(claims.demand)) {
     pod.dra_demand =
@@ -42,6 +47,11 @@ void DraAttacher::SayOnce(const Pod& pod,
   for (const std::string& why : claims.charge.uncharged) {
     if (!said_.insert(absl::StrCat(pod.meta.uid, " ", why)).second) continue;
     spdlog::info("dra: pod {}: {} is not charged to quota", pod.Key(), why);
+  }
+  if (const ClaimHold& hold = claims.charge.hold;
+      hold.held() &&
+      said_.insert(absl::StrCat(pod.meta.uid, " ", hold.reason)).second) {
+    spdlog::info("dra: pod {} waits: {}", pod.Key(), hold.reason);
   }
   for (const DraRequestDemand& request : claims.demand.requests) {
     for (const DraAlternativeDemand& alt : request.alternatives) {

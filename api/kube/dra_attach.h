@@ -5,6 +5,8 @@
 #ifndef GPUSCHED_API_KUBE_DRA_ATTACH_H_
 #define GPUSCHED_API_KUBE_DRA_ATTACH_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -39,6 +41,11 @@ class DraAttacher {
       const std::string& node) const;
 
   const DraSync& sync() const { return dra_; }
+  // Changes whenever a pod's charge or demand could: the DRA catalog, or
+  // the mappings.
+  uint64_t ClaimsVersion() const {
+    return dra_.catalog_version() + mappings_version_;
+  }
 
  private:
   void SayOnce(const Pod& pod, const DraSync::PodClaims& claims) const;
@@ -47,6 +54,7 @@ class DraAttacher {
   mutable std::mutex mu_;
   std::vector<DeviceClassMapping> mappings_;  // guarded by mu_
   mutable std::set<std::string> said_;        // guarded by mu_
+  std::atomic<uint64_t> mappings_version_{0};
 };
 
 }  // namespace gpusched::kube

@@ -19,6 +19,7 @@ struct Kind;
 template <>
 struct Kind<ResourceSlice> {
   static constexpr char kResource[] = "resourceslices";
+  static constexpr bool kCatalog = false;
   static constexpr char kName[] = "ResourceSlice";
   static absl::StatusOr<ResourceSlice> Decode(simdjson::dom::element item) {
     return DecodeResourceSlice(item, kName);
@@ -42,6 +43,7 @@ struct Kind<ResourceSlice> {
 template <>
 struct Kind<ResourceClaim> {
   static constexpr char kResource[] = "resourceclaims";
+  static constexpr bool kCatalog = true;
   static constexpr char kName[] = "ResourceClaim";
   static absl::StatusOr<ResourceClaim> Decode(simdjson::dom::element item) {
     return DecodeResourceClaim(item, kName);
@@ -84,6 +86,7 @@ struct Kind<ResourceClaim> {
 template <>
 struct Kind<DeviceTaintRule> {
   static constexpr char kResource[] = "devicetaintrules";
+  static constexpr bool kCatalog = false;
   static constexpr char kName[] = "DeviceTaintRule";
   static absl::StatusOr<DeviceTaintRule> Decode(simdjson::dom::element item) {
     return DecodeDeviceTaintRule(item, kName);
@@ -111,6 +114,7 @@ template <class T, auto kMap, const char* kResourceName, const char* kKindName,
           auto kDecode>
 struct CatalogKind {
   static constexpr const char* kResource = kResourceName;
+  static constexpr bool kCatalog = true;
   static constexpr const char* kName = kKindName;
   static absl::StatusOr<T> Decode(simdjson::dom::element item) {
     return kDecode(item, kKindName);
@@ -160,9 +164,11 @@ class KindSink : public ListWatchSink {
   void Event(WatchEventType type, simdjson::dom::element item) override {
     std::optional<T> object = Read(item, WatchEventTypeName(type));
     if (!object) return;
-    sync_.Change([&](DraState& state) {
-      Kind<T>::Apply(state, type, *std::move(object));
-    });
+    sync_.Change(
+        [&](DraState& state) {
+          Kind<T>::Apply(state, type, *std::move(object));
+        },
+        Kind<T>::kCatalog);
   }
   void Absent(const absl::Status&) override { Settle({}); }
 
@@ -178,7 +184,8 @@ class KindSink : public ListWatchSink {
   void Settle(std::vector<T> all) {
     pending_.clear();
     sync_.Change(
-        [&](DraState& state) { Kind<T>::Replace(state, std::move(all)); });
+        [&](DraState& state) { Kind<T>::Replace(state, std::move(all)); },
+        Kind<T>::kCatalog);
     sync_.MarkSettled(index_);
   }
 
@@ -236,11 +243,12 @@ bool DraSync::settled() const {
 
 void DraSync::MarkSettled(size_t kind) { settled_[kind] = true; }
 
-void DraSync::Change(const std::function<void(DraState&)>& edit) {
+void DraSync::Change(const std::function<void(DraState&)>& edit, bool catalog) {
   {
     std::lock_guard lock(mu_);
     edit(state_);
     ++version_;
+    if (catalog) ++catalog_version_;
   }
   if (options_.on_change) options_.on_change();
 }

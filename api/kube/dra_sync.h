@@ -83,6 +83,9 @@ class DraSync {
   bool settled() const;
   // Bumped on every change.
   uint64_t version() const { return version_; }
+  // Bumped on every change of what a pod's claims resolve against
+  // (ResourceClaims, ResourceClaimTemplates, DeviceClasses).
+  uint64_t catalog_version() const { return catalog_version_; }
 
   DraNodeDevices NodeDevices(std::string_view node) const;
   std::vector<std::string> Nodes() const;
@@ -103,8 +106,9 @@ class DraSync {
   // the resource's name ("nvidia.com/gpu" -> class).
   std::map<std::string, std::string> ExtendedResourceClasses() const;
 
-  // For the typed sinks (dra_sync.cc): a change under the lock.
-  void Change(const std::function<void(DraState&)>& edit);
+  // For the typed sinks (dra_sync.cc): a change under the lock; `catalog`
+  // when it may change what pods' claims resolve to.
+  void Change(const std::function<void(DraState&)>& edit, bool catalog);
   void MarkSettled(size_t kind);
 
  private:
@@ -113,6 +117,7 @@ class DraSync {
   mutable std::mutex mu_;
   DraState state_;  // guarded by mu_
   std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> catalog_version_{0};
   std::array<std::atomic<bool>, kKinds> settled_{};
   std::array<std::unique_ptr<ListWatchSink>, kKinds> sinks_;
   std::array<ListWatchOptions, kKinds> watches_;

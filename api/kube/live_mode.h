@@ -71,12 +71,18 @@ class LiveCluster {
   // True once nodes and pods were listed into the model (false before
   // StartSync).
   bool synced() const;
+  // Objects of `kind` ("nodes", "pods") that did not decode (ClusterSync).
+  int64_t decode_errors(std::string_view kind) const {
+    return sync_ != nullptr ? sync_->decode_errors(kind) : 0;
+  }
   // Null without DRA (LiveOptions::dra) or before StartSync.
   const DraAttacher* dra() const { return dra_attacher_.get(); }
   // A reloaded policy's deviceClassMappings.
   void SetDeviceClassMappings(std::vector<DeviceClassMapping> mappings) {
-    if (dra_attacher_ != nullptr)
-      dra_attacher_->SetMappings(std::move(mappings));
+    if (dra_attacher_ == nullptr) return;
+    dra_attacher_->SetMappings(std::move(mappings));
+    // Pods waiting on an unmapped class are charged again at once.
+    if (sync_ != nullptr) sync_->PokeDra();
   }
   // Stops and joins the sync threads within milliseconds. Idempotent. Binds
   // still work afterwards (they use the client directly).

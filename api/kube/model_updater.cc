@@ -29,13 +29,15 @@ std::set<std::string, std::less<>> ModelNodeNames(
   });
 }
 
+// The UIDs of the pods the model holds, but for those named in `kept`.
 std::set<std::string, std::less<>> ModelPodUids(
-    const ExtenderService& service) {
-  return service.Read([](const ClusterModel& model) {
+    const ExtenderService& service,
+    const std::set<std::string, std::less<>>& kept) {
+  return service.Read([&](const ClusterModel& model) {
     std::set<std::string, std::less<>> uids;
     for (const NodeState* node : model.SortedNodes()) {
       for (const auto& [key, allocation] : node->pods()) {
-        uids.insert(allocation.uid);
+        if (!kept.contains(key)) uids.insert(allocation.uid);
       }
     }
     return uids;
@@ -58,8 +60,10 @@ bool HeldShort(const ExtenderService& service, const Pod& pod) {
 
 }  // namespace
 
-void ModelUpdater::ReplaceNodes(std::vector<Node> nodes) {
-  std::set<std::string, std::less<>> listed;
+void ModelUpdater::ReplaceNodes(std::vector<Node> nodes,
+                                const std::vector<std::string>& undecodable) {
+  std::set<std::string, std::less<>> listed(undecodable.begin(),
+                                            undecodable.end());
   for (const Node& node : nodes) listed.insert(node.meta.name);
   LogWarnings(service_.UpsertNodes(std::move(nodes)));
   for (const std::string& name : ModelNodeNames(service_)) {
@@ -86,13 +90,16 @@ void ModelUpdater::ApplyNode(WatchEventType type, Node node) {
   PlaceShortAgainLocked(name);
 }
 
-void ModelUpdater::ReplacePods(const std::vector<Pod>& pods) {
+void ModelUpdater::ReplacePods(const std::vector<Pod>& pods,
+                               const std::vector<std::string>& undecodable) {
   std::set<std::string, std::less<>> listed;
   for (const Pod& pod : pods) {
     listed.insert(pod.meta.uid);
     ApplyPod(WatchEventType::kModified, pod);
   }
-  for (const std::string& uid : ModelPodUids(service_)) {
+  const std::set<std::string, std::less<>> kept(undecodable.begin(),
+                                                undecodable.end());
+  for (const std::string& uid : ModelPodUids(service_, kept)) {
     if (!listed.contains(uid)) service_.RemovePod(uid);
   }
   for (const std::string& uid : service_.DetachedPodUids()) {

@@ -40,15 +40,20 @@ class ModelUpdater {
  public:
   explicit ModelUpdater(ExtenderService& service) : service_(service) {}
 
-  // A complete node list: upserts them and removes nodes not listed.
-  void ReplaceNodes(std::vector<Node> nodes);
+  // A complete node list: upserts them and removes nodes not listed; one
+  // named in `undecodable` (listed, but it does not decode) stays as it
+  // was.
+  void ReplaceNodes(std::vector<Node> nodes,
+                    const std::vector<std::string>& undecodable = {});
   // A watch event: added, modified or deleted.
   void ApplyNode(WatchEventType type, Node node);
 
   // A complete pod list: places bound pods, removes terminal ones and those
   // no longer listed. A listed pod that is not bound yet but is placed in
   // the model stays: a bind in flight assumed it there.
-  void ReplacePods(const std::vector<Pod>& pods);
+  // Pods named ("namespace/name") in `undecodable` stay as they were.
+  void ReplacePods(const std::vector<Pod>& pods,
+                   const std::vector<std::string>& undecodable = {});
   void ApplyPod(WatchEventType type, const Pod& pod);
 
   // Upserts again every node whose DRA devices are no longer the ones

@@ -228,6 +228,19 @@ absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
       [&](const PodView& view) { return Clear(client, pod, view, call); });
 }
 
+absl::StatusOr<GateState> ReadGateState(KubeClient& client,
+                                        const PodTarget& pod,
+                                        const CallOptions& call) {
+  const std::string path = PodPath(pod);
+  absl::StatusOr<std::string> body = client.Get(path, call);
+  if (absl::IsNotFound(body.status())) return GateState::kGone;
+  if (!body.ok()) return body.status();
+  absl::StatusOr<PodView> view = DecodePodAdmissionView(*body);
+  if (!view.ok()) return AnswerError(path, view.status());
+  if (!pod.uid.empty() && view->uid != pod.uid) return GateState::kGone;
+  return view->gated ? GateState::kGated : GateState::kUngated;
+}
+
 std::string_view AdmitOutcomeName(AdmitOutcome outcome) {
   switch (outcome) {
     case AdmitOutcome::kUngated:

@@ -91,6 +91,13 @@ absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
                                            const CallOptions& call = {},
                                            const Pod* watched = nullptr);
 
+// Whether a pod still carries gpusched's scheduling gate (its admission
+// never landed: it never ran), read fresh from the API server.
+enum class GateState { kGated, kUngated, kGone };
+absl::StatusOr<GateState> ReadGateState(KubeClient& client,
+                                        const PodTarget& pod,
+                                        const CallOptions& call = {});
+
 std::string_view AdmitOutcomeName(AdmitOutcome outcome);
 
 }  // namespace gpusched::kube

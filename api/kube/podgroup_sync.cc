@@ -97,6 +97,8 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
   Backoff backoff(options_.initial_backoff, options_.max_backoff);
   bool absent = false;
   int forbidden = 0;
+  std::optional<Clock::time_point> failing_since;
+  bool told_failing = false;
   while (!stop.stop_requested()) {
     // Noted before the list, so that a CRD established or removed while
     // the list runs is not missed.
@@ -113,23 +115,50 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
       continue;
     }
     if (!version.ok()) {
-      auto wait = backoff.Next();
-      spdlog::warn(
-          "kube sync: listing {} PodGroups failed, retrying in {} "
-          "ms: {}",
-          ApiName(flavor), wait.count(), Message(version.status()));
-      if (!SleepFor(wait, stop)) return;
+      if (!ListFailed(flavor, version.status(), backoff, failing_since,
+                      told_failing, stop)) {
+        return;
+      }
       continue;
     }
     if (absent)
       spdlog::info("kube sync: {} PodGroups are served now", ApiName(flavor));
-    absent = false;
+    if (told_failing) {
+      spdlog::info("kube sync: {} PodGroups are listed again", ApiName(flavor));
+    }
+    absent = told_failing = false;
+    failing_since.reset();
     settled_[FlavorIndex(flavor)] = true;
     backoff.Reset();
-    if (!WatchUntilRelist(flavor, *version, backoff, mark.removal, stop)) {
+    bool gone = false;
+    if (!WatchUntilRelist(flavor, *version, backoff, mark.removal, stop,
+                          gone)) {
       return;
     }
+    if (gone) listener_.OnPodGroupsRelisting(flavor);
   }
+}
+
+bool PodGroupSync::ListFailed(PodGroup::Flavor flavor,
+                              const absl::Status& status, Backoff& backoff,
+                              std::optional<Clock::time_point>& since,
+                              bool& told, std::stop_token stop) {
+  const Clock::time_point now = Clock::now();
+  if (!since) since = now;
+  auto wait = backoff.Next();
+  spdlog::warn("kube sync: listing {} PodGroups failed, retrying in {} ms: {}",
+               ApiName(flavor), wait.count(), Message(status));
+  if (!told && now - *since >= options_.failing_after) {
+    told = true;
+    spdlog::error(
+        "kube sync: {} PodGroups cannot be listed ({} s of failures): their "
+        "gangs wait, every other workload is admitted: {}",
+        ApiName(flavor),
+        std::chrono::duration_cast<std::chrono::seconds>(now - *since).count(),
+        Message(status));
+    listener_.OnPodGroupListFailing(flavor, std::string(Message(status)));
+  }
+  return SleepFor(wait, stop);
 }
 
 // A forbidden API waits out the poll: no CRD event changes a role. So
@@ -171,7 +200,7 @@ bool PodGroupSync::CountsAsAbsent(const absl::Status& status,
 bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
                                     std::string& version, Backoff& backoff,
                                     std::stop_token removal,
-                                    std::stop_token stop) {
+                                    std::stop_token stop, bool& gone) {
   std::stop_source ended;  // whichever comes first ends the watch
   std::stop_callback on_stop(stop, [&] { ended.request_stop(); });
   std::stop_callback on_removal(removal, [&] { ended.request_stop(); });
@@ -187,7 +216,10 @@ bool PodGroupSync::WatchUntilRelist(PodGroup::Flavor flavor,
     // As in ClusterSync::Run: a watch that delivered events worked.
     if (watched.ok() || version != before) backoff.Reset();
     if (watched.ok()) continue;
-    if (IsGone(watched)) return true;
+    if (IsGone(watched)) {
+      gone = true;
+      return true;
+    }
     auto wait = backoff.Next();
     spdlog::warn(
         "kube sync: watching {} PodGroups failed, relisting in {} "

@@ -29,6 +29,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -54,6 +55,14 @@ class PodGroupListener {
                                  std::vector<PodGroup> groups) = 0;
   // A watch event: added, modified or deleted.
   virtual void OnPodGroup(WatchEventType type, PodGroup group) = 0;
+  // The watch lost its history (410 Gone): `flavor` is listed again, and
+  // until OnPodGroupsListed the listener holds half a picture of it.
+  virtual void OnPodGroupsRelisting(PodGroup::Flavor flavor) {}
+  // Listing `flavor` has failed for PodGroupSyncOptions::failing_after (a
+  // broken conversion webhook, 5xx): said once per run of failures, with
+  // the last error; OnPodGroupsListed ends it.
+  virtual void OnPodGroupListFailing(PodGroup::Flavor flavor,
+                                     const std::string& error) {}
 };
 
 struct PodGroupSyncOptions {
@@ -63,6 +72,9 @@ struct PodGroupSyncOptions {
   // cannot be watched or it has none, and an API that is forbidden.
   std::chrono::milliseconds absent_poll{30000};
   int list_page_size = 500;
+  // How long a list may keep failing before the listener hears of it
+  // (OnPodGroupListFailing), so a passing fault holds nothing for long.
+  std::chrono::milliseconds failing_after{10000};
 };
 
 // The list path of each API, e.g.
@@ -72,6 +84,7 @@ std::string_view PodGroupListPath(PodGroup::Flavor flavor);
 // Thread-safe. The client and listener must outlive the PodGroupSync.
 class PodGroupSync {
  public:
+  using Clock = std::chrono::steady_clock;
   PodGroupSync(KubeClient& client, PodGroupListener& listener,
                PodGroupSyncOptions options = {});
   ~PodGroupSync();  // Stop()
@@ -93,9 +106,15 @@ class PodGroupSync {
   bool WaitToAskAgain(PodGroup::Flavor flavor, const absl::Status& status,
                       const CrdWatch::Mark& mark, Backoff& backoff,
                       std::stop_token stop);
+  // `gone`: set when the watch lost its history (410).
   bool WatchUntilRelist(PodGroup::Flavor flavor, std::string& version,
                         Backoff& backoff, std::stop_token removal,
-                        std::stop_token stop);
+                        std::stop_token stop, bool& gone);
+  // A list failed: retried after a backoff; the listener hears once the
+  // failures have lasted failing_after. False when stopped.
+  bool ListFailed(PodGroup::Flavor flavor, const absl::Status& status,
+                  Backoff& backoff, std::optional<Clock::time_point>& since,
+                  bool& told, std::stop_token stop);
   // Lists every page; NotFound when the API is not served.
   absl::StatusOr<std::string> ListAll(PodGroup::Flavor flavor,
                                       std::stop_token stop);

@@ -46,6 +46,11 @@ constexpr std::chrono::milliseconds kNodeCatchUp{1000};
 constexpr char kNotSynced[] =
     "gpusched has not finished its first list of nodes and pods from the API "
     "server yet; retry shortly";
+constexpr char kCoreUndecided[] =
+    "gpusched's queueing core has not decided its first pass yet (it waits "
+    "for complete lists of nodes, pods, PodGroups and DRA objects): it cannot "
+    "tell yet which victims would split a gang or take a queue's guaranteed "
+    "quota; retry shortly";
 // A kube-scheduler that does not hold the leader Lease does not schedule;
 // one that just took it may call before this replica saw the Lease change.
 constexpr char kStandby[] =
@@ -180,6 +185,9 @@ void ExtenderApi::UpsertRequestNodes(const ExtenderArgs& args) {
 http::Response ExtenderApi::Preempt(const http::Request& request) {
   return Observed("preempt", [&] {
     if (const char* why = NotServing()) return http::JsonError(503, why);
+    if (options_.core_decided && !options_.core_decided()) {
+      return http::JsonError(503, kCoreUndecided);
+    }
     absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(request.body);
     if (!args.ok()) {
       spdlog::warn("preempt: bad request: {}", Message(args.status()));
@@ -262,7 +270,9 @@ http::Response ExtenderApi::MetricsText(const http::Request&) const {
 
 http::Response ExtenderApi::Ready(const http::Request&) const {
   if (!ready_) return http::JsonError(503, "cluster model not loaded yet");
-  return Text("ok\n", "text/plain");
+  std::string body = "ok\n";
+  if (options_.readiness_notes) body += options_.readiness_notes();
+  return Text(std::move(body), "text/plain");
 }
 
 }  // namespace gpusched

@@ -28,6 +28,14 @@ struct ExtenderApiOptions {
   // callback rather than the loop keeps the extender's handlers free of the
   // controller, so the fuzz targets link them without the live machinery.
   std::function<void(std::string&)> append_queue_metrics;
+  // Lines /readyz adds below "ok" when part of the cluster cannot be read
+  // (a PodGroup API whose list keeps failing): ready, but degraded.
+  std::function<std::string()> readiness_notes;
+  // With a policy: false until the queueing core has published its first
+  // pass. Until then /preempt answers an Error (kube-scheduler tries
+  // again): the core does not know yet which victims would split a gang or
+  // take a queue's guaranteed quota, so it cannot let any go.
+  std::function<bool()> core_decided;
 };
 
 // Translates HTTP requests to ExtenderService calls and back. Faults (bad

@@ -361,17 +361,34 @@ void ServeApp::StartGate(const ServeConfig& config) {
     AdmissionLoop* gate = gate_.get();
     writer_ = std::make_unique<DecisionWriter>(
         live_->client(),
-        DecisionWriterOptions{
-            .reporting_instance = config.leader_identity,
-            .watched = &watched_pods_,
-            .on_eviction_blocked = [gate](EvictionRefusal refusal) {
-              gate->EvictionBlocked(std::move(refusal));
-            }});
+        DecisionWriterOptions{.reporting_instance = config.leader_identity,
+                              .watched = &watched_pods_,
+                              .on_eviction_blocked =
+                                  [gate](EvictionRefusal refusal) {
+                                    gate->EvictionBlocked(std::move(refusal));
+                                  },
+                              .on_admission_refused =
+                                  [gate](AdmissionRefusal refusal) {
+                                    gate->AdmissionRefused(std::move(refusal));
+                                  }});
   }
   // A replica of two stands by until the Lease says otherwise: it must
   // not decide in the moment before the follower's first answer.
-  if (live && !config.leader_lease.empty()) gate_->SetDeciding(false);
+  if (live && !config.leader_lease.empty()) {
+    gate_->SetDeciding(false);
+    writer_->SetWriting(false);
+  }
   gate_->Start(*service_, writer_.get());
+}
+
+SyncTroubles ServeApp::Troubles() const {
+  SyncTroubles troubles;
+  if (feed_ != nullptr) troubles.failing_apis = feed_->FailingApis();
+  if (live_ != nullptr) {
+    troubles.node_decode_errors = live_->decode_errors("nodes");
+    troubles.pod_decode_errors = live_->decode_errors("pods");
+  }
+  return troubles;
 }
 
 // The extender's verbs over HTTP(S).
@@ -380,7 +397,15 @@ absl::Status ServeApp::StartHttp(const ServeConfig& config) {
   ExtenderApiOptions api_options{.prefix = config.prefix,
                                  .wait_for_sync = live};
   if (gate_ != nullptr) {
-    api_options.append_queue_metrics = LoopQueueMetrics(*gate_);
+    auto queue_metrics = LoopQueueMetrics(*gate_, writer_.get());
+    api_options.append_queue_metrics = [this, queue_metrics](std::string& out) {
+      queue_metrics(out);
+      if (live_ != nullptr) AppendSyncTroubles(Troubles(), out);
+    };
+    api_options.readiness_notes = [this] { return ReadinessNotes(Troubles()); };
+    api_options.core_decided = [gate = gate_.get()] {
+      return gate->passes() > 0;
+    };
   }
   api_ = std::make_unique<ExtenderApi>(*service_, metrics_,
                                        std::move(api_options));
@@ -478,6 +503,9 @@ absl::Status ServeApp::FollowLeader(const ServeConfig& config) {
           .name = config.leader_lease.substr(slash + 1),
           .identity = identity,
           .on_change = [this](bool active, const std::string&) {
+            // Writes first: a replica that lost the Lease drops what it
+            // queued before the next pass could add to it.
+            if (writer_ != nullptr) writer_->SetWriting(active);
             if (gate_ != nullptr) gate_->SetDeciding(active);
             api_->SetStandby(!active);
             if (role_label_ != nullptr) role_label_->Set(active);

@@ -25,6 +25,7 @@
 #include "api/server/admission_webhook.h"
 #include "api/server/dashboard_server.h"
 #include "api/server/extender_api.h"
+#include "api/server/loop_metrics.h"
 #include "api/server/metrics.h"
 #include "api/server/serve_flags.h"
 #include "api/server/visibility_server.h"
@@ -82,6 +83,8 @@ class ServeApp {
   void StartRuntimeHistory(const ServeConfig& config);
   void Tick();
   void ReloadPolicyIfChanged();
+  // What the watches cannot read now, for /readyz and /metrics.
+  SyncTroubles Troubles() const;
 
   // Finished workloads' runtimes: the forecast's history arm. First, so
   // that it outlives the loop, the forecaster and the store using it.

@@ -68,12 +68,17 @@ class RestartFixture : public ::testing::Test {
     service_->AddRunningPods(bound);
     loop_->PodsListed(pods);
   }
-  // The other sources' lists: the nodes the model has, no PodGroups.
+  // The other sources' lists: the nodes the model has, no PodGroups, the
+  // DRA objects.
   void ListNodesAndGroups() {
     loop_->NodesListed();
+    ListGroupsAndDra();
+  }
+  void ListGroupsAndDra() {
     loop_->PodGroupsListed(PodGroup::Flavor::kVolcano, {});
     loop_->PodGroupsListed(PodGroup::Flavor::kCoscheduling, {});
     loop_->PodGroupsListed(PodGroup::Flavor::kNative, {});
+    loop_->DraListed();
   }
   // team-a's nominal 8 GPUs all taken by two pods of 4 running on dgx-0
   // before the restart, and a pending pod of 4 in the same queue.

@@ -53,9 +53,7 @@ TEST_F(RestartListsTest, PodsListedBeforeNodesAreAdoptedOnceTheNodesArrive) {
   Start(TwoTeams(), 0, /*await_lists=*/true);
   const std::vector<Pod> pods = AdmittedUnbound(8);
   ListPods(pods);
-  loop_->PodGroupsListed(PodGroup::Flavor::kVolcano, {});
-  loop_->PodGroupsListed(PodGroup::Flavor::kCoscheduling, {});
-  loop_->PodGroupsListed(PodGroup::Flavor::kNative, {});
+  ListGroupsAndDra();
   Settle();
   EXPECT_EQ(loop_->passes(), 0u);  // no node list yet: no pass at all
   EXPECT_TRUE(sink_.Take().empty());

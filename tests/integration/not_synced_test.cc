@@ -61,6 +61,28 @@ TEST_F(NotSyncedTest, PrioritizeAndPreemptAreUnavailable) {
   EXPECT_EQ(api_.Ready(http::Request{}).status, 503);
 }
 
+// Issue K §4: right after a restart the queueing core has not published a
+// pass, and its victim guard knows no pod: it would let kube-scheduler's
+// preemption split a gang or take a queue's guaranteed quota. Until the
+// first pass, preempt answers an error and kube-scheduler tries again.
+TEST(PreemptBeforeFirstPassTest, AnswersAnErrorUntilTheCoreHasDecided) {
+  ExtenderService service;
+  Metrics metrics;
+  bool decided = false;
+  ExtenderApi api(service, metrics,
+                  {.core_decided = [&decided] { return decided; }});
+  const http::Request request{
+      .method = "POST",
+      .target = "/preempt",
+      .body = R"({"Pod":{"metadata":{"name":"p","namespace":"ns","uid":"u"}},)"
+              R"("NodeNameToMetaVictims":{}})"};
+  http::Response response = api.Preempt(request);
+  EXPECT_EQ(response.status, 503);
+  EXPECT_THAT(response.body, HasSubstr("has not decided its first pass"));
+  decided = true;
+  EXPECT_EQ(api.Preempt(request).status, 200);
+}
+
 TEST_F(NotSyncedTest, OnceSyncedFilterJudgesNodes) {
   api_.SetReady(true);
   http::Response response = Post("/filter", kFilterBody);

@@ -155,16 +155,28 @@ TEST_F(ClusterSyncTest, GoneHistoryTriggersARelistThatReconciles) {
 class ListRecorder : public SyncListener {
  public:
   explicit ListRecorder(ExtenderService& service) : service_(service) {}
-  void OnPodsListed(const std::vector<Pod>&) override { Say("pods listed"); }
+  void OnPodsListed(const std::vector<Pod>&,
+                    const std::vector<std::string>&) override {
+    Say("pods listed");
+  }
   void OnPod(WatchEventType, const Pod&) override {}
   void OnNode(WatchEventType, const Node&) override {}
   // Each node list is in the model before the listener hears of it.
-  void OnNodesListed() override {
+  void OnNodesListed(const std::vector<std::string>& undecodable) override {
+    {
+      std::lock_guard lock(mu_);
+      undecodable_ = undecodable;
+    }
     Say(HasNode(service_, "n2") ? "nodes listed with n2"
                                 : "nodes listed without n2");
   }
   void OnRelisting(std::string_view kind) override {
     Say("relisting " + std::string(kind));
+  }
+  // The nodes the last node list could not read.
+  std::vector<std::string> Undecodable() {
+    std::lock_guard lock(mu_);
+    return undecodable_;
   }
   std::vector<std::string> NodeSays() {
     std::lock_guard lock(mu_);
@@ -183,7 +195,29 @@ class ListRecorder : public SyncListener {
   ExtenderService& service_;
   std::mutex mu_;
   std::vector<std::string> said_;
+  std::vector<std::string> undecodable_;
 };
+
+// Issue K §4: a node the API server lists but gpusched cannot read is a
+// decode error (logged, counted) and stays as it was: never taken for gone,
+// which would take back the admissions on it.
+TEST_F(ClusterSyncTest, ANodeThatNoLongerDecodesIsKeptAsItWas) {
+  FakeApiServer server;
+  server.AddNode(GpuNode("n1", 8));
+  server.AddNode(GpuNode("n2", 8));
+  ListRecorder recorder(service_);
+  StartSync(server, {.listener = &recorder});
+  ASSERT_TRUE(WaitUntil([&] { return sync_->synced(); }));
+  Json unreadable = GpuNode("n2", 8);
+  unreadable["spec"]["taints"] = "not a list";
+  server.AddNode(unreadable);  // a watch event that does not decode
+  server.CompactHistory();     // then a relist whose n2 does not
+  ASSERT_TRUE(WaitUntil([&] { return recorder.NodeSays().size() == 3; }));
+  EXPECT_EQ(recorder.NodeSays().back(), "nodes listed with n2");
+  EXPECT_TRUE(HasNode(service_, "n2"));
+  EXPECT_GE(sync_->decode_errors("nodes"), 1);
+  EXPECT_EQ(recorder.Undecodable(), (std::vector<std::string>{"n2"}));
+}
 
 TEST_F(ClusterSyncTest, ListenerHearsEachRelistStartAndEachCompleteList) {
   FakeApiServer server;

@@ -485,6 +485,11 @@ void FakeApiServer::BlockEvictions(std::string_view key,
   impl_->BlockEvictions(key, budget);
 }
 
+void FakeApiServer::DenyPodUpdates(std::string_view key, int status,
+                                   std::string_view message) {
+  impl_->DenyPodUpdates(key, status, message);
+}
+
 void FakeApiServer::RaceNextGets(std::string_view key, int gets) {
   impl_->RaceNextGets(key, gets);
 }

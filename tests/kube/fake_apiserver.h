@@ -98,6 +98,11 @@ class FakeApiServer {
   // Evictions of pod `key` answer 429 as the API server does for a pod
   // whose PodDisruptionBudget `budget` allows no disruption.
   void BlockEvictions(std::string_view key, std::string_view budget);
+  // Every PATCH of pod `key` (not its status) answers `status` with
+  // `message`, as a ValidatingAdmissionPolicy or webhook that denies the
+  // update; counted as "DENIED PATCH pod".
+  void DenyPodUpdates(std::string_view key, int status,
+                      std::string_view message);
   // Each of the next `gets` GETs of pod `key` is followed by another
   // writer's update (its resourceVersion moves on), so a write that carries
   // the version read loses the race with a 409.

@@ -102,6 +102,8 @@ class FakeApiServer::Impl {
 
   // Test hooks (fake_pods.cc, fake_resources.cc).
   void BlockEvictions(std::string_view key, std::string_view budget);
+  void DenyPodUpdates(std::string_view key, int status,
+                      std::string_view message);
   void RaceNextGets(std::string_view key, int gets);
   std::vector<Json> Events() const;
   void SetEventDelay(std::chrono::milliseconds delay);
@@ -215,6 +217,8 @@ class FakeApiServer::Impl {
   std::vector<Json> created_events_;
   Store eviction_blocks_;                          // pod key -> budget name
   std::map<std::string, int, std::less<>> races_;  // pod key -> GETs left
+  // pod key -> (status, message) every PATCH of it is denied with
+  std::map<std::string, std::pair<int, std::string>, std::less<>> denied_;
   std::chrono::milliseconds event_delay_{0};
   std::chrono::milliseconds pod_write_delay_{0};
   std::vector<std::string> pod_write_log_;

@@ -176,6 +176,12 @@ Reply FakeApiServer::Impl::AnswerPodCall(const Request& request,
     }
     return {200, pod};
   }
+  if (auto denied = denied_.find(key);
+      patch && subresource.empty() && denied != denied_.end()) {
+    ++counts_["DENIED PATCH pod"];
+    return {denied->second.first,
+            Status(denied->second.first, "Invalid", denied->second.second)};
+  }
   if (patch) return PatchPod(request, it->second, subresource == "status");
   if (subresource == "binding") return Bind(request, it->second);
   return Evict(request, key);
@@ -317,6 +323,12 @@ void FakeApiServer::Impl::BlockEvictions(std::string_view key,
                                          std::string_view budget) {
   std::lock_guard lock(mu_);
   eviction_blocks_[std::string(key)] = budget;
+}
+
+void FakeApiServer::Impl::DenyPodUpdates(std::string_view key, int status,
+                                         std::string_view message) {
+  std::lock_guard lock(mu_);
+  denied_[std::string(key)] = {status, std::string(message)};
 }
 
 void FakeApiServer::Impl::RaceNextGets(std::string_view key, int gets) {

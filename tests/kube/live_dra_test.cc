@@ -4,6 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,6 +125,69 @@ TEST(LiveDraTest, ClaimsHoldTheirGpusOnceAndAreChargedAsGpus) {
   EXPECT_EQ(annotations.value("gpusched.io/planned-gpus", ""),
             "gpu-" + std::to_string(outcome.assignment.gpu_ids[0]) + ",gpu-" +
                 std::to_string(outcome.assignment.gpu_ids[1]));
+  (*live)->Stop();
+}
+
+// What the queueing core hears of pods with claims.
+class ClaimsRecorder : public SyncListener {
+ public:
+  void OnPodsListed(const std::vector<Pod>& pods,
+                    const std::vector<std::string>&) override {
+    for (const Pod& pod : pods) Note(pod);
+  }
+  void OnPod(WatchEventType, const Pod& pod) override { Note(pod); }
+  void OnNode(WatchEventType, const Node&) override {}
+  void OnNodesListed(const std::vector<std::string>&) override {}
+  void OnRelisting(std::string_view) override {}
+  void OnDraListed() override { dra_listed_ = true; }
+
+  bool dra_listed() const { return dra_listed_; }
+  std::optional<Pod> Last(const std::string& key) const {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(key);
+    if (it == pods_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  void Note(const Pod& pod) {
+    std::lock_guard lock(mu_);
+    pods_.insert_or_assign(pod.Key(), pod);
+  }
+  mutable std::mutex mu_;
+  std::map<std::string, Pod> pods_;
+  std::atomic<bool> dra_listed_{false};
+};
+
+// Issue K §1: a claim not known yet is waited for, and the pod is charged
+// (and handed on again) the moment its template arrives, not at its own
+// next event, which may never come.
+TEST(LiveDraTest, APodWaitingForItsTemplateIsChargedWhenItArrives) {
+  FakeApiServer server;
+  server.ServeDra();
+  server.AddNode(GpuNode("dgx-1", 0));
+  server.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 8));
+  server.PutObject(kV1, "deviceclasses", DraGpuClass());
+  server.AddPod(ClaimPod("ml/b", "", ""));
+  ClaimsRecorder recorder;
+  auto live = CreateLiveBinder(
+      {.kubeconfig = KubeconfigFor(server), .sync = {.listener = &recorder}});
+  ASSERT_TRUE(live.ok()) << live.status();
+  ExtenderService service(ServiceOptions{.bind_sink = (*live)->bind_sink()});
+  (*live)->StartSync(service);
+  ASSERT_TRUE(WaitUntil([&] { return recorder.dra_listed(); }));
+  ASSERT_TRUE(WaitUntil([&] { return recorder.Last("ml/b").has_value(); }));
+  EXPECT_EQ(recorder.Last("ml/b")->claim_hold.kind,
+            ClaimHold::Kind::kClaimNotKnown);
+  EXPECT_THAT(recorder.Last("ml/b")->claim_hold.reason,
+              ::testing::HasSubstr("ResourceClaimTemplate ml/two-gpus"));
+
+  server.PutObject(kV1, "resourceclaimtemplates", Template());
+  ASSERT_TRUE(WaitUntil([&] {
+    std::optional<Pod> pod = recorder.Last("ml/b");
+    return pod && !pod->claim_hold.held() &&
+           pod->claim_requests.Get(kNvidiaGpu) == 2;
+  }));
   (*live)->Stop();
 }
 

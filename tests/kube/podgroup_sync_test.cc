@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/kube/fake_apiserver.h"
@@ -44,6 +45,23 @@ class RecordingListener : public PodGroupListener {
     events_.push_back(std::string(WatchEventTypeName(type)) + " " +
                       group.Key());
     min_members_[group.Key()] = group.min_member;
+  }
+  void OnPodGroupsRelisting(PodGroup::Flavor flavor) override {
+    std::lock_guard lock(mu_);
+    events_.push_back("RELISTING " + std::to_string(FlavorIndex(flavor)));
+  }
+  void OnPodGroupListFailing(PodGroup::Flavor flavor,
+                             const std::string& error) override {
+    std::lock_guard lock(mu_);
+    events_.push_back("FAILING " + std::to_string(FlavorIndex(flavor)) + ": " +
+                      error);
+  }
+  // How many events begin with `prefix`.
+  int CountStarting(const std::string& prefix) const {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(std::count_if(
+        events_.begin(), events_.end(),
+        [&](const std::string& e) { return e.starts_with(prefix); }));
   }
   // The min_member of the group `key` as last handed over; 0 if never.
   int MinMember(const std::string& key) const {
@@ -104,6 +122,42 @@ class PodGroupSyncTest : public ::testing::Test {
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<PodGroupSync> sync_;
 };
+
+// Issue K §4: a watch that lost its history relists, and the queueing core
+// hears it first, so that it holds its passes as for pods and nodes.
+TEST_F(PodGroupSyncTest, ALostHistoryIsToldBeforeTheRelist) {
+  FakeApiServer server;
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  Start(server, kMinutePoll);
+  ASSERT_TRUE(WaitListed({"a/ring"}));
+  const size_t lists = listener_.ListCount(kVolcano);
+  server.CompactHistory();
+  ASSERT_TRUE(WaitUntil([&] {
+    return listener_.CountStarting("RELISTING 0") >= 1 &&
+           listener_.ListCount(kVolcano) > lists;
+  }));
+}
+
+// A list that keeps failing (a broken conversion webhook answers 500) is
+// told once, with its error, after failing_after; a list that works again
+// ends it.
+TEST_F(PodGroupSyncTest, AListThatKeepsFailingIsToldOnce) {
+  FakeApiServer server;
+  server.PutCrd(PodGroupCrd(kVolcanoGroup, "v1beta1", true));
+  server.AddPodGroup(VolcanoPodGroup("a/ring", 4));
+  server.FailNext(1'000'000, 500);
+  PodGroupSyncOptions options = kMinutePoll;
+  options.failing_after = 100ms;
+  Start(server, options);
+  ASSERT_TRUE(
+      WaitUntil([&] { return listener_.CountStarting("FAILING 0") == 1; }));
+  EXPECT_FALSE(listener_.LastList(kVolcano).has_value());
+  std::this_thread::sleep_for(300ms);  // more failures, told no more
+  EXPECT_EQ(listener_.CountStarting("FAILING 0"), 1);
+  server.FailNext(0);
+  EXPECT_TRUE(WaitListed({"a/ring"}));
+}
 
 TEST_F(PodGroupSyncTest, GroupsOfAnEstablishedCrdAreListedThenWatched) {
   FakeApiServer server;

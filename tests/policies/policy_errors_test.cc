@@ -351,6 +351,26 @@ spec:
       "value: must name at least one DeviceClass",
       "p.yaml:13: SchedulerConfig \"default\": "
       "spec.resources.deviceClassMappings[3].name: Required value"}},
+    {"DeviceClassesOutsideQuotaNameEachClassOnce",
+     R"(
+apiVersion: gpusched.io/v1alpha1
+kind: SchedulerConfig
+metadata: {name: default}
+spec:
+  resources:
+    deviceClassMappings:
+    - name: nvidia.com/gpu
+      deviceClassNames: [gpu.nvidia.com]
+    deviceClassesOutsideQuota: [nic.example.com, gpu.nvidia.com, Bad_Class]
+)",
+     {"p.yaml:10: SchedulerConfig \"default\": "
+      "spec.resources.deviceClassesOutsideQuota[1]: Duplicate value "
+      "\"gpu.nvidia.com\": a DeviceClass maps to one resource",
+      "p.yaml:10: SchedulerConfig \"default\": "
+      "spec.resources.deviceClassesOutsideQuota[2]: Invalid value "
+      "\"Bad_Class\": a lowercase RFC 1123 subdomain must consist of lower "
+      "case alphanumeric characters, '-' or '.', and must start and end with "
+      "an alphanumeric character (e.g. 'team-a')"}},
     {"EnableNotABool",
      R"(
 apiVersion: gpusched.io/v1alpha1

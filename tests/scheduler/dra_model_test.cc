@@ -289,12 +289,16 @@ TEST(ChargeClaimsTest, TwoGpusFromATemplateChargeTwoNvidiaGpus) {
   EXPECT_EQ(EffectiveRequests(pod).Get(kNvidiaGpu), 4);
 }
 
-TEST(ChargeClaimsTest, AClassWithoutAQuotaResourceIsNamed) {
+TEST(ChargeClaimsTest, AClassNoMappingNamesIsInadmissibleNamingTheField) {
   ClaimCharge charge = ChargeClaims(ClaimPod({"one-nic"}), Catalog(), {});
   EXPECT_TRUE(charge.requests.empty());
-  EXPECT_THAT(charge.uncharged,
-              ElementsAre(HasSubstr("DeviceClass nic.example.com maps to no "
-                                    "quota resource")));
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kInadmissible);
+  EXPECT_THAT(charge.hold.reason,
+              HasSubstr("pod spec.resourceClaims[0] (one-nic): "
+                        "ResourceClaimTemplate ml/one-nic "
+                        "spec.spec.devices.requests[0].exactly."
+                        "deviceClassName: Not found: DeviceClass "
+                        "\"nic.example.com\" maps to no quota resource"));
 }
 
 TEST(ChargeClaimsTest, TheExtendedResourceClaimIsNotChargedAgain) {
@@ -302,45 +306,93 @@ TEST(ChargeClaimsTest, TheExtendedResourceClaimIsNotChargedAgain) {
   pod.extended_resource_claim = "a-extended-resources-x";
   ClaimCharge charge = ChargeClaims(pod, Catalog(), {});
   EXPECT_TRUE(charge.requests.empty());
+  EXPECT_FALSE(charge.hold.held());
   EXPECT_EQ(EffectiveRequests(pod).Get(kNvidiaGpu), 4);
 }
 
 TEST(ChargeClaimsTest, MappingsReplaceTheDefaults) {
   std::vector<DeviceClassMapping> mappings = {
       {"example.com/nic", {"nic.example.com"}}};
-  ClaimCharge charge =
-      ChargeClaims(ClaimPod({"one-nic", "two-gpus"}), Catalog(), mappings);
+  ClaimCharge charge = ChargeClaims(ClaimPod({"one-nic"}), Catalog(), mappings);
   EXPECT_EQ(charge.requests.Get("example.com/nic"), 1);
-  EXPECT_EQ(charge.requests.Get(kNvidiaGpu), 0);
-  EXPECT_THAT(charge.uncharged, ElementsAre(HasSubstr("gpu.nvidia.com")));
+  EXPECT_FALSE(charge.hold.held());
+  // gpu.nvidia.com is no default once the policy maps classes itself.
+  charge = ChargeClaims(ClaimPod({"one-nic", "two-gpus"}), Catalog(), mappings);
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kInadmissible);
+  EXPECT_THAT(charge.hold.reason, HasSubstr("\"gpu.nvidia.com\""));
 }
 
-TEST(ChargeClaimsTest, AsKueueAllAndDifferingAlternativesAreNotCharged) {
-  DraCatalog catalog = Catalog();
-  DraRequestAlternative all{.name = "gpus",
-                            .device_class = "gpu.nvidia.com",
-                            .mode = DraRequestAlternative::Mode::kAll};
-  catalog.templates["ml/two-gpus"].spec.requests[0].alternatives = {all};
-  ClaimCharge charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
-  EXPECT_THAT(charge.uncharged, ElementsAre(HasSubstr("allocation mode All")));
+TEST(ChargeClaimsTest, AClassTheAdminLeftOutsideQuotaIsChargedNothing) {
+  std::vector<DeviceClassMapping> mappings = {
+      {.device_classes = {"nic.example.com"}, .outside_quota = true}};
+  ClaimCharge charge =
+      ChargeClaims(ClaimPod({"one-nic", "two-gpus"}), Catalog(), mappings);
+  EXPECT_FALSE(charge.hold.held());
+  // The defaults still apply: no mapping names a resource.
+  EXPECT_EQ(charge.requests.Get(kNvidiaGpu), 2);
+  EXPECT_THAT(charge.uncharged,
+              ElementsAre(HasSubstr("ml/one-nic request gpus: its DeviceClass "
+                                    "is outside quota")));
+}
 
+TEST(ChargeClaimsTest, AsKueueAllAndAdminAccessAreInadmissible) {
+  DraCatalog catalog = Catalog();
+  DraRequestAlternative& gpus =
+      catalog.templates["ml/two-gpus"].spec.requests[0].alternatives[0];
+  gpus.mode = DraRequestAlternative::Mode::kAll;
+  ClaimCharge charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kInadmissible);
+  EXPECT_THAT(charge.hold.reason,
+              HasSubstr("spec.spec.devices.requests[0].exactly.allocationMode:"
+                        " Unsupported value: \"All\""));
+  EXPECT_TRUE(charge.requests.empty());
+  gpus.mode = DraRequestAlternative::Mode::kExactCount;
+  gpus.admin_access = true;
+  charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_THAT(charge.hold.reason, HasSubstr("exactly.adminAccess"));
+}
+
+TEST(ChargeClaimsTest, AlternativesThatChargeDifferentlyAreInadmissible) {
+  DraCatalog catalog = Catalog();
   DraDeviceRequest either{.name = "gpus", .first_available = true};
   either.alternatives = {
       {.name = "gpus/big", .device_class = "gpu.nvidia.com", .count = 2},
       {.name = "gpus/small", .device_class = "gpu.nvidia.com", .count = 1}};
   catalog.templates["ml/two-gpus"].spec.requests = {either};
-  charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
-  EXPECT_THAT(charge.uncharged,
-              ElementsAre(HasSubstr("firstAvailable alternatives differ")));
+  ClaimCharge charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kInadmissible);
+  EXPECT_THAT(charge.hold.reason,
+              HasSubstr("spec.spec.devices.requests[0].firstAvailable: "
+                        "Invalid value: its alternatives charge differently "
+                        "(2 nvidia.com/gpu, 1 nvidia.com/gpu)"));
+  // A deliberate difference from Kueue: alternatives that all charge the
+  // same are charged that.
   either.alternatives[1].count = 2;
   catalog.templates["ml/two-gpus"].spec.requests = {either};
   charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_FALSE(charge.hold.held());
   EXPECT_EQ(charge.requests.Get(kNvidiaGpu), 2);
+  // One alternative of a class no mapping names: inadmissible, by its path.
+  either.alternatives[1].device_class = "nic.example.com";
+  catalog.templates["ml/two-gpus"].spec.requests = {either};
+  charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
+  EXPECT_THAT(charge.hold.reason,
+              HasSubstr("firstAvailable[1].deviceClassName: Not found"));
 }
 
-TEST(ChargeClaimsTest, AnUnknownTemplateIsNamed) {
+TEST(ChargeClaimsTest, AnUnknownTemplateIsWaitedFor) {
   ClaimCharge charge = ChargeClaims(ClaimPod({"nope"}), Catalog(), {});
-  EXPECT_THAT(charge.uncharged, ElementsAre("template ml/nope: not known yet"));
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kClaimNotKnown);
+  EXPECT_EQ(charge.hold.reason,
+            "pod spec.resourceClaims[0] (nope): waiting for "
+            "ResourceClaimTemplate ml/nope: not known yet");
+}
+
+TEST(ChargeClaimsTest, AnInadmissibleRequestSpeaksBeforeAClaimNotKnown) {
+  ClaimCharge charge =
+      ChargeClaims(ClaimPod({"nope", "one-nic"}), Catalog(), {});
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kInadmissible);
+  EXPECT_THAT(charge.hold.reason, HasSubstr("one-nic"));
 }
 
 // --- what the count does not say ---
