@@ -118,6 +118,8 @@ void Placement(std::string& out, const std::vector<PlacementLine>& lines) {
   absl::StrAppend(&out, "\nPlacement:\n", table.Render(2));
 }
 
+void DraCharge(std::string& out, const DraSection& dra);
+
 // The requests of the member's claims, who checks each and with which
 // selectors, and how they are charged to quota.
 void DraRequests(std::string& out, const DraSection& dra) {
@@ -143,6 +145,11 @@ void DraRequests(std::string& out, const DraSection& dra) {
     }
     absl::StrAppend(&out, table.Render(2), notes);
   }
+  DraCharge(out, dra);
+}
+
+// What the claims are charged, what not and why, where they are allocated.
+void DraCharge(std::string& out, const DraSection& dra) {
   std::vector<std::string> charged;
   for (const auto& [resource, amount] : dra.charged) {
     charged.push_back(absl::StrCat(resource, ": ", amount));

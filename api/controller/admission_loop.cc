@@ -433,46 +433,6 @@ void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
   }
 }
 
-// The engine let the member go when it was preempted, but it still runs
-// on its node: the engine learns the refusal first (a preemptor admitted
-// on its capacity plans again), then takes the pod back where it runs.
-void AdmissionLoop::ApplyRefusal(const EvictionRefusal& refusal, int64_t now) {
-  engine_->EvictionBlocked(refusal.workload, refusal.message, now);
-  const std::string key =
-      absl::StrCat(refusal.pod.pod_namespace, "/", refusal.pod.pod_name);
-  const Workload* w = engine_->FindWorkloadOfPod(key);
-  if (w == nullptr) return;
-  auto pod = w->pods.find(key);
-  if (pod == w->pods.end() || PodUid(pod->second) != refusal.pod.uid ||
-      pod->second.node_name.empty()) {
-    return;  // another incarnation, or not running: nothing to keep
-  }
-  const Pod running = pod->second;
-  AdoptBound(running, now);
-}
-
-// Only the admission the refusal was about: a member since taken back, or
-// another incarnation of the pod, keeps what it has now.
-void AdmissionLoop::ApplyAdmissionRefused(const AdmissionRefusal& refusal,
-                                          int64_t now) {
-  const std::string key =
-      absl::StrCat(refusal.pod.pod_namespace, "/", refusal.pod.pod_name);
-  const Workload* w = engine_->FindWorkloadOfPod(key);
-  if (w == nullptr || w->key != refusal.workload) return;
-  auto placed = w->placements.find(key);
-  auto pod = w->pods.find(key);
-  if (placed == w->placements.end() || placed->second.node != refusal.node ||
-      pod == w->pods.end() || PodUid(pod->second) != refusal.pod.uid) {
-    return;
-  }
-  refused_.insert(key);
-  engine_->AdmissionRefused(
-      w->key,
-      absl::StrCat("the API server refused to admit pod ", key, " on node ",
-                   refusal.node, ": ", refusal.message),
-      now);
-}
-
 // A member the engine holds keeps its place until it is gone: its devices
 // are in use until then.
 bool AdmissionLoop::Leaving(const Pod& pod) const {
@@ -523,6 +483,16 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
                                 .reason = AdmittedSentence(w, m.node)});
     }
   }
+  TakenBack(current, out);
+  members_ = std::move(current);
+  return out;
+}
+
+// Members admitted before the pass whose admission it took back (their pod
+// still there), first in `out`: a revocation lands before the admissions
+// that may reuse its devices.
+void AdmissionLoop::TakenBack(const std::map<std::string, MemberState>& current,
+                              std::vector<QueueDecision>& out) {
   for (const auto& [pod_key, before] : members_) {
     auto now_at = current.find(pod_key);
     if (now_at != current.end() && now_at->second.node == before.node) continue;
@@ -539,8 +509,6 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
                                          .bound = before.bound,
                                          .reason = w->reason});
   }
-  members_ = std::move(current);
-  return out;
 }
 
 std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Publish(

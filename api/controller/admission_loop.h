@@ -412,6 +412,8 @@ class AdmissionLoop : public AdmissionGate {
   void RevokeStale(const Pod& pod, const std::string& node, bool pinned,
                    const std::string& why);
   std::vector<QueueDecision> Diff();
+  void TakenBack(const std::map<std::string, MemberState>& current,
+                 std::vector<QueueDecision>& out);
   std::shared_ptr<const Published> Latest() const;
   std::shared_ptr<const Published> Publish(
       const PendingPositionMap& positions) const;

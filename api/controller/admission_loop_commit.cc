@@ -1,13 +1,15 @@
 // A pass plans on the loop's replica of the extender's model, without the
 // extender's lock; this is where what it changed there is published to the
 // extender's model, under the exclusive lock, pod by pod and each workload
-// whole or not at all.
+// whole or not at all. And what the writer could not carry out (a refused
+// eviction, a refused admission) comes back here.
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "api/controller/admission_loop.h"
 
 namespace gpusched {
@@ -130,6 +132,46 @@ void AdmissionLoop::CommitPass() {
   std::lock_guard lock(inbox_mu_);
   pass_requested_ = true;
   ++refused_commits_;
+}
+
+// The engine let the member go when it was preempted, but it still runs
+// on its node: the engine learns the refusal first (a preemptor admitted
+// on its capacity plans again), then takes the pod back where it runs.
+void AdmissionLoop::ApplyRefusal(const EvictionRefusal& refusal, int64_t now) {
+  engine_->EvictionBlocked(refusal.workload, refusal.message, now);
+  const std::string key =
+      absl::StrCat(refusal.pod.pod_namespace, "/", refusal.pod.pod_name);
+  const Workload* w = engine_->FindWorkloadOfPod(key);
+  if (w == nullptr) return;
+  auto pod = w->pods.find(key);
+  if (pod == w->pods.end() || PodUid(pod->second) != refusal.pod.uid ||
+      pod->second.node_name.empty()) {
+    return;  // another incarnation, or not running: nothing to keep
+  }
+  const Pod running = pod->second;
+  AdoptBound(running, now);
+}
+
+// Only the admission the refusal was about: a member since taken back, or
+// another incarnation of the pod, keeps what it has now.
+void AdmissionLoop::ApplyAdmissionRefused(const AdmissionRefusal& refusal,
+                                          int64_t now) {
+  const std::string key =
+      absl::StrCat(refusal.pod.pod_namespace, "/", refusal.pod.pod_name);
+  const Workload* w = engine_->FindWorkloadOfPod(key);
+  if (w == nullptr || w->key != refusal.workload) return;
+  auto placed = w->placements.find(key);
+  auto pod = w->pods.find(key);
+  if (placed == w->placements.end() || placed->second.node != refusal.node ||
+      pod == w->pods.end() || PodUid(pod->second) != refusal.pod.uid) {
+    return;
+  }
+  refused_.insert(key);
+  engine_->AdmissionRefused(
+      w->key,
+      absl::StrCat("the API server refused to admit pod ", key, " on node ",
+                   refusal.node, ": ", refusal.message),
+      now);
 }
 
 }  // namespace gpusched

@@ -312,20 +312,9 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
   const kube::PodTarget pod{revoke.pod.pod_namespace, revoke.pod.pod_name,
                             revoke.pod.uid};
   if (revoke.evict && !revoke.bound) {
-    // Its admission may never have landed: a pod still behind gpusched's
-    // gate never ran and is never evicted (a bare pod would be deleted).
-    absl::StatusOr<kube::GateState> gate =
-        kube::ReadGateState(client_, pod, call);
-    if (!gate.ok()) return gate.status();
-    if (*gate != kube::GateState::kUngated) {
-      spdlog::info(
-          "withdrew admission pod={}/{} workload={} node={}: {}; nothing "
-          "written",
-          pod.namespace_name, pod.name, revoke.workload, revoke.node,
-          *gate == kube::GateState::kGated ? "its gate was never lifted"
-                                           : "the pod is gone");
-      return Written::kDone;
-    }
+    absl::StatusOr<bool> withdrawn = WithdrawnWithoutWrite(revoke, call);
+    if (!withdrawn.ok()) return withdrawn.status();
+    if (*withdrawn) return Written::kDone;
   }
   if (revoke.evict) {
     absl::StatusOr<kube::EvictionResult> result =
@@ -354,6 +343,25 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
                pod.namespace_name, pod.name, revoke.workload, revoke.node,
                revoke.evict, revoke.reason);
   return Written::kDone;
+}
+
+// An unbound member's admission may never have landed: a pod still behind
+// gpusched's gate never ran and is never evicted (a bare pod would be
+// deleted), so taking its admission back writes nothing. True then.
+absl::StatusOr<bool> DecisionWriter::WithdrawnWithoutWrite(
+    const RevokeMember& revoke, const kube::CallOptions& call) {
+  absl::StatusOr<kube::GateState> gate = kube::ReadGateState(
+      client_, {revoke.pod.pod_namespace, revoke.pod.pod_name, revoke.pod.uid},
+      call);
+  if (!gate.ok()) return gate.status();
+  if (*gate == kube::GateState::kUngated) return false;
+  spdlog::info(
+      "withdrew admission pod={}/{} workload={} node={}: {}; nothing written",
+      revoke.pod.pod_namespace, revoke.pod.pod_name, revoke.workload,
+      revoke.node,
+      *gate == kube::GateState::kGated ? "its gate was never lifted"
+                                       : "the pod is gone");
+  return true;
 }
 
 // Events first: they never fail the decision (the recorder counts its own

@@ -155,6 +155,8 @@ class DecisionWriter : public DecisionSink {
                                      const kube::CallOptions& call);
   absl::StatusOr<Written> WriteRevoke(const RevokeMember& revoke,
                                       const kube::CallOptions& call);
+  absl::StatusOr<bool> WithdrawnWithoutWrite(const RevokeMember& revoke,
+                                             const kube::CallOptions& call);
   absl::Status WriteStatus(const WorkloadStatus& status,
                            const kube::CallOptions& call);
   void RecordEvents(const WorkloadStatus& status);

@@ -95,19 +95,16 @@ bool PodGroupSync::settled(PodGroup::Flavor flavor) const {
 void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
   const CrdWatch* crd = crds_[FlavorIndex(flavor)].get();  // null: built in
   Backoff backoff(options_.initial_backoff, options_.max_backoff);
-  bool absent = false;
-  int forbidden = 0;
-  std::optional<Clock::time_point> failing_since;
-  bool told_failing = false;
+  ListRun run;
   while (!stop.stop_requested()) {
     // Noted before the list, so that a CRD established or removed while
     // the list runs is not missed.
     const CrdWatch::Mark mark = crd ? crd->mark() : CrdWatch::Mark{};
     absl::StatusOr<std::string> version = ListAll(flavor, stop);
     if (stop.stop_requested()) return;
-    if (CountsAsAbsent(version.status(), forbidden)) {
-      if (!absent) ReportAbsent(flavor, version.status());
-      absent = true;
+    if (CountsAsAbsent(version.status(), run.forbidden)) {
+      if (!run.absent) ReportAbsent(flavor, version.status());
+      run.absent = true;
       settled_[FlavorIndex(flavor)] = true;
       if (!WaitToAskAgain(flavor, version.status(), mark, backoff, stop)) {
         return;
@@ -115,20 +112,10 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
       continue;
     }
     if (!version.ok()) {
-      if (!ListFailed(flavor, version.status(), backoff, failing_since,
-                      told_failing, stop)) {
-        return;
-      }
+      if (!ListFailed(flavor, version.status(), backoff, run, stop)) return;
       continue;
     }
-    if (absent)
-      spdlog::info("kube sync: {} PodGroups are served now", ApiName(flavor));
-    if (told_failing) {
-      spdlog::info("kube sync: {} PodGroups are listed again", ApiName(flavor));
-    }
-    absent = told_failing = false;
-    failing_since.reset();
-    settled_[FlavorIndex(flavor)] = true;
+    NoteListed(flavor, run);
     backoff.Reset();
     bool gone = false;
     if (!WatchUntilRelist(flavor, *version, backoff, mark.removal, stop,
@@ -139,22 +126,33 @@ void PodGroupSync::Run(PodGroup::Flavor flavor, std::stop_token stop) {
   }
 }
 
+void PodGroupSync::NoteListed(PodGroup::Flavor flavor, ListRun& run) {
+  if (run.absent) {
+    spdlog::info("kube sync: {} PodGroups are served now", ApiName(flavor));
+  }
+  if (run.told_failing) {
+    spdlog::info("kube sync: {} PodGroups are listed again", ApiName(flavor));
+  }
+  run = ListRun{};
+  settled_[FlavorIndex(flavor)] = true;
+}
+
 bool PodGroupSync::ListFailed(PodGroup::Flavor flavor,
                               const absl::Status& status, Backoff& backoff,
-                              std::optional<Clock::time_point>& since,
-                              bool& told, std::stop_token stop) {
+                              ListRun& run, std::stop_token stop) {
   const Clock::time_point now = Clock::now();
-  if (!since) since = now;
+  if (!run.failing_since) run.failing_since = now;
+  const Clock::time_point since = *run.failing_since;
   auto wait = backoff.Next();
   spdlog::warn("kube sync: listing {} PodGroups failed, retrying in {} ms: {}",
                ApiName(flavor), wait.count(), Message(status));
-  if (!told && now - *since >= options_.failing_after) {
-    told = true;
+  if (!run.told_failing && now - since >= options_.failing_after) {
+    run.told_failing = true;
     spdlog::error(
         "kube sync: {} PodGroups cannot be listed ({} s of failures): their "
         "gangs wait, every other workload is admitted: {}",
         ApiName(flavor),
-        std::chrono::duration_cast<std::chrono::seconds>(now - *since).count(),
+        std::chrono::duration_cast<std::chrono::seconds>(now - since).count(),
         Message(status));
     listener_.OnPodGroupListFailing(flavor, std::string(Message(status)));
   }

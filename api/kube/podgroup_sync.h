@@ -110,11 +110,18 @@ class PodGroupSync {
   bool WatchUntilRelist(PodGroup::Flavor flavor, std::string& version,
                         Backoff& backoff, std::stop_token removal,
                         std::stop_token stop, bool& gone);
+  // What one API's thread remembers between lists.
+  struct ListRun {
+    bool absent = false;
+    int forbidden = 0;  // 403s in a row
+    std::optional<Clock::time_point> failing_since;
+    bool told_failing = false;
+  };
   // A list failed: retried after a backoff; the listener hears once the
   // failures have lasted failing_after. False when stopped.
   bool ListFailed(PodGroup::Flavor flavor, const absl::Status& status,
-                  Backoff& backoff, std::optional<Clock::time_point>& since,
-                  bool& told, std::stop_token stop);
+                  Backoff& backoff, ListRun& run, std::stop_token stop);
+  void NoteListed(PodGroup::Flavor flavor, ListRun& run);
   // Lists every page; NotFound when the API is not served.
   absl::StatusOr<std::string> ListAll(PodGroup::Flavor flavor,
                                       std::stop_token stop);
