@@ -130,6 +130,8 @@ type ControlPlane struct {
 	Dir  string
 	Repo string
 	Bins Binaries
+	// Release is the Kubernetes release of Bins (their kube-apiserver's).
+	Release Release
 	// AdminKubeconfig is a kubeconfig file for the admin (for kubectl).
 	AdminKubeconfig string
 	APIServerURL    string
@@ -222,6 +224,10 @@ func (c *ControlPlane) prepare() error {
 	if c.Bins, err = FindBinaries(c.Repo); err != nil {
 		return err
 	}
+	if c.Release, err = binariesRelease(c.Bins.KubeAPIServer); err != nil {
+		return err
+	}
+	c.skipWhatTheReleaseLacks()
 	if c.Dir, err = os.MkdirTemp("", "gpusched-e2e-"+sanitize(c.t.Name())+"-"); err != nil {
 		return fmt.Errorf("dir: %w", err)
 	}
