@@ -210,7 +210,8 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		}
 		t.Logf("controlplane: %s ready in %v", step.name, time.Since(stepBegan).Round(time.Millisecond))
 	}
-	t.Logf("controlplane: ready in %v (dir %s)", time.Since(began).Round(time.Millisecond), c.Dir)
+	t.Logf("controlplane: Kubernetes %s ready in %v (dir %s)", c.Release.Version,
+		time.Since(began).Round(time.Millisecond), c.Dir)
 	return c
 }
 
