@@ -43,7 +43,8 @@ for pins in "$here"/release-*/; do
   name="$(basename "$pins")"
   release_bin_dir="$("$here/build-release.sh" "$name" | tail -1)"
   # Its failures' logs apart from the main release's test of the same name.
-  printf 'E2E_BIN_DIR=%s\nE2E_LOG_DIR=%s\n' "$release_bin_dir" "$build/e2e-logs/$name" > "$out/$name.env"
+  printf 'E2E_BIN_DIR=%s\nE2E_K8S_RELEASE=%s\nE2E_LOG_DIR=%s\n' "$release_bin_dir" \
+    "$(cat "$pins/k8s/RELEASE")" "$build/e2e-logs/$name" > "$out/$name.env"
   echo "e2e: Kubernetes $(cat "$pins/k8s/RELEASE") binaries ready in $((SECONDS - release_started)) s ($release_bin_dir)" >&2
 done
 use_module_proxy
@@ -51,6 +52,7 @@ use_module_proxy
   if [[ -d cmd/bench ]]; then go build -o "$out/e2e-bench" ./cmd/bench; fi)
 {
   echo "E2E_BIN_DIR=$bin_dir"
+  echo "E2E_K8S_RELEASE=$(cat "$here/k8s/RELEASE")"
   echo "GPUSCHED_REPO=$(cd "$here/../.." && pwd)"
   echo "GPUSCHED_BIN=$build/gpusched"
   echo "E2E_LOG_DIR=$build/e2e-logs"
