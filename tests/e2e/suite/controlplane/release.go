@@ -62,9 +62,9 @@ func binariesRelease(apiserver string) (Release, error) {
 // skipWhatTheReleaseLacks skips the test when it asks for an option that
 // the binaries' release does not serve.
 func (c *ControlPlane) skipWhatTheReleaseLacks() {
-	// scheduling.k8s.io/v1beta1 Workloads and PodGroups: v1.35 has only
-	// v1alpha1 Workloads, and kube-apiserver's --runtime-config names a
-	// version it does not serve as an error.
+	// scheduling.k8s.io/v1beta1 Workloads and PodGroups, which gpusched
+	// reads, are v1.37's: v1.36 has PodGroups as v1alpha2, v1.35 only
+	// v1alpha1 Workloads.
 	if c.opts.GenericWorkload && !c.Release.AtLeast(1, 37) {
 		c.t.Skipf("controlplane: Options.GenericWorkload needs Kubernetes v1.37 or newer "+
 			"(scheduling.k8s.io/v1beta1 PodGroups); these binaries are %s", c.Release.Version)
