@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs one Go end-to-end test (ctest calls this once per test, so each is
 # its own ctest entry with its own control plane), or one Go benchmark once
-# at its small default size. Exits 77 (ctest: skipped)
-# when prepare.sh found no suitable Go.
+# at its small default size, on the main release's binaries or, given
+# RELEASE (release-1.35: a directory tests/e2e/release-*), on that older
+# release's. Exits 77 (ctest: skipped) when prepare.sh found no suitable Go.
 #
-# Usage: tests/e2e/run-test.sh BUILD_DIR TestName|BenchmarkName
+# Usage: tests/e2e/run-test.sh BUILD_DIR TestName|BenchmarkName [RELEASE]
 set -euo pipefail
-build="${1:?usage: run-test.sh BUILD_DIR TestName}"
-name="${2:?usage: run-test.sh BUILD_DIR TestName}"
+usage="usage: run-test.sh BUILD_DIR TestName [release-MAJOR.MINOR]"
+build="${1:?$usage}"
+name="${2:?$usage}"
+release="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 if [[ -f "$build/e2e/skip" ]]; then
   echo "e2e: skipped: $(cat "$build/e2e/skip")"
@@ -20,6 +23,13 @@ if [[ ! -f "$build/e2e/env" ]]; then
   exit 77
 fi
 set -a; source "$build/e2e/env"; set +a
+if [[ -n "$release" ]]; then
+  if [[ ! -f "$build/e2e/$release.env" ]]; then
+    echo "e2e: $release not prepared: no tests/e2e/$release, or prepare.sh ran before it was added (run tests/e2e/prepare.sh $build)"
+    exit 1
+  fi
+  set -a; source "$build/e2e/$release.env"; set +a
+fi
 cd "$here/suite"
 if [[ "$name" == Benchmark* ]]; then
   # Once, at the benchmark's own small default size: a smoke run that keeps

@@ -3,11 +3,12 @@
 # has its main package at the module root, but its go.mod uses relative
 # replaces, so it cannot be `go install`ed; this module requires it instead.
 # Take the minor that the pinned Kubernetes release's etcd client requires
-# (see tests/e2e/k8s/go.mod, go.etcd.io/etcd/client/v3).
+# (see tests/e2e/k8s/go.mod, go.etcd.io/etcd/client/v3). DIR pins another
+# directory's go.mod (an older release's, e.g. tests/e2e/release-1.35/etcd).
 #
-# Usage: tests/e2e/etcd/pin.sh v3.7.3
+# Usage: tests/e2e/etcd/pin.sh v3.7.3 [DIR]
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "${2:-$(dirname "$0")}"
 export PATH="$PATH:/usr/local/go/bin"
 release="${1:?usage: pin.sh v3.MINOR.PATCH}"
 [[ "$release" =~ ^v3\.[0-9]+\.[0-9]+$ ]] || { echo "pin.sh: not a release: $release" >&2; exit 2; }

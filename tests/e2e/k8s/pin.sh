@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Pins tests/e2e/k8s/go.mod to one Kubernetes release.
+# Pins tests/e2e/k8s/go.mod (or DIR/go.mod: an older release the suite also
+# runs, e.g. tests/e2e/release-1.35/k8s) to one Kubernetes release.
 #
 # k8s.io/kubernetes replaces every k8s.io/<staging> module with a path under
 # ./staging that its module download does not contain, so a module that
@@ -8,9 +9,9 @@
 # pinned release's own go.mod rather than kept by hand; its godebug lines are
 # copied too, so the binaries behave as upstream's.
 #
-# Usage: tests/e2e/k8s/pin.sh v1.37.2
+# Usage: tests/e2e/k8s/pin.sh v1.37.2 [DIR]
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "${2:-$(dirname "$0")}"
 export PATH="$PATH:/usr/local/go/bin"
 release="${1:?usage: pin.sh vMAJOR.MINOR.PATCH}"
 [[ "$release" =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || { echo "pin.sh: not a release: $release" >&2; exit 2; }

@@ -156,10 +156,12 @@ func ptrTo[T any](v T) *T { return &v }
 // references, so the pods carry only the Job's: the test does not ask for
 // it.)
 func TestJobGangIsANativeGangEvictedAndReadmittedWhole(t *testing.T) {
-	gates := "--feature-gates=GenericWorkload=true,WorkloadWithJob=true"
+	// GenericWorkload gives each component its gate (and kube-apiserver the
+	// runtime-config); these add WorkloadWithJob to it.
+	gates := "--feature-gates=WorkloadWithJob=true"
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: jobEvictionPolicy(t),
-		APIServerArgs:           []string{gates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
-		SchedulerArgs:           []string{"--feature-gates=GenericWorkload=true"},
+		GenericWorkload:         true,
+		APIServerArgs:           []string{gates},
 		GpuschedArgs:            []string{"--podgroup-api-poll-ms", podGroupPollMs},
 		ControllerManager:       &controlplane.ControllerManager{Controllers: []string{"job-controller"}, ExtraArgs: []string{gates}},
 		KubeletFailsDeletedPods: true,

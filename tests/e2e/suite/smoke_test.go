@@ -3,6 +3,9 @@ package suite_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,9 +15,6 @@ import (
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
-
-// The release tests/e2e/k8s pins; the built binaries report it.
-const wantVersion = "v1.37.2"
 
 // TestControlPlaneBindsAGpuPod proves the fixture end to end: kube-scheduler
 // calls gpusched, gpusched binds with a GPU assignment under deploy/'s RBAC,
@@ -76,10 +76,26 @@ func checkGpuIDs(t *testing.T, pod *corev1.Pod, node *corev1.Node) {
 	}
 }
 
+// pinnedRelease is the release the binaries were built from:
+// $E2E_K8S_RELEASE (prepare.sh sets it for the main pins and for each
+// older release), else the main pins' tests/e2e/k8s/RELEASE.
+func pinnedRelease(t *testing.T, repo string) string {
+	t.Helper()
+	if release := os.Getenv("E2E_K8S_RELEASE"); release != "" {
+		return release
+	}
+	data, err := os.ReadFile(filepath.Join(repo, "tests", "e2e", "k8s", "RELEASE"))
+	if err != nil {
+		t.Fatalf("pinned release: %v", err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
 // checkKubectlVersion runs the built kubectl against the apiserver: both
 // must report the pinned release.
 func checkKubectlVersion(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
+	wantVersion := pinnedRelease(t, cp.Repo)
 	out, err := cp.Kubectl(ctx, "version", "-o", "json")
 	if err != nil {
 		t.Fatal(err)

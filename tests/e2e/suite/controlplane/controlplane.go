@@ -130,6 +130,8 @@ type ControlPlane struct {
 	Dir  string
 	Repo string
 	Bins Binaries
+	// Release is the Kubernetes release of Bins (their kube-apiserver's).
+	Release Release
 	// AdminKubeconfig is a kubeconfig file for the admin (for kubectl).
 	AdminKubeconfig string
 	APIServerURL    string
@@ -208,7 +210,8 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		}
 		t.Logf("controlplane: %s ready in %v", step.name, time.Since(stepBegan).Round(time.Millisecond))
 	}
-	t.Logf("controlplane: ready in %v (dir %s)", time.Since(began).Round(time.Millisecond), c.Dir)
+	t.Logf("controlplane: Kubernetes %s ready in %v (dir %s)", c.Release.Version,
+		time.Since(began).Round(time.Millisecond), c.Dir)
 	return c
 }
 
@@ -222,6 +225,10 @@ func (c *ControlPlane) prepare() error {
 	if c.Bins, err = FindBinaries(c.Repo); err != nil {
 		return err
 	}
+	if c.Release, err = binariesRelease(c.Bins.KubeAPIServer); err != nil {
+		return err
+	}
+	c.skipWhatTheReleaseLacks()
 	if c.Dir, err = os.MkdirTemp("", "gpusched-e2e-"+sanitize(c.t.Name())+"-"); err != nil {
 		return fmt.Errorf("dir: %w", err)
 	}
