@@ -112,6 +112,7 @@ class Parser {
   absl::StatusOr<NodePtr> Unary(int depth);
   absl::StatusOr<NodePtr> Member(int depth);
   absl::StatusOr<NodePtr> Primary(int depth);
+  absl::StatusOr<NodePtr> Parenthesized(int depth);
   absl::StatusOr<NodePtr> SemverCall();
   absl::StatusOr<NodePtr> QuantityCall();
   absl::StatusOr<NodePtr> Has();
@@ -227,15 +228,8 @@ absl::StatusOr<NodePtr> Parser::Primary(int depth) {
       return Literal({SelectorValue::Type::kInt, "", token.number},
                      SelectorType::kInt);
     case Token::Type::kPunct:
-      if (token.text != "(") break;
-      ++next_;
-      if (absl::StatusOr<NodePtr> inner = Or(depth + 1); !inner.ok()) {
-        return inner;
-      } else if (absl::Status closed = Take(")"); !closed.ok()) {
-        return closed;
-      } else {
-        return inner;
-      }
+      if (token.text == "(") return Parenthesized(depth);
+      break;
     case Token::Type::kIdent:
       if (token.text == "true" || token.text == "false") {
         ++next_;
@@ -253,6 +247,14 @@ absl::StatusOr<NodePtr> Parser::Primary(int depth) {
   }
   return Expected(
       "device.driver, device.attributes, device.capacity or a literal");
+}
+
+absl::StatusOr<NodePtr> Parser::Parenthesized(int depth) {
+  ++next_;
+  absl::StatusOr<NodePtr> inner = Or(depth + 1);
+  if (!inner.ok()) return inner;
+  if (absl::Status closed = Take(")"); !closed.ok()) return closed;
+  return inner;
 }
 
 // name('text'): the text.
