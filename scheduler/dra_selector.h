@@ -3,25 +3,44 @@
 
 // Device selectors of resource.k8s.io/v1 are CEL expressions, and Debian
 // has no C++ CEL library. gpusched evaluates a documented subset exactly,
-// as kube-scheduler's CEL environment would:
+// as kube-scheduler v1.37's CEL environment does:
 //
 //   device.driver == 'gpu.nvidia.com'
 //   device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'
 //   device.attributes['gpu.nvidia.com']['type'] != 'mig'
-//   device.attributes['gpu.nvidia.com'].index == 3       (int, bool, string)
+//   device.attributes['gpu.nvidia.com'].index <= 3     (int, bool, string)
+//   device.attributes['gpu.nvidia.com'].productName < 'NVIDIA L'
 //   device.attributes['gpu.nvidia.com'].driverVersion == semver('550.54.15')
+//   device.attributes['gpu.nvidia.com'].cudaComputeCapability
+//       .isGreaterThan(semver('8.0.0'))          (also isLessThan, compareTo)
 //   device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0
-//   'profile' in device.attributes['gpu.nvidia.com']
-//   joined by &&, ||, ! and parentheses; true and false.
+//   device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('40Gi'))
+//   'profile' in device.attributes['gpu.nvidia.com']   (or device.capacity)
+//   has(device.attributes['gpu.nvidia.com'].profile)
+//   joined by &&, ||, ! and parentheses; true, false, int and string
+//   literals (escapes \\ \' \" only); relations chain, (a == b) == c.
 //
 // Anything else is outside the subset: Parse fails naming the byte where
 // it stopped, and the caller leaves that request's feasibility to
-// kube-scheduler rather than refuse on a guess.
+// kube-scheduler rather than refuse on a guess. So is any expression CEL's
+// type checker rejects ('a' == 1, semver(...) < semver(...)): the API
+// server does not store those.
 //
-// Evaluation follows CEL: a missing domain or attribute is a runtime error
-// ("no such key"), which kube-scheduler reports as a failed allocation; &&
-// and || absorb an error when the other side decides (false && error is
-// false); values of different types are never equal.
+// Evaluation follows cel-go (checked pair by pair against upstream by
+// e2e.TestCelSelectorsAgreeWithUpstream over tests/testdata/cel/):
+// - A domain the device lacks is an empty map: 'x' in it is false, and
+//   a name missing from any domain is a runtime error ("no such key: x"),
+//   which kube-scheduler reports as a failed allocation.
+// - && and || absorb an error when the other side decides (false && error
+//   is false, error && false too); ! of an error is the error.
+// - == of different types is false, except that a semver on the left has
+//   no == with a non-semver (an error); != is then true.
+// - <, <=, >, >= order two ints, two strings (by byte) or two bools (false
+//   < true); other pairs are an error ("no such overload").
+// - Semvers compare by semver precedence, build metadata ignored; a
+//   semver('...') text CEL's semver() rejects is a runtime error.
+// - Quantities compare exactly (a literal finer than a milli-unit too).
+// - cel-go's parser drops '!' in pairs: !!x is x, whatever its type.
 
 #include <memory>
 #include <string>

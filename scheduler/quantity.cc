@@ -121,6 +121,13 @@ absl::StatusOr<Parsed> ParseNumberAndSuffix(std::string_view text) {
 }  // namespace
 
 absl::StatusOr<int64_t> ParseQuantity(std::string_view text, int64_t scale) {
+  absl::StatusOr<ScaledQuantity> scaled = ParseScaledQuantity(text, scale);
+  if (!scaled.ok()) return scaled.status();
+  return scaled->value;
+}
+
+absl::StatusOr<ScaledQuantity> ParseScaledQuantity(std::string_view text,
+                                                   int64_t scale) {
   if (text.empty()) {
     return absl::InvalidArgumentError("invalid quantity \"\": empty");
   }
@@ -150,7 +157,10 @@ absl::StatusOr<int64_t> ParseQuantity(std::string_view text, int64_t scale) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid quantity \"", Sv(text), "\": too large"));
   }
-  return static_cast<int64_t>(value);
+  // Exact when nothing was rounded up. Had the last loop stopped early, its
+  // denominator exceeds a non-zero numerator: a fraction too.
+  return ScaledQuantity{.value = static_cast<int64_t>(value),
+                        .exact = numerator % denominator == 0};
 }
 
 std::string FormatMilli(int64_t milli) {

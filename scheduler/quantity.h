@@ -15,6 +15,16 @@ namespace gpusched {
 // Fails with InvalidArgument naming the offending character.
 absl::StatusOr<int64_t> ParseQuantity(std::string_view text, int64_t scale);
 
+// ParseQuantity's value, and whether it is exact: false when the text holds
+// a fraction of 1/scale that rounding up dropped ("1500u" at scale 1000 is
+// 2, not exact), so that a comparison with it can still be exact.
+struct ScaledQuantity {
+  int64_t value = 0;
+  bool exact = true;
+};
+absl::StatusOr<ScaledQuantity> ParseScaledQuantity(std::string_view text,
+                                                   int64_t scale);
+
 // Formats `milli` milli-units the way kubectl prints small quantities:
 // "500m", "2", "1500m".
 std::string FormatMilli(int64_t milli);

@@ -55,6 +55,8 @@ use_module_proxy
   echo "E2E_K8S_RELEASE=$(cat "$here/k8s/RELEASE")"
   echo "GPUSCHED_REPO=$(cd "$here/../.." && pwd)"
   echo "GPUSCHED_BIN=$build/gpusched"
+  # gpusched's side of the differential CEL test (tests/CMakeLists.txt).
+  echo "GPUSCHED_CEL_VERDICTS=$build/tests/gpusched_cel_verdicts"
   echo "E2E_LOG_DIR=$build/e2e-logs"
   # CI installs chromium (make deps): there the dashboard's tests must run,
   # not skip.

@@ -74,10 +74,11 @@ TEST(DraSelectorTest, IntBoolAndVersionAttributes) {
   EXPECT_TRUE(
       Matches("device.attributes['gpu.nvidia.com'].driverVersion == "
               "semver('550.54.15+build.7')"));
-  // CEL never calls values of different types equal.
+  // CEL calls values of different types unequal (a semver on the left is
+  // the exception: ASemverEqualsOnlyASemver).
   EXPECT_FALSE(Matches("device.attributes['gpu.nvidia.com'].index == '3'"));
   EXPECT_FALSE(Matches(
-      "device.attributes['gpu.nvidia.com'].driverVersion == '550.54.15'"));
+      "'550.54.15' == device.attributes['gpu.nvidia.com'].driverVersion"));
 }
 
 TEST(DraSelectorTest, CapacityComparesAsQuantities) {
@@ -104,9 +105,9 @@ TEST(DraSelectorTest, JunctionsAndParentheses) {
   EXPECT_FALSE(Matches("!(true && true)"));
 }
 
-// A missing attribute is CEL's "no such key" runtime error, which makes
-// kube-scheduler fail the allocation; the side that decides a && or ||
-// absorbs it, as in CEL.
+// A missing attribute, in a domain the device has or not, is CEL's "no
+// such key" runtime error, which makes kube-scheduler fail the allocation;
+// the side that decides a && or || absorbs it, as in CEL.
 TEST(DraSelectorTest, MissingKeysAreErrorsUnlessTheOtherSideDecides) {
   SelectorOutcome missing =
       Eval("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", H100());
@@ -114,7 +115,8 @@ TEST(DraSelectorTest, MissingKeysAreErrorsUnlessTheOtherSideDecides) {
   EXPECT_THAT(missing.error, HasSubstr("no such key: profile"));
   SelectorOutcome domain =
       Eval("device.attributes['mig.nvidia.com'].profile == 'x'", H100());
-  EXPECT_THAT(domain.error, HasSubstr("no such key: mig.nvidia.com"));
+  EXPECT_EQ(domain.result, SelectorResult::kError);
+  EXPECT_THAT(domain.error, HasSubstr("no such key: profile"));
   EXPECT_FALSE(
       Matches("'profile' in device.attributes['gpu.nvidia.com'] && "
               "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"));
@@ -137,6 +139,149 @@ TEST(DraSelectorTest, UnqualifiedNamesAreInTheDriversDomain) {
             SelectorResult::kError);
 }
 
+// Issue K §2, seen live: kube-scheduler's environment reads a domain the
+// device lacks as an empty map, so 'x' in it is false, not "no such key".
+TEST(DraSelectorTest, ADomainTheDeviceLacksIsAnEmptyMap) {
+  EXPECT_FALSE(Matches("'x' in device.attributes['unknown.domain']"));
+  EXPECT_TRUE(
+      Matches("device.driver == 'gpu.nvidia.com' && "
+              "!('mode' in device.attributes['other.example.com'])"));
+  EXPECT_FALSE(Matches("has(device.attributes['other.example.com'].mode)"));
+  EXPECT_FALSE(Matches("'memory' in device.capacity['other.example.com']"));
+}
+
+TEST(DraSelectorTest, InAndHasLookInAttributesOrCapacity) {
+  EXPECT_TRUE(Matches("'index' in device.attributes['gpu.nvidia.com']"));
+  EXPECT_TRUE(Matches("has(device.attributes['gpu.nvidia.com'].index)"));
+  EXPECT_TRUE(Matches("'memory' in device.capacity['gpu.nvidia.com']"));
+  EXPECT_TRUE(Matches("has(device.capacity['gpu.nvidia.com'].memory)"));
+  EXPECT_FALSE(Matches("'memory' in device.attributes['gpu.nvidia.com']"));
+}
+
+TEST(DraSelectorTest, StringsOrderByByteAndBoolsFalseFirst) {
+  EXPECT_TRUE(
+      Matches("device.attributes['gpu.nvidia.com'].productName < 'NVIDIA I'"));
+  EXPECT_FALSE(
+      Matches("device.attributes['gpu.nvidia.com'].productName >= 'NVIDIA I'"));
+  EXPECT_TRUE(Matches("device.driver > 'gpu'"));
+  EXPECT_FALSE(Matches("'\xC3\xBC' < 'z'"));  // u-umlaut: 0xC3 0xBC > 'z'
+  EXPECT_TRUE(Matches("device.attributes['gpu.nvidia.com'].mig < true"));
+  EXPECT_FALSE(Matches("true <= false"));
+}
+
+TEST(DraSelectorTest, OrderingValuesOfDifferentTypesIsAnError) {
+  for (const char* expression :
+       {"device.attributes['gpu.nvidia.com'].index < 'a'",
+        "device.attributes['gpu.nvidia.com'].mig >= 0",
+        "device.attributes['gpu.nvidia.com'].driverVersion > "
+        "device.attributes['gpu.nvidia.com'].driverVersion"}) {
+    SelectorOutcome outcome = Eval(expression, H100());
+    EXPECT_EQ(outcome.result, SelectorResult::kError) << expression;
+    EXPECT_THAT(outcome.error, HasSubstr("no such overload")) << expression;
+  }
+}
+
+// cel-go's semver has == only with a semver: on the left of anything else
+// it is an error, on the right it is unequal, and != is "== is not true".
+TEST(DraSelectorTest, ASemverEqualsOnlyASemver) {
+  EXPECT_EQ(Eval("device.attributes['gpu.nvidia.com'].driverVersion == "
+                 "'550.54.15'",
+                 H100())
+                .result,
+            SelectorResult::kError);
+  EXPECT_FALSE(Matches(
+      "'550.54.15' == device.attributes['gpu.nvidia.com'].driverVersion"));
+  EXPECT_TRUE(Matches(
+      "device.attributes['gpu.nvidia.com'].driverVersion != '550.54.15'"));
+  EXPECT_FALSE(
+      Matches("device.attributes['gpu.nvidia.com'].index == semver('3.0.0')"));
+}
+
+TEST(DraSelectorTest, SemverTextCelRejectsIsARuntimeError) {
+  SelectorOutcome partial = Eval(
+      "device.attributes['gpu.nvidia.com'].driverVersion == "
+      "semver('550.54')",
+      H100());
+  EXPECT_EQ(partial.result, SelectorResult::kError);
+  EXPECT_THAT(partial.error, HasSubstr("No Major.Minor.Patch"));
+  EXPECT_TRUE(
+      Matches("semver('v550.54.15') == "
+              "device.attributes['gpu.nvidia.com'].driverVersion || true"));
+}
+
+TEST(DraSelectorTest, SemverMethodsCompareByPrecedence) {
+  // 15 > 9 as numbers, though '1' < '9' as text.
+  EXPECT_TRUE(
+      Matches("device.attributes['gpu.nvidia.com'].driverVersion."
+              "isGreaterThan(semver('550.54.9'))"));
+  EXPECT_TRUE(
+      Matches("device.attributes['gpu.nvidia.com'].driverVersion."
+              "isGreaterThan(semver('550.54.15-rc.1'))"));
+  EXPECT_TRUE(
+      Matches("device.attributes['gpu.nvidia.com'].driverVersion."
+              "compareTo(semver('550.54.15+build.2')) == 0"));
+  EXPECT_TRUE(
+      Matches("semver('550.0.0').isLessThan("
+              "device.attributes['gpu.nvidia.com'].driverVersion)"));
+  EXPECT_EQ(Eval("device.attributes['gpu.nvidia.com'].index.isLessThan("
+                 "semver('1.0.0'))",
+                 H100())
+                .result,
+            SelectorResult::kError);
+}
+
+// A literal finer than a milli-unit is rounded up when parsed; the
+// comparison still knows it lies below that.
+TEST(DraSelectorTest, QuantitiesFinerThanAMilliUnitCompareExactly) {
+  DraDevice device = H100();
+  device.capacity["gpu.nvidia.com/share"] = 2;  // 2m
+  // 2m > 1.5m, though 1500u rounds up to 2m.
+  EXPECT_TRUE(Eval("device.capacity['gpu.nvidia.com'].share.compareTo("
+                   "quantity('1500u')) == 1",
+                   device)
+                  .matches());
+  EXPECT_TRUE(Eval("device.capacity['gpu.nvidia.com'].share.isLessThan("
+                   "quantity('2000001n'))",
+                   device)
+                  .matches());
+  EXPECT_TRUE(Eval("quantity('1999999n').isLessThan("
+                   "device.capacity['gpu.nvidia.com'].share)",
+                   device)
+                  .matches());
+}
+
+TEST(DraSelectorTest, NonBoolsInJunctionsAreErrorsTheOtherSideAbsorbs) {
+  EXPECT_EQ(
+      Eval("device.attributes['gpu.nvidia.com'].index && true", H100()).result,
+      SelectorResult::kError);
+  EXPECT_FALSE(Matches("false && device.attributes['gpu.nvidia.com'].index"));
+  EXPECT_TRUE(Matches("device.attributes['gpu.nvidia.com'].index || true"));
+  EXPECT_EQ(Eval("!device.attributes['gpu.nvidia.com'].type", H100()).result,
+            SelectorResult::kError);
+}
+
+TEST(DraSelectorTest, NotAppliesToItsOperandBeforeAnyComparison) {
+  // (!mig) < false is true < false; !(mig < false) would match.
+  EXPECT_FALSE(Matches("!device.attributes['gpu.nvidia.com'].mig < false"));
+  // cel-go's parser drops '!' in pairs: !!x is x.
+  EXPECT_TRUE(Matches("!!device.attributes['gpu.nvidia.com'].type == 'gpu'"));
+  EXPECT_TRUE(Matches("!!!device.attributes['gpu.nvidia.com'].mig"));
+}
+
+TEST(DraSelectorTest, RelationsChainLeftToRight) {
+  EXPECT_TRUE(Matches("device.attributes['gpu.nvidia.com'].index < 4 == true"));
+  EXPECT_TRUE(
+      Matches("'profile' in device.attributes['gpu.nvidia.com'] == false"));
+}
+
+TEST(DraSelectorTest, IntegerLiteralsReachInt64sLimits) {
+  EXPECT_FALSE(Matches(
+      "device.attributes['gpu.nvidia.com'].index == -9223372036854775808"));
+  EXPECT_TRUE(Matches(
+      "device.attributes['gpu.nvidia.com'].index <= 9223372036854775807"));
+  EXPECT_TRUE(Matches("device.attributes['gpu.nvidia.com'].index == 003"));
+}
+
 void ExpectOutside(std::string_view expression, std::string_view at) {
   absl::StatusOr<DeviceSelector> selector = DeviceSelector::Parse(expression);
   ASSERT_FALSE(selector.ok()) << expression;
@@ -156,9 +301,11 @@ TEST(DraSelectorTest, NamesWhereItLeavesTheSubset) {
                 "at byte 10: character ','");
   ExpectOutside("device.attributes['gpu.nvidia.com'].index + 1 == 4",
                 "character '+'");
-  ExpectOutside("device.driver", "expected a comparison");
+  ExpectOutside("device.driver",
+                "not valid CEL: the selector needs a bool, not string");
   ExpectOutside("device.driver == 'a", "unterminated string");
-  ExpectOutside("device.capacity['d'].memory >= 1", "expected '.'");
+  ExpectOutside("device.capacity['d'].memory >= 1",
+                "a quantity compared other than with compareTo");
   ExpectOutside("device.capacity['d'].memory.compareTo(quantity('lots')) > 0",
                 "at byte 47");
   ExpectOutside("", "at byte 0");

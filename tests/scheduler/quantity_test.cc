@@ -121,6 +121,24 @@ TEST(ParseQuantity, RejectsValuesThatOverflowAfterScaling) {
   EXPECT_TRUE(ParseQuantity("10P", 1).ok());
 }
 
+TEST(ParseScaledQuantity, SaysWhetherRoundingUpDroppedAFraction) {
+  struct Case {
+    std::string_view text;
+    int64_t want;
+    bool exact;
+  };
+  for (const Case& c :
+       {Case{"1500m", 1500, true}, Case{"1.5", 1500, true},
+        Case{"1Ki", 1024000, true}, Case{"0", 0, true}, Case{"1500u", 2, false},
+        Case{"1n", 1, false}, Case{"0.0000000001", 1, false},
+        Case{"1000001n", 2, false}, Case{"1.0000001", 1001, false}}) {
+    absl::StatusOr<ScaledQuantity> milli = ParseScaledQuantity(c.text, 1000);
+    ASSERT_TRUE(milli.ok()) << c.text << ": " << milli.status();
+    EXPECT_EQ(milli->value, c.want) << c.text;
+    EXPECT_EQ(milli->exact, c.exact) << c.text;
+  }
+}
+
 TEST(FormatMilli, PrintsWholeUnitsPlainAndTheRestInMilli) {
   EXPECT_EQ(FormatMilli(0), "0");
   EXPECT_EQ(FormatMilli(500), "500m");

@@ -22,15 +22,16 @@ import (
 // finds no device. The gang's admission timeout rolls it back, as it does
 // for any admitted gang a member of which cannot bind.
 
-// newDriverSelector asks for a device whose driver is newer than 580: valid
+// newDriverSelector asks for a device whose driver is 580 or newer: valid
 // CEL (Kubernetes' semver library) outside gpusched's subset, which
-// compares versions only with ==. The slices publish DraDriverVersion
-// (570), so it matches no device until the driver is upgraded.
-const newDriverSelector = "device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('580.0.0'))"
+// compares versions (==, compareTo, isGreaterThan, isLessThan) but reads
+// no part of one. The slices publish DraDriverVersion (570), so it matches
+// no device until the driver is upgraded.
+const newDriverSelector = "device.attributes['gpu.nvidia.com'].driverVersion.major() >= 580"
 
 // TestDraGangKubeSchedulerCannotAllocateIsRolledBack: one DRA-only DGX
 // H100 (driver 570), team-a of 8 GPUs, gang.admissionTimeout 5 s. Gang
-// "newer" (2 pods, each claiming 4 GPUs that need a driver above 580) is
+// "newer" (2 pods, each claiming 4 GPUs that need a driver of 580 or newer) is
 // admitted and both members pinned to the node, charging 8 GPUs;
 // kube-scheduler cannot allocate their claims there. After the timeout
 // gpusched rolls the gang back (AdmissionTimedOut on both pods, both
