@@ -56,9 +56,9 @@ func TestDraClaimsQuotaCannotCountAreNeverAdmitted(t *testing.T) {
 	waitForReason(ctx, t, cp, "Pod", "Inadmissible", []string{"unmetered", "every-gpu"})
 	events := gpuschedEvents(ctx, t, cp)
 	checkEventNames(t, events["unmetered"], "Inadmissible",
-		"spec.spec.devices.requests[0].exactly.deviceClassName", unmappedClass)
+		"devices.requests[0].exactly.deviceClassName", unmappedClass)
 	checkEventNames(t, events["every-gpu"], "Inadmissible",
-		"spec.spec.devices.requests[0].exactly.allocationMode", `"All"`)
+		"devices.requests[0].exactly.allocationMode", `"All"`)
 	for _, name := range []string{"unmetered", "every-gpu"} {
 		holdUnbound(ctx, t, cp, name, 3*time.Second)
 		checkStillGated(ctx, t, cp, name)
