@@ -215,26 +215,10 @@ void AdmissionRun::Schedule(int64_t now) {
 }
 
 // A gang that timed out short of members backs off before its next try;
-// the sentence stays the count it waits for. A queued workload whose
-// claims quota cannot charge says which claim and field.
+// the sentence stays the count it waits for. Then what holds a workload
+// whatever its members: its PodGroup API cannot be listed, or (queued) a
+// member's claims cannot be charged; each says what and where.
 void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
-  for (auto& [key, w] : live_) {
-    if (w->state != Workload::State::kPending) continue;
-    if (const std::string* failure = store_.GroupApiFailure(*w)) {
-      w->Explain({ReasonCode::kPodGroupApiUnavailable,
-                  absl::StrCat("its PodGroup API cannot be listed, so its "
-                               "minMember is not known: ",
-                               *failure)});
-      continue;
-    }
-    if (!IsQueued(*w)) continue;
-    if (const Pod* held = w->MemberHeldByClaims()) {
-      w->Explain({held->claim_hold.kind == ClaimHold::Kind::kInadmissible
-                      ? ReasonCode::kInadmissible
-                      : ReasonCode::kWaitingForResourceClaim,
-                  held->claim_hold.reason});
-    }
-  }
   for (auto& [key, w] : live_) {
     const ReasonCode incomplete = w->backoff_until_ms > now
                                       ? ReasonCode::kBackingOff
@@ -249,6 +233,25 @@ void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
       w->Explain({incomplete,
                   absl::StrCat("waiting for pods: ", w->pods.size(),
                                " of minMember ", w->min_member, " exist")});
+    }
+  }
+  ExplainHolds();
+}
+
+void AdmissionRun::ExplainHolds() {
+  for (auto& [key, w] : live_) {
+    if (w->state != Workload::State::kPending) continue;
+    if (const std::string* failure = store_.GroupApiFailure(*w)) {
+      w->Explain({ReasonCode::kPodGroupApiUnavailable,
+                  absl::StrCat("its PodGroup API cannot be listed, so its "
+                               "minMember is not known: ",
+                               *failure)});
+    } else if (const Pod* held = w->MemberHeldByClaims();
+               held != nullptr && IsQueued(*w)) {
+      w->Explain({held->claim_hold.kind == ClaimHold::Kind::kInadmissible
+                      ? ReasonCode::kInadmissible
+                      : ReasonCode::kWaitingForResourceClaim,
+                  held->claim_hold.reason});
     }
   }
 }

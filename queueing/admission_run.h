@@ -91,6 +91,7 @@ class AdmissionRun {
   PassResult AdmitExtraMembers(int64_t now);
   void ReplanLostPlacements(int64_t now);
   void ExplainIncompleteGangs(int64_t now);
+  void ExplainHolds();
   // A placement for every member on the first flavors whose quota fits,
   // held in the model while the trial lives; else why not.
   struct FitResult {

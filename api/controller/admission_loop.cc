@@ -283,6 +283,14 @@ void AdmissionLoop::Plan(std::vector<Input>& inputs, int64_t paused_ms,
                          int64_t now, bool deciding) {
   service_->Read([&](const ClusterModel& model) { replica_.SyncFrom(model); });
   if (paused_ms > 0) engine_->PostponeEvictions(paused_ms);
+  // The replica holds the node list already: the nodes it could not read
+  // are known before any pod is adopted on them.
+  for (const Input& input : inputs) {
+    if (const auto* nodes = std::get_if<NodesComplete>(&input)) {
+      undecodable_nodes_ = {nodes->undecodable.begin(),
+                            nodes->undecodable.end()};
+    }
+  }
   for (Input& input : inputs) Apply(input, now);
   if (!orphans_.empty()) SettleOrphans(now);
   if (deciding) engine_->Schedule(now);
@@ -370,8 +378,7 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
   } else if (NodeGone* node = std::get_if<NodeGone>(&input)) {
     engine_->NodeDown(node->node, now);
     GiveUpOrphansOn(node->node, now);
-  } else if (auto* nodes = std::get_if<NodesComplete>(&input)) {
-    undecodable_nodes_ = {nodes->undecodable.begin(), nodes->undecodable.end()};
+  } else if (std::holds_alternative<NodesComplete>(input)) {
     DropVanishedNodes(now);
   } else if (auto* failing = std::get_if<GroupApiFailing>(&input)) {
     engine_->SetPodGroupApiFailing(failing->flavor, failing->error);

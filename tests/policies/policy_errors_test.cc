@@ -363,10 +363,10 @@ spec:
       deviceClassNames: [gpu.nvidia.com]
     deviceClassesOutsideQuota: [nic.example.com, gpu.nvidia.com, Bad_Class]
 )",
-     {"p.yaml:10: SchedulerConfig \"default\": "
+     {"p.yaml:9: SchedulerConfig \"default\": "
       "spec.resources.deviceClassesOutsideQuota[1]: Duplicate value "
       "\"gpu.nvidia.com\": a DeviceClass maps to one resource",
-      "p.yaml:10: SchedulerConfig \"default\": "
+      "p.yaml:9: SchedulerConfig \"default\": "
       "spec.resources.deviceClassesOutsideQuota[2]: Invalid value "
       "\"Bad_Class\": a lowercase RFC 1123 subdomain must consist of lower "
       "case alphanumeric characters, '-' or '.', and must start and end with "

@@ -268,6 +268,9 @@ DraCatalog Catalog() {
   h100.meta.name = "h100";
   h100.extended_resource_name = "example.com/h100";
   catalog.classes["h100"] = h100;
+  DeviceClass nic;  // serves no extended resource: no quota resource
+  nic.meta.name = "nic.example.com";
+  catalog.classes["nic.example.com"] = nic;
   return catalog;
 }
 
@@ -378,6 +381,16 @@ TEST(ChargeClaimsTest, AlternativesThatChargeDifferentlyAreInadmissible) {
   charge = ChargeClaims(ClaimPod({"two-gpus"}), catalog, {});
   EXPECT_THAT(charge.hold.reason,
               HasSubstr("firstAvailable[1].deviceClassName: Not found"));
+}
+
+TEST(ChargeClaimsTest, AClassTheDefaultsNeedIsWaitedFor) {
+  DraCatalog catalog = Catalog();
+  catalog.classes.erase("nic.example.com");
+  ClaimCharge charge = ChargeClaims(ClaimPod({"one-nic"}), catalog, {});
+  EXPECT_EQ(charge.hold.kind, ClaimHold::Kind::kClaimNotKnown);
+  EXPECT_THAT(charge.hold.reason,
+              HasSubstr("exactly.deviceClassName: waiting for DeviceClass "
+                        "\"nic.example.com\": not known yet"));
 }
 
 TEST(ChargeClaimsTest, AnUnknownTemplateIsWaitedFor) {
