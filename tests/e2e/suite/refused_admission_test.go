@@ -2,6 +2,8 @@ package suite_test
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +59,16 @@ func TestRefusedAdmissionIsTakenBackAndNeverDeletesThePod(t *testing.T) {
 		map[string]string{"kind": "admit"}); n < 1 {
 		t.Fatalf("gpusched_decision_write_failures_total{kind=admit} = %v, want >= 1", n)
 	}
-	checkNoForbidden(t, cp)
+	// The policy's denial says "forbidden"; nothing else may.
+	lines, err := cluster.GrepLog(filepath.Join(cp.Dir, controlplane.Gpusched+".log"), "forbidden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range lines {
+		if !strings.Contains(line, "keep-gated") {
+			t.Errorf("gpusched.log: a forbidden request beside the policy's denials: %s", line)
+		}
+	}
 }
 
 // denyLiftingTheGate: a ValidatingAdmissionPolicy (and its binding) that
