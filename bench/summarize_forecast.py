@@ -11,6 +11,10 @@ def _seconds(value):
     return "–" if value is None else f"{value:,.0f} s"
 
 
+def _count(value):
+    return None if value is None else int(value)
+
+
 def forecast_honesty(doc, table, fmt):
     """Lines of the section; `table` and `fmt` are summarize.py's."""
     out = ["## When will it start: forecast honesty (BM_ForecastHonesty, "
@@ -28,8 +32,9 @@ def forecast_honesty(doc, table, fmt):
     for b in doc.get("benchmarks", []):
         if b.get("run_type") == "aggregate":
             continue
-        rows.append([b.get("label") or b.get("name"), b.get("tasks"),
-                     b.get("waited"), _seconds(b.get("median_error_s")),
+        rows.append([b.get("label") or b.get("name"), _count(b.get("tasks")),
+                     _count(b.get("waited")),
+                     _seconds(b.get("median_error_s")),
                      _seconds(b.get("p90_error_s")),
                      _pct(b.get("within_share")),
                      _pct(b.get("unknown_share")),
