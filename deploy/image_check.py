@@ -516,19 +516,22 @@ def check(options):
         run = None
         for index, stage in enumerate(options.stages):
             root = os.path.join(workdir, stage.name or f"stage{index}")
-            run = run_stage(stage, root, options)
             options.roots[stage.name or str(index)] = root
+            run = run_stage(stage, root, options)
         timed("ldd", check_libraries, run)
         timed("--help", check_help, run)
         timed("serve", check_serves, run)
     finally:
         if not options.keep:
             for root in options.roots.values():
-                remove_root(root)
-            shutil.rmtree(workdir, ignore_errors=True)
+                if os.path.exists(root):
+                    remove_root(root)
+            os.rmdir(workdir)
 
 
 def main(argv):
+    # In step with the output of the commands it runs, also into a file.
+    sys.stdout.reconfigure(line_buffering=True)
     if os.geteuid() != 0:
         print("image-check: needs root (mmdebstrap --mode=root, chroot, "
               "mount)", file=sys.stderr)
