@@ -171,8 +171,8 @@ clean:
 # runtime root the ldd check, `gpusched --help` and the image's CMD answering
 # /readyz. The host's ccache and the downloaded .debs
 # (~/.cache/gpusched-image-check) make a second run cheap: about 2 min,
-# against about an hour cold (the whole Release build and its tests) on
-# the shared 2-core machine.
+# against about 50 CPU-minutes cold (the whole Release build and its
+# tests; an hour on the shared 2-core machine).
 # IMAGE_CHECK_ARGS: e.g. --build-arg BUILD_TESTS=OFF, --keep DIR.
 .PHONY: image-check
 image-check:
