@@ -165,6 +165,20 @@ test-tsan: deps
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
 
+# --- The container image without a Docker daemon -------------------------------
+# deploy/image_check.py runs deploy/Dockerfile's stages in fresh Debian 12
+# roots made by Debian's mmdebstrap (as root: chroot and mounts), then in the
+# runtime root the ldd check, `gpusched --help` and the image's CMD answering
+# /readyz. The host's ccache and the downloaded .debs
+# (~/.cache/gpusched-image-check) make a second run cheap: about 2 min,
+# against about 50 CPU-minutes cold (the whole Release build and its
+# tests; an hour on the shared 2-core machine).
+# IMAGE_CHECK_ARGS: e.g. --build-arg BUILD_TESTS=OFF, --keep DIR.
+.PHONY: image-check
+image-check:
+	@$(MAKE) --no-print-directory deps DEPS="mmdebstrap"
+	$(SUDO) deploy/image_check.py $(IMAGE_CHECK_ARGS)
+
 # --- Chaos runs (issue 21) ---------------------------------------------------
 # The end-to-end chaos test (tests/e2e/suite/chaos_test.go) once per seed,
 # CHAOS_FIRST_SEED .. CHAOS_FIRST_SEED+CHAOS_SEEDS-1, one run at a time (each

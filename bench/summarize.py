@@ -6,7 +6,8 @@ Usage: bench/summarize.py [RESULTS_DIR]   (default: bench/results)
 Known reports get a table of measured values against their targets:
 Google Benchmark JSON (any *_bench.json), extender_http.json (load
 generator), memory.json, soak.json, queued_throughput_*.json (the Go
-BenchmarkQueuedThroughput). Every other *.json is listed generically
+BenchmarkQueuedThroughput), forecast_honesty_bench.json
+(summarize_forecast.py). Every other *.json is listed generically
 (its top-level fields), every other *.md/*.svg is linked, and a missing file
 just leaves its section out. Python 3 standard library only.
 """
@@ -15,6 +16,8 @@ import os
 import statistics
 import sys
 from datetime import datetime, timezone
+
+from summarize_forecast import forecast_honesty
 
 # Targets from the issue (extender speed, ingest, memory growth).
 FILTER_P99_US = 200
@@ -27,7 +30,7 @@ SOAK_GROWTH_PCT = 5
 KNOWN = {"extender_http.json", "memory.json", "soak.json", "queueing_scale.json",
          "kube_scheduler.json", "gang_time_to_bound.json",
          "admissions_live_vs_simulator.json", "dashboard_render.json",
-         "extender_polled.json"}
+         "extender_polled.json", "forecast_honesty_bench.json"}
 # Issue H §1: filter CPU p99 while the visibility surfaces are polled,
 # over quiet.
 POLLED_RATIO = 1.1
@@ -668,12 +671,15 @@ def main():
                 "gang_time_to_bound.json": gang_time_to_bound,
                 "admissions_live_vs_simulator.json": admissions_live_vs_simulator,
                 "dashboard_render.json": dashboard_render,
-                "extender_polled.json": extender_polled}
+                "extender_polled.json": extender_polled,
+                "forecast_honesty_bench.json":
+                    lambda doc: forecast_honesty(doc, table, fmt)}
     for name in ("extender_http.json", "kube_scheduler.json",
                  "gang_time_to_bound.json", "admissions_live_vs_simulator.json",
                  "dashboard_render.json", "extender_polled.json",
                  "soak.json",
-                 "memory.json", "queueing_scale.json"):
+                 "memory.json", "queueing_scale.json",
+                 "forecast_honesty_bench.json"):
         if name in files:
             doc = load(os.path.join(results, name))
             out += sections[name](doc) if "_error" not in doc else generic(name, doc)

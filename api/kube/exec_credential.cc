@@ -114,25 +114,60 @@ ExecCredential ToCredential(ExecCredentialStatus status) {
   return credential;
 }
 
+// kubectl's rule (client-go's isInteractive): whether the plugin gets our
+// standard input and is told it may prompt.
+absl::StatusOr<bool> Interactive(const ExecCredentialSpec& spec, int stdin_fd) {
+  const bool terminal = ::isatty(stdin_fd) == 1;
+  switch (spec.interactive_mode) {
+    case ExecInteractiveMode::kNever:
+      return false;
+    case ExecInteractiveMode::kIfAvailable:
+      return terminal;
+    case ExecInteractiveMode::kAlways:
+      if (terminal) return true;
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "exec: executable %s: exec plugin cannot support interactive mode: "
+          "standard input is not a terminal (its interactiveMode is Always: "
+          "run it where standard input is a terminal, or set interactiveMode "
+          "to IfAvailable or Never)",
+          spec.command));
+  }
+  return false;
+}
+
+// The plugin's process: argv, environment with KUBERNETES_EXEC_INFO, bounds,
+// and our standard input when it runs interactively.
+internal::ProcessSpec PluginProcess(const ExecCredentialSpec& spec,
+                                    std::string path,
+                                    const ExecClusterInfo& cluster,
+                                    const ExecCredentialOptions& options,
+                                    bool interactive) {
+  ExecCredentialRequest request{.api_version = spec.api_version,
+                                .interactive = interactive};
+  if (spec.provide_cluster_info) request.cluster = cluster;
+  internal::ProcessSpec process{
+      .path = std::move(path),
+      .env = PluginEnvironment(spec, EncodeExecCredentialRequest(request)),
+      .timeout = options.timeout,
+      .max_stdout = options.max_output,
+      .stdin_fd = interactive ? options.stdin_fd : -1};
+  process.argv.push_back(spec.command);
+  process.argv.insert(process.argv.end(), spec.args.begin(), spec.args.end());
+  return process;
+}
+
 }  // namespace
 
 absl::StatusOr<ExecCredential> RunExecPlugin(
     const ExecCredentialSpec& spec, const ExecClusterInfo& cluster,
     const ExecCredentialOptions& options) {
+  // kubectl asks for a terminal before it looks for the command.
+  absl::StatusOr<bool> interactive = Interactive(spec, options.stdin_fd);
+  if (!interactive.ok()) return interactive.status();
   const std::optional<std::string> path = FindExecutable(spec.command);
   if (!path.has_value()) return NotFound(spec);
-  ExecCredentialRequest request{.api_version = spec.api_version,
-                                .interactive = false};
-  if (spec.provide_cluster_info) request.cluster = cluster;
-  internal::ProcessSpec process{
-      .path = *path,
-      .env = PluginEnvironment(spec, EncodeExecCredentialRequest(request)),
-      .timeout = options.timeout,
-      .max_stdout = options.max_output};
-  process.argv.push_back(spec.command);
-  process.argv.insert(process.argv.end(), spec.args.begin(), spec.args.end());
-  absl::StatusOr<internal::ProcessResult> result =
-      internal::RunProcess(process);
+  absl::StatusOr<internal::ProcessResult> result = internal::RunProcess(
+      PluginProcess(spec, *path, cluster, options, *interactive));
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrFormat("exec: executable %s: %s", spec.command,

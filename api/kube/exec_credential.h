@@ -3,8 +3,16 @@
 // KUBERNETES_EXEC_INFO set, read an ExecCredential from its stdout, and
 // reuse the token (or client certificate) until it expires.
 //
-// The plugin runs without a shell, with stdin on /dev/null and its stderr
-// copied to ours; it is told it cannot prompt (spec.interactive=false).
+// The plugin runs as kubectl runs it (client-go's exec authenticator):
+// without a shell, its stderr copied to ours, and standard input by its
+// interactiveMode:
+//   Never        /dev/null; KUBERNETES_EXEC_INFO says spec.interactive false.
+//   IfAvailable  ours when it is a terminal (spec.interactive true), else
+//                /dev/null (false).
+//   Always       ours, which must be a terminal: otherwise the run fails
+//                before the plugin starts, in kubectl's words ("exec plugin
+//                cannot support interactive mode: standard input is not a
+//                terminal").
 // Its run is bounded: a timeout, after which it is killed, and a cap on
 // its output.
 //
@@ -39,6 +47,9 @@ struct ExecCredentialOptions {
   std::chrono::seconds expiry_margin{10};
   // The clock expiry is read against; empty: system_clock::now.
   std::function<std::chrono::system_clock::time_point()> now;
+  // The standard input a plugin may prompt on (kubectl lends its own): 0,
+  // this process's. Tests lend a pseudo-terminal or a pipe instead.
+  int stdin_fd = 0;
 };
 
 struct ExecCredential {
@@ -53,7 +64,8 @@ struct ExecCredential {
 // KUBERNETES_EXEC_INFO when the spec asks for it. Errors name the command
 // and say what went wrong: not found (with its installHint, as kubectl
 // prints it), its exit code and the end of its stderr, a timeout, too much
-// output, or a malformed ExecCredential.
+// output, a malformed ExecCredential, or interactiveMode Always without a
+// terminal (FailedPrecondition; the plugin is not run).
 absl::StatusOr<ExecCredential> RunExecPlugin(
     const ExecCredentialSpec& spec, const ExecClusterInfo& cluster,
     const ExecCredentialOptions& options = {});

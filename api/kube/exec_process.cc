@@ -65,20 +65,25 @@ struct SpawnSettings {
   posix_spawnattr_t attr;
 };
 
-// stdin from /dev/null (a plugin must not wait for input), stdout and
-// stderr to the pipes. A program inherits the signal mask and ignored
-// signals across exec; a thread of ours may block SIGTERM or ignore
-// SIGPIPE, so both go back to the defaults. Its own process group lets a
-// timeout kill the whole of a plugin (a script and what it started).
-absl::Status Configure(SpawnSettings& s, int out_fd, int err_fd) {
+// stdin from /dev/null (a plugin must not wait for input) unless a
+// descriptor is lent, stdout and stderr to the pipes. A program inherits the
+// signal mask and ignored signals across exec; a thread of ours may block
+// SIGTERM or ignore SIGPIPE, so both go back to the defaults. Its own
+// process group lets a timeout kill the whole of a plugin (a script and what
+// it started); one lent a terminal stays in ours (ProcessSpec::stdin_fd).
+absl::Status Configure(SpawnSettings& s, const ProcessSpec& spec, int out_fd,
+                       int err_fd) {
   sigset_t none, defaults;
   sigemptyset(&none);
   sigemptyset(&defaults);
   for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
     sigaddset(&defaults, sig);
   }
-  int rc = posix_spawn_file_actions_addopen(&s.actions, STDIN_FILENO,
-                                            "/dev/null", O_RDONLY, 0);
+  const bool own_group = spec.stdin_fd < 0;
+  int rc = own_group ? posix_spawn_file_actions_addopen(
+                           &s.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+                     : posix_spawn_file_actions_adddup2(
+                           &s.actions, spec.stdin_fd, STDIN_FILENO);
   if (rc == 0) {
     rc = posix_spawn_file_actions_adddup2(&s.actions, out_fd, STDOUT_FILENO);
   }
@@ -86,11 +91,11 @@ absl::Status Configure(SpawnSettings& s, int out_fd, int err_fd) {
     rc = posix_spawn_file_actions_adddup2(&s.actions, err_fd, STDERR_FILENO);
   }
   if (rc == 0) {
-    rc = posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP |
-                                               POSIX_SPAWN_SETSIGMASK |
-                                               POSIX_SPAWN_SETSIGDEF);
+    rc = posix_spawnattr_setflags(
+        &s.attr, (own_group ? POSIX_SPAWN_SETPGROUP : 0) |
+                     POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   }
-  if (rc == 0) rc = posix_spawnattr_setpgroup(&s.attr, 0);
+  if (rc == 0 && own_group) rc = posix_spawnattr_setpgroup(&s.attr, 0);
   if (rc == 0) rc = posix_spawnattr_setsigmask(&s.attr, &none);
   if (rc == 0) rc = posix_spawnattr_setsigdefault(&s.attr, &defaults);
   if (rc != 0) return absl::ErrnoToStatus(rc, "posix_spawn settings");
@@ -108,7 +113,9 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 
 absl::StatusOr<pid_t> Spawn(const ProcessSpec& spec, int out_fd, int err_fd) {
   SpawnSettings settings;
-  if (absl::Status s = Configure(settings, out_fd, err_fd); !s.ok()) return s;
+  if (absl::Status s = Configure(settings, spec, out_fd, err_fd); !s.ok()) {
+    return s;
+  }
   std::vector<char*> argv = CStrings(spec.argv);
   std::vector<char*> envp = CStrings(spec.env);
   pid_t pid = 0;
@@ -202,10 +209,11 @@ absl::StatusOr<int> Reap(pid_t pid, const ProcessSpec& spec,
   }
 }
 
-// The group first (what a script started), then the process itself in case
-// it left the group; then it is reaped, which SIGKILL makes prompt.
-void KillAndReap(pid_t pid) {
-  ::kill(-pid, SIGKILL);
+// The group first (what a script started; none when it shares ours), then
+// the process itself in case it left the group; then it is reaped, which
+// SIGKILL makes prompt.
+void KillAndReap(pid_t pid, bool own_group) {
+  if (own_group) ::kill(-pid, SIGKILL);
   ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -230,7 +238,7 @@ absl::StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec) {
   absl::StatusOr<int> status =
       pumped.ok() ? Reap(*pid, spec, deadline) : absl::StatusOr<int>(pumped);
   if (!status.ok()) {
-    KillAndReap(*pid);
+    KillAndReap(*pid, spec.stdin_fd < 0);
     return status.status();
   }
   if (WIFEXITED(*status)) result.exit_code = WEXITSTATUS(*status);

@@ -30,6 +30,12 @@ struct ProcessSpec {
   // How much of the end of stderr is kept for error messages (all of it is
   // also copied to this process's stderr as it arrives).
   size_t stderr_tail = 2048;
+  // The program's standard input: -1 for /dev/null, else this descriptor
+  // (a terminal lent to an interactive credential plugin). A program given
+  // one stays in our process group, as kubectl's plugins do: one in a group
+  // of its own is not in the terminal's foreground group, and reading its
+  // controlling terminal would stop it (SIGTTIN).
+  int stdin_fd = -1;
 };
 
 struct ProcessResult {
@@ -39,9 +45,10 @@ struct ProcessResult {
   int signal = 0;           // the signal that ended it, or 0
 };
 
-// Starts `spec.path` with stdin on /dev/null, stdout captured and stderr
-// passed through, in a process group of its own (so that a timeout also
-// kills what a shell-script plugin started). A non-zero exit is a result,
+// Starts `spec.path` with stdin on /dev/null (or spec.stdin_fd), stdout
+// captured and stderr passed through; without a stdin_fd, in a process group
+// of its own (so that a timeout also kills what a shell-script plugin
+// started). A non-zero exit is a result,
 // not an error. Errors: the program cannot be started (NotFound,
 // PermissionDenied, Internal), DeadlineExceeded at the timeout,
 // ResourceExhausted past max_stdout.

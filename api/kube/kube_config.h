@@ -27,6 +27,10 @@ inline constexpr char kExecApiV1[] = "client.authentication.k8s.io/v1";
 inline constexpr char kExecApiV1Beta1[] =
     "client.authentication.k8s.io/v1beta1";
 
+// users[].user.exec.interactiveMode: whether the plugin may have this
+// process's standard input to prompt on (exec_credential.h says when).
+enum class ExecInteractiveMode { kNever, kIfAvailable, kAlways };
+
 // users[].user.exec: a credential plugin, the program that logs EKS, GKE,
 // AKS and OIDC users in and prints an ExecCredential (exec_credential.h
 // runs it).
@@ -38,9 +42,8 @@ struct ExecCredentialSpec {
   // Added to (or replacing) this process's environment for the plugin.
   std::vector<std::pair<std::string, std::string>> env;
   std::string api_version;  // kExecApiV1 or kExecApiV1Beta1
-  // interactiveMode Never or IfAvailable (Always is refused when the file
-  // is read): either way the plugin is told it cannot prompt.
-  std::string interactive_mode;
+  // v1 requires it; v1beta1 defaults to IfAvailable (as kubectl reads it).
+  ExecInteractiveMode interactive_mode = ExecInteractiveMode::kIfAvailable;
   // Whether KUBERNETES_EXEC_INFO carries spec.cluster (server, CA, name).
   bool provide_cluster_info = false;
   // Printed when the command is not found: how to install it.

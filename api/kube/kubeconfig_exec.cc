@@ -29,32 +29,29 @@ absl::Status ReadApiVersion(const YAML::Node& exec, const std::string& path,
   return absl::OkStatus();
 }
 
-// v1 requires interactiveMode; v1beta1 defaults it to IfAvailable. gpusched
-// has no terminal to lend a plugin, so one that must prompt cannot work.
+// v1 requires interactiveMode; v1beta1 defaults it to IfAvailable. All
+// three modes are valid here, as for kubectl: whether a terminal is there
+// to honour Always is asked when the plugin runs (exec_credential.h).
 absl::Status ReadInteractiveMode(const YAML::Node& exec,
                                  const std::string& path,
                                  ExecCredentialSpec& spec) {
   const std::string field = path + ".interactiveMode";
-  spec.interactive_mode = Scalar(exec, "interactiveMode");
-  if (spec.interactive_mode.empty()) {
-    if (spec.api_version == kExecApiV1) {
-      return FieldError(field, absl::StrFormat("missing: %s requires Never or "
-                                               "IfAvailable",
-                                               kExecApiV1));
-    }
-    spec.interactive_mode = "IfAvailable";
+  const std::string mode = Scalar(exec, "interactiveMode");
+  if (mode.empty() && spec.api_version == kExecApiV1) {
+    return FieldError(field, absl::StrFormat("missing: %s requires Never, "
+                                             "IfAvailable or Always",
+                                             kExecApiV1));
   }
-  if (spec.interactive_mode == "Always") {
-    return FieldError(field,
-                      "Always is not supported: gpusched runs credential "
-                      "plugins without a terminal and cannot prompt; use "
-                      "Never or IfAvailable");
-  }
-  if (spec.interactive_mode != "Never" &&
-      spec.interactive_mode != "IfAvailable") {
+  if (mode.empty() || mode == "IfAvailable") {
+    spec.interactive_mode = ExecInteractiveMode::kIfAvailable;
+  } else if (mode == "Never") {
+    spec.interactive_mode = ExecInteractiveMode::kNever;
+  } else if (mode == "Always") {
+    spec.interactive_mode = ExecInteractiveMode::kAlways;
+  } else {
     return FieldError(field, absl::StrFormat("\"%s\" is not one of Never, "
                                              "IfAvailable, Always",
-                                             spec.interactive_mode));
+                                             mode));
   }
   return absl::OkStatus();
 }

@@ -34,19 +34,24 @@ http::Response AdmissionWebhook::Handle(const http::Request& request) const {
 
 void AddWebhookFlags(FlagSet& flags, WebhookFlags& out) {
   flags.String("webhook-listen", &out.listen,
-               "ADDR:PORT for the HTTPS mutating webhook that gates new pods "
-               "(e.g. 0.0.0.0:9443); needs live mode; empty: off");
+               "the HTTPS mutating webhook that gates new pods listens here "
+               "(e.g. 0.0.0.0:9443); needs live mode; empty: off",
+               "ADDR:PORT");
   flags.String("webhook-dns-names", &out.dns_names,
                "comma-separated names (or IPs) of the webhook's serving "
-               "certificate (the Service's DNS names)");
+               "certificate (the Service's DNS names)",
+               "NAMES");
   flags.String("webhook-secret", &out.secret,
-               "NAMESPACE/NAME of the Secret holding the webhook's CA and "
-               "certificate; created when absent");
+               "the Secret holding the webhook's CA and certificate; created "
+               "when absent",
+               "NS/NAME");
   flags.String("webhook-config-name", &out.config_name,
                "MutatingWebhookConfiguration whose caBundle gpusched keeps "
-               "(gpusched)");
+               "(gpusched)",
+               "NAME");
   flags.String("webhook-scheduler-name", &out.scheduler_name,
-               "pods with this spec.schedulerName are gated (gpusched)");
+               "pods with this spec.schedulerName are gated (gpusched)",
+               "NAME");
 }
 
 absl::StatusOr<WebhookServerOptions> WebhookServerOptionsFrom(

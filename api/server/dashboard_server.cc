@@ -34,9 +34,10 @@ http::Response PlainText(int status, std::string body) {
 
 void AddDashboardFlags(FlagSet& flags, DashboardFlags& out) {
   flags.String("dashboard-listen", &out.listen,
-               "loopback ADDR:PORT (e.g. 127.0.0.1:8090) for the web "
+               "a loopback address (e.g. 127.0.0.1:8090) for the web "
                "dashboard and its data, served to whoever reaches it as an "
-               "admin (open it through kubectl port-forward); empty: off");
+               "admin (open it through kubectl port-forward); empty: off",
+               "ADDR:PORT");
 }
 
 absl::Status CheckDashboardListen(std::string_view listen) {

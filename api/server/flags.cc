@@ -6,16 +6,22 @@
 
 namespace gpusched {
 
-void FlagSet::String(std::string name, std::string* out, std::string help) {
-  flags_.push_back({std::move(name), Kind::kString, out, std::move(help)});
+void FlagSet::String(std::string name, std::string* out, std::string help,
+                     std::string argument) {
+  if (argument.empty()) argument = "VALUE";
+  flags_.push_back({std::move(name), Kind::kString, out, std::move(help),
+                    std::move(argument)});
 }
 
-void FlagSet::Int(std::string name, int* out, std::string help) {
-  flags_.push_back({std::move(name), Kind::kInt, out, std::move(help)});
+void FlagSet::Int(std::string name, int* out, std::string help,
+                  std::string argument) {
+  if (argument.empty()) argument = "N";
+  flags_.push_back(
+      {std::move(name), Kind::kInt, out, std::move(help), std::move(argument)});
 }
 
 void FlagSet::Bool(std::string name, bool* out, std::string help) {
-  flags_.push_back({std::move(name), Kind::kBool, out, std::move(help)});
+  flags_.push_back({std::move(name), Kind::kBool, out, std::move(help), ""});
 }
 
 const FlagSet::Flag* FlagSet::Find(std::string_view name) const {
@@ -81,10 +87,23 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args,
   return absl::OkStatus();
 }
 
+std::string FlagSet::Doc::Synopsis() const {
+  return absl::StrCat(name.size() == 1 ? "-" : "--", name,
+                      argument.empty() ? "" : " ", argument);
+}
+
+std::vector<FlagSet::Doc> FlagSet::Docs() const {
+  std::vector<Doc> docs;
+  for (const Flag& flag : flags_) {
+    docs.push_back({flag.name, flag.argument, flag.help});
+  }
+  return docs;
+}
+
 std::string FlagSet::Usage() const {
   std::string usage = absl::StrCat("usage: gpusched ", command_, " [flags]\n");
-  for (const Flag& flag : flags_) {
-    absl::StrAppend(&usage, "  --", flag.name, "  ", flag.help, "\n");
+  for (const Doc& doc : Docs()) {
+    absl::StrAppend(&usage, "  ", doc.Synopsis(), "  ", doc.help, "\n");
   }
   return usage;
 }

@@ -12,21 +12,29 @@ namespace gpusched {
 // A small flag parser for subcommands: --name value, --name=value, -v N.
 // Unknown flags and missing values are errors naming the flag, so a typo
 // never silently runs with defaults.
+//
+// `argument` names a flag's value in the usage (`--listen ADDR:PORT`);
+// empty: N for an integer, VALUE for a string. A bool flag takes none.
 class FlagSet {
  public:
   explicit FlagSet(std::string command) : command_(std::move(command)) {}
 
-  void String(std::string name, std::string* out, std::string help);
-  void Int(std::string name, int* out, std::string help);
+  void String(std::string name, std::string* out, std::string help,
+              std::string argument = "");
+  void Int(std::string name, int* out, std::string help,
+           std::string argument = "");
   void Bool(std::string name, bool* out, std::string help);
   // The same, chosen by the type of `out`: for flag tables.
-  void Add(std::string name, std::string* out, std::string help) {
-    String(std::move(name), out, std::move(help));
+  void Add(std::string name, std::string* out, std::string help,
+           std::string argument = "") {
+    String(std::move(name), out, std::move(help), std::move(argument));
   }
-  void Add(std::string name, int* out, std::string help) {
-    Int(std::move(name), out, std::move(help));
+  void Add(std::string name, int* out, std::string help,
+           std::string argument = "") {
+    Int(std::move(name), out, std::move(help), std::move(argument));
   }
-  void Add(std::string name, bool* out, std::string help) {
+  void Add(std::string name, bool* out, std::string help,
+           std::string /*argument: a bool flag takes none*/ = "") {
     Bool(std::move(name), out, std::move(help));
   }
 
@@ -34,6 +42,17 @@ class FlagSet {
   // not flags go to `positional`.
   absl::Status Parse(const std::vector<std::string>& args,
                      std::vector<std::string>* positional);
+
+  // A flag as the usage shows it: "--name ARGUMENT" ("-v N" for a
+  // one-letter name; no argument for a bool) and its help.
+  struct Doc {
+    std::string name;
+    std::string argument;  // empty for a bool flag
+    std::string help;
+    std::string Synopsis() const;
+  };
+  // Every flag, in the order added: what Usage lists.
+  std::vector<Doc> Docs() const;
   std::string Usage() const;
 
  private:
@@ -43,6 +62,7 @@ class FlagSet {
     Kind kind;
     void* out;
     std::string help;
+    std::string argument;
   };
   const Flag* Find(std::string_view name) const;
   absl::Status Set(const Flag& flag, std::string_view value) const;

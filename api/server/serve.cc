@@ -541,6 +541,10 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << Message(s) << "\n";
     return 2;
   }
+  if (config.help) {
+    std::cout << ServeUsage();
+    return 0;
+  }
   if (absl::Status s = ConfigureLogging(config.log_format, config.verbosity);
       !s.ok()) {
     std::cerr << "serve: " << Message(s) << "\n";

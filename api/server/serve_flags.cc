@@ -10,88 +10,108 @@ namespace gpusched {
 namespace {
 
 // One `gpusched serve` flag: its name, the ServeConfig field it sets (the
-// field's type picks the parser) and its help line. Every flag's text lives
-// in the tables below, and registering them is one loop.
+// field's type picks the parser), what its value is called in the usage
+// and its help line. Every flag's text lives in the tables below (and in
+// AddWebhookFlags, AddVisibilityFlags, AddDashboardFlags), and registering
+// them is one loop; README.md's table lists the same flags with the same
+// argument names (tests/server/serve_flags_readme_test.cc).
 struct ServeFlag {
   const char* name;
   std::variant<std::string ServeConfig::*, int ServeConfig::*,
                bool ServeConfig::*>
       field;
+  const char* argument;  // "" for a bool flag
   const char* help;
 };
 
 // In the order --help lists them; the webhook's, the visibility API's and
-// the dashboard's flags (AddWebhookFlags, AddVisibilityFlags,
-// AddDashboardFlags) come between this table and kLoggingFlags.
+// the dashboard's flags come between this table and kLoggingAndHelpFlags.
 const ServeFlag kServeFlags[] = {
-    {"listen", &ServeConfig::listen, "ADDR:PORT to listen on (127.0.0.1:8888)"},
-    {"cluster", &ServeConfig::cluster_file,
+    {"listen", &ServeConfig::listen, "ADDR:PORT",
+     "address to listen on (127.0.0.1:8888)"},
+    {"cluster", &ServeConfig::cluster_file, "FILE",
      "Nodes and Pods as `kubectl get nodes,pods -o yaml|json` prints "
      "them; default: the embedded demo cluster"},
-    {"tls-cert", &ServeConfig::tls_cert_file, "PEM certificate: serve HTTPS"},
-    {"tls-key", &ServeConfig::tls_key_file, "PEM private key for --tls-cert"},
-    {"client-ca", &ServeConfig::client_ca_file,
+    {"tls-cert", &ServeConfig::tls_cert_file, "FILE",
+     "PEM certificate: serve HTTPS"},
+    {"tls-key", &ServeConfig::tls_key_file, "FILE",
+     "PEM private key for --tls-cert"},
+    {"client-ca", &ServeConfig::client_ca_file, "FILE",
      "PEM CA: require and verify client certificates"},
-    {"kubeconfig", &ServeConfig::kubeconfig,
+    {"kubeconfig", &ServeConfig::kubeconfig, "FILE",
      "follow a real cluster (the kubeconfig's current context)"},
-    {"in-cluster", &ServeConfig::in_cluster,
+    {"in-cluster", &ServeConfig::in_cluster, "",
      "follow the cluster this pod runs in (service account)"},
-    {"policy", &ServeConfig::policy_file,
+    {"policy", &ServeConfig::policy_file, "FILE",
      "quota policy YAML (queues, cohorts, flavors); reloaded when it "
      "changes"},
-    {"prefix", &ServeConfig::prefix,
+    {"prefix", &ServeConfig::prefix, "PATH",
      "also serve the verbs under this path prefix (e.g. /gpusched)"},
-    {"scoring", &ServeConfig::scoring,
+    {"scoring", &ServeConfig::scoring, "NAME=WEIGHT,...",
      "scorer weights, e.g. binpack=1,spread=0,topology=2,fragmentation=3"},
-    {"body-limit-mib", &ServeConfig::body_limit_mib,
+    {"body-limit-mib", &ServeConfig::body_limit_mib, "N",
      "largest request body in MiB (16)"},
-    {"read-timeout-ms", &ServeConfig::read_timeout_ms,
+    {"read-timeout-ms", &ServeConfig::read_timeout_ms, "N",
      "a request must arrive within this many ms (10000)"},
-    {"threads", &ServeConfig::threads, "I/O threads (2)"},
-    {"bind-deadline-ms", &ServeConfig::bind_deadline_ms,
+    {"threads", &ServeConfig::threads, "N", "I/O threads (2)"},
+    {"bind-deadline-ms", &ServeConfig::bind_deadline_ms, "N",
      "live mode: a bind's API server calls end within this many ms, "
      "then it answers Error; keep it below the extender httpTimeout "
      "(3000)"},
-    {"filter-keep-best", &ServeConfig::filter_keep_best,
+    {"filter-keep-best", &ServeConfig::filter_keep_best, "N",
      "filter answers with at most this many fitting nodes, the best "
      "by gpusched's scorers; 1 makes the node gpusched's choice and "
      "spares kube-scheduler its scoring (0: all fitting nodes)"},
-    {"leader-lease", &ServeConfig::leader_lease,
-     "live mode, two replicas: NAMESPACE/NAME of kube-scheduler's "
-     "leader Lease; decide only while this pod's kube-scheduler "
-     "holds it, stand by otherwise"},
-    {"leader-identity", &ServeConfig::leader_identity,
+    {"leader-lease", &ServeConfig::leader_lease, "NS/NAME",
+     "live mode, two replicas: kube-scheduler's leader Lease; decide "
+     "only while this pod's kube-scheduler holds it, stand by otherwise"},
+    {"leader-identity", &ServeConfig::leader_identity, "ID",
      "the holder identity prefix of this pod's kube-scheduler "
      "(default: this host's name)"},
-    {"pod", &ServeConfig::pod,
-     "live mode: NAMESPACE/NAME of this replica's own pod, labelled "
+    {"pod", &ServeConfig::pod, "NS/NAME",
+     "live mode: this replica's own pod, labelled "
      "gpusched.io/role=deciding or standby so that the visibility "
      "Service selects the deciding replica only (default: "
      "$POD_NAMESPACE/$POD_NAME)"},
-    {"runtime-history", &ServeConfig::runtime_history,
-     "live mode with --policy: NAMESPACE/NAME of the ConfigMap keeping "
-     "finished workloads' runtimes, from which starts are forecast when "
-     "a workload gives no runtime; empty: kept in memory only "
+    {"runtime-history", &ServeConfig::runtime_history, "NS/NAME",
+     "live mode with --policy: the ConfigMap keeping finished "
+     "workloads' runtimes, from which starts are forecast when a "
+     "workload gives no runtime; empty: kept in memory only "
      "(gpusched-system/gpusched-runtime-history)"},
-    {"podgroup-api-poll-ms", &ServeConfig::podgroup_api_poll_ms,
+    {"podgroup-api-poll-ms", &ServeConfig::podgroup_api_poll_ms, "N",
      "live mode: ask again this often for a PodGroup API (Volcano, "
      "coscheduling) whose CRD is not installed, when its CRD may "
      "not be watched (else it is listed once the CRD is "
      "established), and for one that may not be listed (30000)"},
 };
 
-const ServeFlag kLoggingFlags[] = {
-    {"log-format", &ServeConfig::log_format, "json or text (text)"},
-    {"v", &ServeConfig::verbosity, "verbosity: 0 info, 1 debug, 2 trace"},
+const ServeFlag kLoggingAndHelpFlags[] = {
+    {"log-format", &ServeConfig::log_format, "json|text",
+     "log lines on stderr as JSON or text (text)"},
+    {"v", &ServeConfig::verbosity, "N", "verbosity: 0 info, 1 debug, 2 trace"},
+    {"help", &ServeConfig::help, "", "print these flags and exit"},
 };
 
 void AddFlags(std::span<const ServeFlag> table, ServeConfig& config,
               FlagSet& flags) {
   for (const ServeFlag& flag : table) {
     std::visit(
-        [&](auto field) { flags.Add(flag.name, &(config.*field), flag.help); },
+        [&](auto field) {
+          flags.Add(flag.name, &(config.*field), flag.help, flag.argument);
+        },
         flag.field);
   }
+}
+
+// Every flag of `gpusched serve`, writing into `config`.
+FlagSet ServeFlagSet(ServeConfig& config) {
+  FlagSet flags("serve");
+  AddFlags(kServeFlags, config, flags);
+  AddWebhookFlags(flags, config.webhook);
+  AddVisibilityFlags(flags, config.visibility);
+  AddDashboardFlags(flags, config.dashboard);
+  AddFlags(kLoggingAndHelpFlags, config, flags);
+  return flags;
 }
 
 // The dashboard serves everything without authentication: loopback only,
@@ -217,16 +237,22 @@ bool IsLive(const ServeConfig& config) {
   return !config.kubeconfig.empty() || config.in_cluster;
 }
 
+std::vector<FlagSet::Doc> ServeFlagDocs() {
+  ServeConfig unused;
+  return ServeFlagSet(unused).Docs();
+}
+
+std::string ServeUsage() {
+  ServeConfig unused;
+  return ServeFlagSet(unused).Usage();
+}
+
 absl::Status ParseServeFlags(const std::vector<std::string>& args,
                              ServeConfig& config) {
-  FlagSet flags("serve");
-  AddFlags(kServeFlags, config, flags);
-  AddWebhookFlags(flags, config.webhook);
-  AddVisibilityFlags(flags, config.visibility);
-  AddDashboardFlags(flags, config.dashboard);
-  AddFlags(kLoggingFlags, config, flags);
+  FlagSet flags = ServeFlagSet(config);
   std::vector<std::string> positional;
   if (auto s = flags.Parse(args, &positional); !s.ok()) return s;
+  if (config.help) return absl::OkStatus();  // the caller prints ServeUsage
   if (!positional.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "serve: unexpected argument \"", positional[0], "\"\n", flags.Usage()));

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "api/server/admission_webhook.h"
 #include "api/server/dashboard_server.h"
+#include "api/server/flags.h"
 #include "api/server/visibility_server.h"
 
 namespace gpusched {
@@ -47,6 +48,7 @@ struct ServeConfig {
   std::string runtime_history = "gpusched-system/gpusched-runtime-history";
   std::string log_format = "text";
   int verbosity = 0;
+  bool help = false;  // --help: print ServeUsage() instead of serving
   // The mutating webhook that gates new pods (live mode only).
   WebhookFlags webhook;
   // The aggregated visibility API (live mode, with --policy).
@@ -61,10 +63,18 @@ bool IsLive(const ServeConfig& config);
 
 // `gpusched serve`'s flags into `config`, then the checks between flags
 // (modes that exclude each other, flags that need another, positive
-// limits). An error names the flag; an unknown flag or a stray argument
-// also prints the usage, which lists every flag with its help.
+// limits); with --help, config.help and no checks. An error names the
+// flag; an unknown flag or a stray argument also prints the usage, which
+// lists every flag with its help.
 absl::Status ParseServeFlags(const std::vector<std::string>& args,
                              ServeConfig& config);
+
+// Every flag ParseServeFlags accepts, in the usage's order: the one list
+// that `gpusched serve --help` prints and README.md's table must match
+// (tests/server/serve_flags_readme_test.cc).
+std::vector<FlagSet::Doc> ServeFlagDocs();
+// `gpusched serve --help`.
+std::string ServeUsage();
 
 }  // namespace gpusched
 

@@ -14,18 +14,22 @@ namespace gpusched {
 
 void AddVisibilityFlags(FlagSet& flags, VisibilityFlags& out) {
   flags.String("visibility-listen", &out.listen,
-               "ADDR:PORT for the HTTPS aggregated API "
-               "visibility.gpusched.io (pending workloads of each queue, "
-               "e.g. 0.0.0.0:8443); needs live mode; empty: off");
+               "the HTTPS aggregated API visibility.gpusched.io (pending "
+               "workloads of each queue) listens here (e.g. 0.0.0.0:8443); "
+               "needs live mode; empty: off",
+               "ADDR:PORT");
   flags.String("visibility-dns-names", &out.dns_names,
                "comma-separated names (or IPs) of the visibility API's "
-               "serving certificate (its Service's DNS names)");
+               "serving certificate (its Service's DNS names)",
+               "NAMES");
   flags.String("visibility-secret", &out.secret,
-               "NAMESPACE/NAME of the Secret holding the visibility API's CA "
-               "and certificate; created when absent");
+               "the Secret holding the visibility API's CA and certificate; "
+               "created when absent",
+               "NS/NAME");
   flags.String("visibility-apiservice", &out.apiservice,
                "APIService whose caBundle gpusched keeps "
-               "(v1alpha1.visibility.gpusched.io)");
+               "(v1alpha1.visibility.gpusched.io)",
+               "NAME");
 }
 
 absl::StatusOr<VisibilityServerOptions> VisibilityServerOptionsFrom(

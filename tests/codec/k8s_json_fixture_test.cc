@@ -1,4 +1,6 @@
 // Decoding the shared Kubernetes fixtures (real-world Pod and Node JSON).
+// The suite's name ends in SharedFixtureTest: it reads GPUSCHED_SHARED_DIR
+// (ctest label shared_fixtures, tests/CMakeLists.txt).
 
 #include <filesystem>
 #include <fstream>
@@ -27,7 +29,7 @@ std::string ReadFile(const std::string& path) {
   return contents.str();
 }
 
-TEST(K8sJsonFixtureTest, H20NodeAllocatableInBaseUnits) {
+TEST(K8sJsonSharedFixtureTest, H20NodeAllocatableInBaseUnits) {
   absl::StatusOr<Node> node = NodeFromJson(
       ReadFile(FixturePath("node-h20-8gpu-mig-mixed-partial.json")));
   ASSERT_TRUE(node.ok()) << node.status();
@@ -42,7 +44,7 @@ TEST(K8sJsonFixtureTest, H20NodeAllocatableInBaseUnits) {
   EXPECT_THAT(node->taints, SizeIs(0));
 }
 
-TEST(K8sJsonFixtureTest, A100MixedMigNodeCapacity) {
+TEST(K8sJsonSharedFixtureTest, A100MixedMigNodeCapacity) {
   absl::StatusOr<Node> node = NodeFromJson(
       ReadFile(FixturePath("node-a100-40gb-mig-mixed-partial.json")));
   ASSERT_TRUE(node.ok()) << node.status();
@@ -51,7 +53,7 @@ TEST(K8sJsonFixtureTest, A100MixedMigNodeCapacity) {
   EXPECT_EQ(node->meta.labels.at("nvidia.com/mig.strategy"), "mixed");
 }
 
-TEST(K8sJsonFixtureTest, MigPodLimitWrittenAsNumber) {
+TEST(K8sJsonSharedFixtureTest, MigPodLimitWrittenAsNumber) {
   absl::StatusOr<Pod> pod =
       PodFromJson(ReadFile(FixturePath("pod-mig-mixed-request.json")));
   ASSERT_TRUE(pod.ok()) << pod.status();
@@ -63,7 +65,7 @@ TEST(K8sJsonFixtureTest, MigPodLimitWrittenAsNumber) {
   EXPECT_TRUE(pod->containers[0].requests.empty());
 }
 
-TEST(K8sJsonFixtureTest, HamiVgpuPodNumericLimits) {
+TEST(K8sJsonSharedFixtureTest, HamiVgpuPodNumericLimits) {
   absl::StatusOr<Pod> pod =
       PodFromJson(ReadFile(FixturePath("pod-hami-vgpu-request.json")));
   ASSERT_TRUE(pod.ok()) << pod.status();
@@ -74,7 +76,7 @@ TEST(K8sJsonFixtureTest, HamiVgpuPodNumericLimits) {
   EXPECT_EQ(limits.Get("nvidia.com/gpucores"), 30);
 }
 
-TEST(K8sJsonFixtureTest, HamiPolicyAnnotations) {
+TEST(K8sJsonSharedFixtureTest, HamiPolicyAnnotations) {
   absl::StatusOr<Pod> pod = PodFromJson(
       ReadFile(FixturePath("pod-hami-scheduling-policy-annotations.json")));
   ASSERT_TRUE(pod.ok()) << pod.status();
@@ -84,7 +86,7 @@ TEST(K8sJsonFixtureTest, HamiPolicyAnnotations) {
             "spread");
 }
 
-TEST(K8sJsonFixtureTest, PodInsideExtenderFilterRequest) {
+TEST(K8sJsonSharedFixtureTest, PodInsideExtenderFilterRequest) {
   const std::string text = ReadFile(
       FixturePath("extender-v1/constructed-filter-request-nodecache.json"));
   simdjson::dom::parser parser;
@@ -106,7 +108,7 @@ TEST(K8sJsonFixtureTest, PodInsideExtenderFilterRequest) {
 }
 
 // Every fixture whose kind is Pod or Node decodes without error.
-TEST(K8sJsonFixtureTest, EveryPodAndNodeFixtureDecodes) {
+TEST(K8sJsonSharedFixtureTest, EveryPodAndNodeFixtureDecodes) {
   int decoded = 0;
   simdjson::dom::parser parser;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(

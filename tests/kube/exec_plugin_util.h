@@ -84,7 +84,7 @@ inline ExecCredentialSpec PluginSpec(std::string command) {
   ExecCredentialSpec spec;
   spec.command = std::move(command);
   spec.api_version = kExecApiV1;
-  spec.interactive_mode = "Never";
+  spec.interactive_mode = ExecInteractiveMode::kNever;
   return spec;
 }
 

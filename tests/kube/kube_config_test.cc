@@ -165,7 +165,7 @@ TEST(KubeconfigTest, ReadsAnExecPluginWithoutRunningIt) {
                   std::pair<std::string, std::string>("AWS_PROFILE", "prod"),
                   std::pair<std::string, std::string>("EMPTY", "")));
   EXPECT_EQ(exec.api_version, kExecApiV1);
-  EXPECT_EQ(exec.interactive_mode, "Never");
+  EXPECT_EQ(exec.interactive_mode, ExecInteractiveMode::kNever);
   EXPECT_TRUE(exec.provide_cluster_info);
   EXPECT_EQ(exec.install_hint, "brew install get-token");
   EXPECT_EQ(config->server_url, "https://api.example.com");
@@ -181,8 +181,22 @@ TEST(KubeconfigTest, ExecBareCommandStaysForPathLookupAndV1beta1Defaults) {
       "/etc", "test");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->exec->command, "aws");
-  EXPECT_EQ(config->exec->interactive_mode, "IfAvailable");
+  EXPECT_EQ(config->exec->interactive_mode, ExecInteractiveMode::kIfAvailable);
   EXPECT_FALSE(config->exec->provide_cluster_info);
+}
+
+// Always is valid in the file, as for kubectl: whether a terminal is there
+// is asked when the plugin runs.
+TEST(KubeconfigTest, ExecInteractiveModeAlwaysIsRead) {
+  absl::StatusOr<KubeConfig> config = ParseKubeconfig(
+      Kubeconfig("    server: https://x\n",
+                 "    exec:\n"
+                 "      apiVersion: client.authentication.k8s.io/v1\n"
+                 "      command: aws\n"
+                 "      interactiveMode: Always\n"),
+      "/etc", "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->exec->interactive_mode, ExecInteractiveMode::kAlways);
 }
 
 // The user's lines for an exec block with `fields` (indented 6 spaces).
@@ -219,11 +233,11 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"MissingCommand", "",
                   std::string(kV1) + "      interactiveMode: Never\n",
                   "command: missing"},
-        ErrorCase{"InteractiveAlways", "",
+        ErrorCase{"UnknownInteractiveMode", "",
                   std::string(kV1) +
-                      "      command: aws\n      interactiveMode: Always\n",
-                  "interactiveMode: Always is not supported: gpusched runs "
-                  "credential plugins without a terminal and cannot prompt"},
+                      "      command: aws\n      interactiveMode: always\n",
+                  "interactiveMode: \"always\" is not one of Never, "
+                  "IfAvailable, Always"},
         ErrorCase{"V1NeedsInteractiveMode", "",
                   std::string(kV1) + "      command: aws\n",
                   "interactiveMode: missing"},
