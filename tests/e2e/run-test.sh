@@ -37,5 +37,17 @@ if [[ "$name" == Benchmark* ]]; then
   exec "$build/e2e/e2e.test" -test.run '^$' -test.bench "^${name}\$" \
     -test.benchtime 1x -test.v -test.timeout 540s
 fi
-exec "$build/e2e/e2e.test" -test.run "^${name}\$" -test.v -test.count=1 \
-  -test.timeout 540s
+# A name the binary lacks (built before the test was added) would run no
+# test and exit 0: a pass that tested nothing. It must say it ran the test.
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+set +e
+"$build/e2e/e2e.test" -test.run "^${name}\$" -test.v -test.count=1 \
+  -test.timeout 540s 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+set -e
+if [[ $rc -eq 0 ]] && ! grep -qE "^--- (PASS|SKIP): ${name} " "$out"; then
+  echo "e2e: $build/e2e/e2e.test has no test $name: rebuild it (make e2e-prepare)"
+  exit 1
+fi
+exit "$rc"

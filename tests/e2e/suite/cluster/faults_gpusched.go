@@ -136,3 +136,10 @@ func GpuschedReady(ctx context.Context, gpuschedURL string) (bool, error) {
 	}
 	return false, fmt.Errorf("gpusched /readyz: status %d", status)
 }
+
+// GpuschedReadyz reads gpusched's /readyz: its status and its body (the
+// "degraded:" lines of what it cannot read).
+func GpuschedReadyz(ctx context.Context, gpuschedURL string) (int, string, error) {
+	status, body, err := gpuschedGet(ctx, gpuschedURL, "/readyz")
+	return status, string(body), err
+}
