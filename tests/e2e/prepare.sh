@@ -68,5 +68,7 @@ use_module_proxy
   # CI installs chromium (make deps): there the dashboard's tests must run,
   # not skip.
   if [[ "${CI:-}" == true ]]; then echo "E2E_REQUIRE_CHROMIUM=1"; fi
+  # Likewise Kueue's manager, which needs a mount namespace (package arena).
+  if [[ "${CI:-}" == true ]]; then echo "E2E_REQUIRE_ARENA=1"; fi
 } > "$out/env"
 echo "e2e: ready in $((SECONDS - started)) s (upstream binaries in $bin_dir)" >&2

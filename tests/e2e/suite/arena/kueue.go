@@ -87,9 +87,16 @@ func StartKueue(t testing.TB, cp *controlplane.ControlPlane, opts Options) *Kueu
 	return k
 }
 
+// RequireEnv, when set (CI sets it, tests/e2e/prepare.sh), makes a
+// machine that cannot run Kueue's manager a failure instead of a skip.
+const RequireEnv = "E2E_REQUIRE_ARENA"
+
 func skipUnsupported(t testing.TB, r controlplane.Release) {
 	t.Helper()
 	if err := canMountOverlay(); err != nil {
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatalf("arena: %s is set and Kueue's manager cannot have its mount namespace: %v", RequireEnv, err)
+		}
 		t.Skipf("arena: Kueue's manager needs a mount namespace for its fixed certificate paths: %v", err)
 	}
 	if r.Major != 1 || r.Minor < minMinor || r.Minor > maxMinor {
