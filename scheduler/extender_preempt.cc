@@ -176,7 +176,7 @@ std::vector<PreemptionCandidate> ExtenderService::PreemptCatchingUp(
     }
   }
   if (dropped.empty() || !AnyNodeChangedSince(dropped, NowMs() - fresh_ms) ||
-      !WaitForNodeChange(seen, catch_up)) {
+      !WaitForChangeOf(dropped, seen, catch_up)) {
     return kept;
   }
   if (notes != nullptr) notes->clear();
@@ -193,16 +193,21 @@ bool ExtenderService::AnyNodeChangedSince(std::span<const std::string> names,
                                           int64_t since_ms) const {
   std::shared_lock lock(mu_);
   return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-    auto changed = node_changed_ms_.find(name);
-    return changed == node_changed_ms_.end() || changed->second >= since_ms;
+    auto changed = node_changed_.find(name);
+    return changed == node_changed_.end() || changed->second.ms >= since_ms;
   });
 }
 
-bool ExtenderService::WaitForNodeChange(
-    uint64_t seen, std::chrono::milliseconds timeout) const {
+bool ExtenderService::WaitForChangeOf(std::span<const std::string> names,
+                                      uint64_t seen,
+                                      std::chrono::milliseconds timeout) const {
   std::shared_lock lock(mu_);
-  return node_changed_cv_.wait_for(lock, timeout,
-                                   [&] { return node_changes_ != seen; });
+  return node_changed_cv_.wait_for(lock, timeout, [&] {
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      auto changed = node_changed_.find(n);
+      return changed != node_changed_.end() && changed->second.count > seen;
+    });
+  });
 }
 
 }  // namespace gpusched

@@ -87,8 +87,8 @@ std::vector<std::string> ExtenderService::SetDraDevices(
 void ExtenderService::UpsertNodeLocked(Node node, int64_t now,
                                        std::vector<std::string>& warnings) {
   std::string name = node.meta.name;
-  ++node_changes_;
-  node_changed_ms_.insert_or_assign(name, now);
+  node_changed_.insert_or_assign(
+      name, NodeChange{.count = ++node_changes_, .ms = now});
   std::string dropped = model_.UpsertNode(std::move(node));
   if (!dropped.empty()) {
     warnings.push_back(
@@ -120,7 +120,7 @@ bool ExtenderService::RemoveNode(std::string_view name) {
   std::unique_lock lock(mu_);
   std::vector<DetachedPod> pods;
   if (!model_.RemoveNode(name, &pods)) return false;
-  node_changed_ms_.erase(name);
+  node_changed_.erase(name);
   if (!pods.empty()) detached_.insert_or_assign(std::string(name), pods);
   return true;
 }

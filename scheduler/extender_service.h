@@ -180,9 +180,10 @@ class ExtenderService {
   // Preempt, but a node kube-scheduler may know newer than gpusched does
   // (unknown to the model, or changed within `fresh_ms`) is not dropped on
   // a state that is about to change: when such a node would be dropped,
-  // waits up to `catch_up` for the node watch to deliver a change and
-  // decides again. kube-scheduler retries a pod refused here only on a
-  // later cluster event, which a quiet cluster may not have for minutes.
+  // waits up to `catch_up` for the node watch to deliver a change of such
+  // a node (not of any other) and decides again. kube-scheduler retries a pod
+  // refused here only on a later cluster event, which a quiet cluster may not
+  // have for minutes.
   std::vector<PreemptionCandidate> PreemptCatchingUp(
       const Pod& pod, std::vector<PreemptionCandidate> candidates,
       std::vector<std::string>* notes, int64_t fresh_ms,
@@ -260,17 +261,24 @@ class ExtenderService {
   // `since_ms`.
   bool AnyNodeChangedSince(std::span<const std::string> names,
                            int64_t since_ms) const;
-  // Waits until a node upsert changed the model after `seen` (a count of
-  // node_changes_) or `timeout` passed; false on the timeout.
-  bool WaitForNodeChange(uint64_t seen,
-                         std::chrono::milliseconds timeout) const;
+  // Waits until one of `names` changed in the model after `seen` (a count
+  // of node_changes_) or `timeout` passed; false on the timeout. Other
+  // nodes' changes (status heartbeats) do not end the wait: deciding again
+  // on them would drop the node kube-scheduler saw newer all the same.
+  bool WaitForChangeOf(std::span<const std::string> names, uint64_t seen,
+                       std::chrono::milliseconds timeout) const;
 
   ServiceOptions options_;
   mutable std::shared_mutex mu_;
-  // Node upserts that changed the model, and when each node last changed
-  // (NowMs). Guarded by mu_; node_changed_cv_ tells each change.
+  // Node upserts that changed the model, and when each node last changed:
+  // at which count of node_changes_ and when (NowMs). Guarded by mu_;
+  // node_changed_cv_ tells each change.
+  struct NodeChange {
+    uint64_t count = 0;
+    int64_t ms = 0;
+  };
   uint64_t node_changes_ = 0;
-  StringKeyMap<int64_t> node_changed_ms_;
+  StringKeyMap<NodeChange> node_changed_;
   mutable std::condition_variable_any node_changed_cv_;
   ClusterModel model_;
   PendingPods pending_;

@@ -522,6 +522,31 @@ TEST(PreemptCatchingUp, WaitsForAFreshNodeToCatchUp) {
                         .node = "joining", .victim_uids = {"uid-ml-low"}}));
 }
 
+// Another node's change (a status heartbeat) arrives first: the verb goes
+// on waiting for the dropped node's own change, instead of deciding again
+// on the state that dropped it.
+TEST(PreemptCatchingUp, AnotherNodesChangeDoesNotEndTheWait) {
+  ExtenderService service;
+  service.UpsertNodes({MakeNode("joining").Product(kH100),
+                       MakeNode("other").Gpus(8).Product(kH100)});
+  std::jthread watch([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Node heartbeat = MakeNode("other").Gpus(8).Product(kH100);
+    heartbeat.meta.resource_version = "2";
+    service.UpsertNodes({heartbeat});
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    Node with_devices = MakeNode("joining").Gpus(8).Product(kH100);
+    with_devices.meta.resource_version = "2";
+    service.UpsertNodes({with_devices});
+  });
+  const std::vector<PreemptionCandidate> kept = service.PreemptCatchingUp(
+      MakePod("ml/p").Gpus(8),
+      {{.node = "joining", .victim_uids = {"uid-ml-low"}}}, nullptr,
+      /*fresh_ms=*/5000, std::chrono::milliseconds(10'000));
+  EXPECT_THAT(kept, ElementsAre(PreemptionCandidate{
+                        .node = "joining", .victim_uids = {"uid-ml-low"}}));
+}
+
 // A node that has not changed lately is judged at once: no wait.
 TEST_F(ExtenderServiceTest, PreemptCatchingUpDoesNotWaitOnASettledNode) {
   AddRunning(service_, {Running("ml/a", "n1", "0,1", 1),
