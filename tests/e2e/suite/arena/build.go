@@ -1,13 +1,13 @@
 package arena
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"gpusched.io/e2e/suite/controlplane"
 )
 
 // Build is one cached build of tests/e2e/kueue/build.sh: the manager and
@@ -52,15 +52,7 @@ func FindBuild(repo string) (Build, error) {
 func dirFromScript(repo string) (string, error) {
 	scriptBuild.once.Do(func() {
 		script := filepath.Join(repo, "tests", "e2e", "kueue", "build.sh")
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command("bash", script)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			scriptBuild.err = fmt.Errorf("%s (set E2E_KUEUE_DIR to skip it): %w\n%s", script, err, stderr.String())
-			return
-		}
-		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		scriptBuild.dir = strings.TrimSpace(lines[len(lines)-1])
+		scriptBuild.dir, scriptBuild.err = controlplane.CachedBuildDir(script, "E2E_KUEUE_DIR")
 	})
 	return scriptBuild.dir, scriptBuild.err
 }

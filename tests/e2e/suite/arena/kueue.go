@@ -7,7 +7,6 @@ package arena
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -115,7 +114,7 @@ func (k *Kueue) prepare(context.Context) error {
 	if k.Manifests, err = RenderManifests(k.cp.Bins.Kubectl, k.Build); err != nil {
 		return err
 	}
-	free, err := freePorts(4)
+	free, err := controlplane.FreePorts(4)
 	if err != nil {
 		return err
 	}
@@ -192,18 +191,4 @@ func httpOK(ctx context.Context, client *http.Client, url string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

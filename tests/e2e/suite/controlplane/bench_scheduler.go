@@ -80,7 +80,7 @@ func (c *ControlPlane) prepareBenchScheduler(opts BenchSchedulerOptions) (*Bench
 	if err := os.WriteFile(configFile, config, 0o644); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return nil, err
 	}

@@ -142,6 +142,38 @@ func issue(template, ca *x509.Certificate, caKey crypto.Signer) ([]byte, crypto.
 	return der, key, err
 }
 
+// LoopbackCert makes a fresh CA named caName and a certificate it signed
+// for 127.0.0.1 and localhost (named cn), backdated an hour as newPKI's:
+// for another package's server (Kueue's webhooks), in PEM.
+func LoopbackCert(caName, cn string) (caPEM, certPEM, keyPEM []byte, err error) {
+	now := time.Now().Add(-time.Hour)
+	ca, caKey, caDER, err := newCA(caName, now)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	der, key, err := issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn},
+		NotBefore:   now,
+		NotAfter:    now.Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:    []string{"localhost"},
+	}, ca, caKey)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s certificate: %w", cn, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s key: %w", cn, err)
+	}
+	return pemOf("CERTIFICATE", caDER), pemOf("CERTIFICATE", der), pemOf("PRIVATE KEY", keyDER), nil
+}
+
+func pemOf(blockType string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: blockType, Bytes: der})
+}
+
 func (p *pki) writeServiceAccountKeys() error {
 	key, err := newKey()
 	if err != nil {

@@ -246,7 +246,7 @@ func (c *ControlPlane) prepare() error {
 	if c.ids.admin, c.ids.scheduler, c.ids.gpusched, c.ids.controllerManager, c.ids.viewer, err = newIdentities(); err != nil {
 		return err
 	}
-	ports, err := freePorts(8)
+	ports, err := FreePorts(8)
 	if err != nil {
 		return err
 	}

@@ -68,17 +68,24 @@ var scriptBinDir struct {
 func binDirFromScript(repo string) (string, error) {
 	scriptBinDir.once.Do(func() {
 		script := filepath.Join(repo, "tests", "e2e", "build-binaries.sh")
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command("bash", script)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			scriptBinDir.err = fmt.Errorf("%s (set E2E_BIN_DIR to skip it): %w\n%s", script, err, stderr.String())
-			return
-		}
-		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		scriptBinDir.dir = strings.TrimSpace(lines[len(lines)-1])
+		scriptBinDir.dir, scriptBinDir.err = CachedBuildDir(script, "E2E_BIN_DIR")
 	})
 	return scriptBinDir.dir, scriptBinDir.err
+}
+
+// CachedBuildDir runs a build script of tests/e2e (build-binaries.sh,
+// kueue/build.sh) and returns the directory it prints last: its build in
+// the cache, made or reused. skipEnv names the variable that spares the
+// script.
+func CachedBuildDir(script, skipEnv string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("bash", script)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s (set %s to skip it): %w\n%s", script, skipEnv, err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
 }
 
 // FindBinaries locates every executable, checking each exists.

@@ -177,12 +177,12 @@ func (p *process) waitFor(ctx context.Context, timeout time.Duration, what strin
 	return nil
 }
 
-// freePorts returns n distinct TCP ports on 127.0.0.1 that were free a
+// FreePorts returns n distinct TCP ports on 127.0.0.1 that were free a
 // moment ago (held open together so that they differ). The kernel spreads
 // them over the ephemeral range, so parallel test processes rarely collide;
 // a component that loses the race fails its start with "address already in
 // use" in its log.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

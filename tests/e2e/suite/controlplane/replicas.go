@@ -50,7 +50,7 @@ func (c *ControlPlane) replicaPorts() error {
 		c.t.Skipf("controlplane: two replicas run each kube-scheduler with a hostname of its own "+
 			"(unshare --uts), which this machine does not allow: %v", err)
 	}
-	ports, err := freePorts(3 * (c.opts.Replicas - 1))
+	ports, err := FreePorts(3 * (c.opts.Replicas - 1))
 	if err != nil {
 		return err
 	}
