@@ -31,6 +31,17 @@ FrAmounts ApplyFlavors(const Policy& policy,
   return charged;
 }
 
+// Members that succeeded still count: the gang waits only for the rest.
+std::string WaitingForPods(const Workload& w) {
+  std::string text =
+      absl::StrCat("waiting for pods: ", w.pods.size() + w.succeeded.size(),
+                   " of minMember ", w.min_member, " exist");
+  if (!w.succeeded.empty()) {
+    absl::StrAppend(&text, " (", w.succeeded.size(), " of them succeeded)");
+  }
+  return text;
+}
+
 }  // namespace
 
 void AdmissionCycle::Schedule(const CycleInputs& in, int64_t now) {
@@ -228,11 +239,8 @@ void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
                   absl::StrCat("waiting for PodGroup ", w->key,
                                ": its minMember says how many pods make the "
                                "gang")});
-    } else if (w->state == Workload::State::kPending && w->is_gang &&
-               static_cast<int>(w->pods.size()) < w->min_member) {
-      w->Explain({incomplete,
-                  absl::StrCat("waiting for pods: ", w->pods.size(),
-                               " of minMember ", w->min_member, " exist")});
+    } else if (w->state == Workload::State::kPending && w->ShortOfPods()) {
+      w->Explain({incomplete, WaitingForPods(*w)});
     }
   }
   ExplainHolds();

@@ -185,7 +185,7 @@ bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
   if (store_.GroupApiFailure(w) != nullptr) return false;
   // Quota must charge every claim before a queued workload is admitted.
   if (IsQueued(w) && w.MemberHeldByClaims() != nullptr) return false;
-  return !w.is_gang || static_cast<int>(w.pods.size()) >= w.min_member;
+  return !w.ShortOfPods();
 }
 
 // Every queue's pending workloads in queue order, in one walk.

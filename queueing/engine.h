@@ -62,11 +62,13 @@ class QueueingEngine {
                  int64_t now);
   // The pod (or every pod of the workload) succeeded and leaves.
   FinishOutcome Finish(const std::string& key, int64_t now);
-  // A pod that succeeded before a restart, met after its running gang
-  // members were adopted: it counts towards its admitted gang as one that
-  // succeeded under the engine's eyes, so the gang is not short of it.
+  // A pod that succeeded before a restart (or before its gang was
+  // evicted), met after the other members: it counts towards its gang as
+  // one that succeeded under the engine's eyes, so the gang is not short
+  // of it. Deleting the pod (Delete) takes it off again.
   void AdoptSucceeded(const Pod& pod);
-  // The pod (or every pod of the workload) is deleted.
+  // The pod (or every pod of the workload) is deleted; a succeeded member's
+  // pod no longer counts towards its gang.
   DeleteOutcome Delete(const std::string& key, int64_t now);
   // Members placed on the node lose their placement. When the node is still
   // in the model (the simulator) it is taken out and remembered for NodeUp;

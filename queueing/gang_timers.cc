@@ -9,10 +9,6 @@ namespace {
 
 std::string Seconds(int64_t ms) { return absl::StrCat(ms / 1000, "s"); }
 
-bool ShortOfPods(const Workload& w) {
-  return w.is_gang && static_cast<int>(w.pods.size()) < w.min_member;
-}
-
 // The gang's own timeout (its PodGroup's scheduleTimeoutSeconds), else
 // the scheduler's.
 int64_t TimeoutOf(const SchedulerConfig& config, const Workload& w) {
@@ -33,7 +29,7 @@ std::vector<TimerOutcome> GangTimers::BackOffIncompleteGangs(
   std::vector<TimerOutcome> fired;
   for (const auto& [key, each] : live) {
     Workload& w = *each;
-    if (w.state != Workload::State::kPending || !ShortOfPods(w) ||
+    if (w.state != Workload::State::kPending || !w.ShortOfPods() ||
         w.backoff_until_ms > now) {
       continue;
     }
@@ -43,9 +39,10 @@ std::vector<TimerOutcome> GangTimers::BackOffIncompleteGangs(
     w.backoff_until_ms = now + GangBackoff(config, w.failed_attempts);
     w.pending_since_ms = w.backoff_until_ms;
     w.Explain({ReasonCode::kBackingOff,
-               absl::StrCat("only ", w.pods.size(), " of minMember ",
-                            w.min_member, " pods after ", Seconds(timeout),
-                            "; retry in ", Seconds(w.backoff_until_ms - now))});
+               absl::StrCat("only ", w.pods.size() + w.succeeded.size(),
+                            " of minMember ", w.min_member, " pods after ",
+                            Seconds(timeout), "; retry in ",
+                            Seconds(w.backoff_until_ms - now))});
     fired.push_back({TimerOutcome::Kind::kBackedOff, &w, w.reason});
   }
   return fired;
@@ -161,7 +158,7 @@ std::optional<int64_t> GangTimers::NextWakeup(
     if (w.state != Workload::State::kPending) continue;
     queued_pending |= !w.cluster_queue.empty();
     consider(w.backoff_until_ms);
-    if (ShortOfPods(w)) {
+    if (w.ShortOfPods()) {
       consider(w.pending_since_ms + TimeoutOf(config, w));
     } else if (!w.cluster_queue.empty() && reserved_for_.empty()) {
       consider(w.pending_since_ms + config.starvation_timeout_ms);

@@ -1,5 +1,7 @@
 #include "queueing/workload.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "scheduler/dra_demand.h"
@@ -47,10 +49,17 @@ std::vector<const Pod*> Workload::MembersToAdmit() const {
     if (placements.contains(key)) continue;
     members.push_back(&pod);
   }
-  if (is_gang && !admitted() && static_cast<int>(members.size()) > min_member) {
-    members.resize(min_member);
+  const int needed =
+      std::max(1, min_member - static_cast<int>(succeeded.size()));
+  if (is_gang && !admitted() && static_cast<int>(members.size()) > needed) {
+    members.resize(needed);
   }
   return members;
+}
+
+bool Workload::ShortOfPods() const {
+  return is_gang &&
+         static_cast<int>(pods.size() + succeeded.size()) < min_member;
 }
 
 bool Workload::HasUnplacedMembers() const {

@@ -55,9 +55,11 @@ struct Workload {
   // Which API declares it, when a PodGroup does.
   std::optional<PodGroup::Flavor> group_flavor;
   int min_member = 1;
-  // Members that succeeded while it was admitted (they leave pods and
-  // placements), by pod key: with the placed ones they make up the gang. A
-  // set, so that one seen again (a relist) is not counted twice.
+  // Members that succeeded (they leave pods and placements) and whose pods
+  // are still in the API, by pod key: they count towards the gang, through
+  // an eviction too, as Kueue counts a pod group's Succeeded pods. A gang
+  // evicted after some members succeeded is admitted again with the rest.
+  // A set, so that one seen again (a relist) is not counted twice.
   std::set<std::string> succeeded;
   std::string local_queue;    // "" outside queues
   std::string cluster_queue;  // "" outside queues or when unresolved
@@ -109,8 +111,11 @@ struct Workload {
     code = why.code;
     reason = std::move(why.text);
   }
+  // A gang with fewer pods, counting those that succeeded, than minMember.
+  bool ShortOfPods() const;
   // Members admission would place now: all existing pods for a single pod;
-  // the first min_member pods by name for a gang not yet admitted.
+  // for a gang not yet admitted, the first by name of those still needed
+  // (minMember less the members that succeeded).
   std::vector<const Pod*> MembersToAdmit() const;
   // Members beyond those admitted that exist (a running gang's extras).
   bool HasUnplacedMembers() const;

@@ -72,7 +72,8 @@ std::optional<PodGroup::Flavor> GroupFlavorOf(WorkloadRef::Kind kind) {
 // A running gang short of minMember gets its grace from now.
 void NoteIfBelowMin(GangTimers& timers, const Workload& w, int64_t now) {
   if (w.admitted() && w.is_gang &&
-      static_cast<int>(w.placements.size()) < w.min_member) {
+      static_cast<int>(w.placements.size() + w.succeeded.size()) <
+          w.min_member) {
     timers.NoteBelowMin(w.key, now);
   }
 }
@@ -81,8 +82,9 @@ void NoteIfBelowMin(GangTimers& timers, const Workload& w, int64_t now) {
 
 void WorkloadStore::SetState(const QuotaFlavors& flavors, Workload& w,
                              Workload::State state) {
+  // Succeeded members stay counted through an eviction: only the rest
+  // run again.
   if (state == Workload::State::kPending) {
-    w.succeeded.clear();
     w.run_started_ms = -1;  // a new run starts at its next admission
   }
   w.state = state;
@@ -245,6 +247,33 @@ void WorkloadStore::ForgetMember(const StoreInputs& in, Workload& w,
   workload_of_pod_.erase(pod);
 }
 
+void WorkloadStore::NoteSucceeded(Workload& w, const std::string& pod) {
+  w.succeeded.insert(pod);
+  workload_of_succeeded_[pod] = w.key;
+}
+
+void WorkloadStore::ForgetSucceeded(Workload& w) {
+  for (const std::string& pod : w.succeeded) workload_of_succeeded_.erase(pod);
+  w.succeeded.clear();
+}
+
+DeleteOutcome WorkloadStore::DeleteSucceeded(const StoreInputs& in,
+                                             const std::string& pod) {
+  auto it = workload_of_succeeded_.find(pod);
+  if (it == workload_of_succeeded_.end()) return DeleteOutcome::kUnknownKey;
+  Workload& w = workloads_[it->second];
+  workload_of_succeeded_.erase(it);
+  w.succeeded.erase(pod);
+  w.signature_id = -1;
+  if (!w.pods.empty() || !w.succeeded.empty() || w.admitted() ||
+      groups_.contains(w.key)) {
+    return DeleteOutcome::kMemberDeleted;
+  }
+  SetState(in.flavors, w, Workload::State::kFinished);
+  w.Explain({ReasonCode::kNone, "deleted"});
+  return DeleteOutcome::kWorkloadDeleted;
+}
+
 void WorkloadStore::Release(ClusterModel& model, QuotaTree& quota,
                             Workload& w) {
   if (!w.admitted()) return;
@@ -287,12 +316,14 @@ FinishOutcome WorkloadStore::Finish(const StoreInputs& in,
   }
   Workload& w = workloads_[workload_key];
   for (const std::string& pod : pods) {
-    if (w.placements.contains(pod)) w.succeeded.insert(pod);
+    if (w.placements.contains(pod) && w.is_gang) NoteSucceeded(w, pod);
     ForgetMember(in, w, pod);
   }
   if (!w.pods.empty()) return FinishOutcome::kMemberFinished;
   if (w.admitted()) in.quota.RemoveUsage(w.cluster_queue, w.charged);
   w.charged.clear();
+  // Done: a new run of the same name counts from nothing.
+  ForgetSucceeded(w);
   SetState(in.flavors, w, Workload::State::kFinished);
   w.Explain({ReasonCode::kNone, "all pods succeeded"});
   Emit(now, EngineEvent::Type::kFinished, w, "", w.reason);
@@ -306,6 +337,7 @@ DeleteOutcome WorkloadStore::Delete(const StoreInputs& in,
     Release(in.model, in.quota, w);
     for (const auto& [pod, unused] : w.pods) workload_of_pod_.erase(pod);
     w.pods.clear();
+    ForgetSucceeded(w);
     w.signature_id = -1;
     classes_.Reindex(w, in.flavors);
     SetState(in.flavors, w, Workload::State::kFinished);
@@ -313,15 +345,23 @@ DeleteOutcome WorkloadStore::Delete(const StoreInputs& in,
     return DeleteOutcome::kWorkloadDeleted;
   }
   auto p = workload_of_pod_.find(key);
-  if (p == workload_of_pod_.end()) return DeleteOutcome::kUnknownKey;
+  if (p == workload_of_pod_.end()) return DeleteSucceeded(in, key);
   Workload& w = workloads_[p->second];
   ForgetMember(in, w, key);
   NoteIfBelowMin(in.timers, w, now);
   // A workload left without pods is over, unless a PodGroup still declares
-  // it and it has not run: then it waits for its pods and says so. One
-  // made by pods alone is forgotten (ForgetFinished), as Kueue's pod-group
-  // Workload goes with its pods, rather than kept for ever as "0 of N".
+  // it and it has not run, or members that succeeded are still there: then
+  // it waits for its pods and says so. One made by pods alone is forgotten
+  // (ForgetFinished), as Kueue's pod-group Workload goes with its pods,
+  // rather than kept for ever as "0 of N".
   if (!w.pods.empty() || (!w.admitted() && groups_.contains(w.key))) {
+    return DeleteOutcome::kMemberDeleted;
+  }
+  if (!w.succeeded.empty()) {
+    Release(in.model, in.quota, w);
+    in.timers.Forget(w.key);
+    w.admitted_at_ms = -1;
+    SetState(in.flavors, w, Workload::State::kPending);
     return DeleteOutcome::kMemberDeleted;
   }
   Release(in.model, in.quota, w);
@@ -342,7 +382,8 @@ void WorkloadStore::NodeDown(const StoreInputs& in, const std::string& node,
     }
     for (const std::string& pod : lost) DropPlacedMember(in.model, w, pod);
     if (lost.empty()) continue;
-    if (!w.is_gang || static_cast<int>(w.placements.size()) < w.min_member) {
+    if (!w.is_gang || static_cast<int>(w.placements.size() +
+                                       w.succeeded.size()) < w.min_member) {
       in.timers.NoteBelowMin(w.key, now);
     }
   }

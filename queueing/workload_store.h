@@ -150,6 +150,11 @@ class WorkloadStore {
   void IndexOutside(Workload& w);
   // The pod left its workload (finished or deleted).
   void ForgetMember(const StoreInputs& in, Workload& w, std::string pod);
+  // Succeeded members, whose pods stay in the API until deleted.
+  void NoteSucceeded(Workload& w, const std::string& pod);
+  void ForgetSucceeded(Workload& w);
+  // A succeeded member's pod is deleted: its gang no longer counts it.
+  DeleteOutcome DeleteSucceeded(const StoreInputs& in, const std::string& pod);
   std::string ReasonOf(const Workload& w) const;
 
   // workload_store_adoption.cc: Adopt's steps: the pod's devices on `node`
@@ -175,6 +180,8 @@ class WorkloadStore {
   PendingClasses classes_;
   std::map<std::string, PodGroup> groups_;
   std::map<std::string, std::string> workload_of_pod_;  // ns/pod -> workload
+  // Succeeded members still counted by their workload (Workload::succeeded).
+  std::map<std::string, std::string> workload_of_succeeded_;
   std::map<std::string, Node> down_nodes_;
   std::vector<EngineEvent> events_;
 };

@@ -84,11 +84,13 @@ Adoption WorkloadStore::Adopt(const StoreInputs& in, const Pod& pod,
 
 void WorkloadStore::AdoptSucceeded(const Pod& pod) {
   auto it = workloads_.find(WorkloadOf(pod).key);
-  if (it == workloads_.end() || !it->second.admitted() || !it->second.is_gang ||
+  if (it == workloads_.end() || !it->second.is_gang ||
+      it->second.state == Workload::State::kFinished ||
       it->second.pods.contains(pod.Key())) {
     return;
   }
-  it->second.succeeded.insert(pod.Key());
+  it->second.signature_id = -1;
+  NoteSucceeded(it->second, pod.Key());
 }
 
 // A bound pod's devices are the ones the cluster sync recorded from its
@@ -201,7 +203,8 @@ void WorkloadStore::RecordAdoption(const StoreInputs& in, Workload& w,
                       node));
   }
   // Members still missing get the grace of a running gang that lost some.
-  if (w.is_gang && static_cast<int>(w.placements.size()) < w.min_member) {
+  if (w.is_gang && static_cast<int>(w.placements.size() + w.succeeded.size()) <
+                       w.min_member) {
     in.timers.NoteBelowMin(w.key, now);
   }
 }

@@ -42,13 +42,16 @@ void AdmissionLoop::ApplyList(const Listed& list, int64_t now) {
     }
   }
   for (const Pod* pod : rest) {
-    if (IsTerminal(*pod)) {
-      ApplyTerminal(*pod, now);
-    } else if (Leaving(*pod)) {
+    if (IsTerminal(*pod)) continue;
+    if (Leaving(*pod)) {
       ApplyLeaving(*pod, now);
     } else {
       AddPending(*pod, now);
     }
+  }
+  // Last: a succeeded member counts towards a gang its mates made known.
+  for (const Pod* pod : rest) {
+    if (IsTerminal(*pod)) ApplyTerminal(*pod, now);
   }
   ForgetUnlisted(listed, now);
 }
@@ -60,6 +63,9 @@ void AdmissionLoop::ForgetUnlisted(const std::set<std::string>& listed,
   std::vector<std::string> gone;
   for (const auto& [key, w] : engine_->workloads()) {
     for (const auto& [pod, unused] : w.pods) {
+      if (!listed.contains(pod)) gone.push_back(pod);
+    }
+    for (const std::string& pod : w.succeeded) {
       if (!listed.contains(pod)) gone.push_back(pod);
     }
   }

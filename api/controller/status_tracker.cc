@@ -18,9 +18,10 @@ WorkloadPhase PhaseOf(const Workload& w) {
     case Workload::State::kAdmitted:
       break;
   }
-  const bool all_bound = !w.placements.empty() &&
-                         w.bound.size() >= w.placements.size() &&
-                         static_cast<int>(w.placements.size()) >= w.min_member;
+  const bool all_bound =
+      !w.placements.empty() && w.bound.size() >= w.placements.size() &&
+      static_cast<int>(w.placements.size() + w.succeeded.size()) >=
+          w.min_member;
   return all_bound ? WorkloadPhase::kRunning : WorkloadPhase::kAdmitted;
 }
 
