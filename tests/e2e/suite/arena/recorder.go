@@ -59,14 +59,16 @@ type Recorder struct {
 	// a pod that ended without succeeding, once.
 	onFailed func(PodRecord)
 	factory  informers.SharedInformerFactory
+	cancel   context.CancelFunc
 }
 
-// StartRecorder watches until ctx ends; Done is closed once every
-// arrival's workload has a Succeeded pod in every member slot.
+// StartRecorder watches until Stop (or ctx ends); Done is closed once
+// every arrival's workload has a Succeeded pod in every member slot.
 func StartRecorder(ctx context.Context, client kubernetes.Interface, arrivals []Arrival, onFailed func(PodRecord)) (*Recorder, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	r := &Recorder{
 		pods: map[string]*PodRecord{}, members: map[string]map[int]bool{}, want: map[string]int{},
-		done: make(chan struct{}), onFailed: onFailed,
+		done: make(chan struct{}), onFailed: onFailed, cancel: cancel,
 	}
 	for _, a := range arrivals {
 		r.want[a.Key()] = a.Pods
@@ -80,18 +82,23 @@ func StartRecorder(ctx context.Context, client kubernetes.Interface, arrivals []
 		DeleteFunc: func(obj any) { r.observe(obj, true) },
 	})
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
 	r.factory.Start(ctx.Done())
 	synced := func(context.Context) (bool, error) { return informer.HasSynced(), nil }
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, synced); err != nil {
+		r.Stop()
 		return nil, fmt.Errorf("recorder: pod informer did not sync: %w", err)
 	}
 	return r, nil
 }
 
-// Stop ends the watch (after its context ended) and waits for it.
-func (r *Recorder) Stop() { r.factory.Shutdown() }
+// Stop ends the watch and waits for it.
+func (r *Recorder) Stop() {
+	r.cancel()
+	r.factory.Shutdown()
+}
 
 // Done is closed when every workload completed.
 func (r *Recorder) Done() <-chan struct{} { return r.done }
