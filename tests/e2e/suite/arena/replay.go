@@ -32,8 +32,10 @@ type Replayer struct {
 	inflight int
 	idle     *sync.Cond
 	closed   bool
-	// lag[i] is how late arrival i's first create was sent.
-	lag  []time.Duration
+	// lag[i] is how late arrival i's first create was sent (its due time
+	// passed and a create slot free).
+	lag   []time.Duration
+	start time.Time
 	errs []error
 	// replacing holds the pods already replaced (namespace/name).
 	replacing    map[string]bool
@@ -58,7 +60,7 @@ func NewReplayer(client kubernetes.Interface, schedulerName string, arrivals []A
 // the creates run on. Replacements go on until Wait.
 func (p *Replayer) Run(ctx context.Context, rec *Recorder, start time.Time, arrivals []Arrival) error {
 	p.mu.Lock()
-	p.rec, p.ctx = rec, ctx
+	p.rec, p.ctx, p.start = rec, ctx, start
 	p.mu.Unlock()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -69,7 +71,6 @@ func (p *Replayer) Run(ctx context.Context, rec *Recorder, start time.Time, arri
 			return ctx.Err()
 		case <-timer.C:
 		}
-		p.noteLag(time.Since(start.Add(a.At)))
 		for m := range a.Pods {
 			p.create(ctx, a, m, 0)
 		}
@@ -111,6 +112,9 @@ func (p *Replayer) create(ctx context.Context, a Arrival, member, attempt int) {
 			return
 		}
 		defer func() { <-p.slots }()
+		if member == 0 && attempt == 0 {
+			p.noteLag(time.Since(p.start.Add(a.At)))
+		}
 		pod := a.Pod(member, attempt, p.schedulerName)
 		_, err := p.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
