@@ -55,9 +55,17 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	// The rounds run in tests/e2e/suite: every path they get is absolute.
 	path := o.scenario
 	if !strings.ContainsAny(path, "/.") {
 		path = arena.ScenarioPath(repo, path)
+	}
+	for _, p := range []*string{&path, &o.build, &o.work, &o.out} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return err
+			}
+		}
 	}
 	s, err := arena.LoadScenario(path)
 	if err != nil {
