@@ -36,7 +36,7 @@ type Replayer struct {
 	// passed and a create slot free).
 	lag   []time.Duration
 	start time.Time
-	errs []error
+	errs  []error
 	// replacing holds the pods already replaced (namespace/name).
 	replacing    map[string]bool
 	replacements int

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -63,6 +66,10 @@ func RunRound(t testing.TB, arm Arm, s *Scenario, opts RoundOptions) Round {
 		t.Fatal(err)
 	}
 	c.NodesSeen(ctx, t, s.Nodes.Count)
+	arrivals := s.Arrivals()
+	if err := waitGating(ctx, c.CP.Client, arrivals[0].Pod(0, 0, c.SchedulerName)); err != nil {
+		t.Fatal(err)
+	}
 	info, err := ParsePolicy(s.Policy)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +78,6 @@ func RunRound(t testing.TB, arm Arm, s *Scenario, opts RoundOptions) Round {
 		Scenario: s.Name, ScaleFactor: s.Scale.Factor, Arm: c.Arm, Round: opts.Round,
 		Versions: versions(c.CP), Config: c.Config, SetupSeconds: time.Since(began).Seconds(),
 	}
-	arrivals := s.Arrivals()
 	replayer := NewReplayer(replayClient(t, c.CP.RestConfig), c.SchedulerName, arrivals)
 	rec, err := StartRecorder(ctx, c.CP.Client, arrivals, replayer.Replace)
 	if err != nil {
@@ -133,6 +139,28 @@ func waitDone(ctx context.Context, rec *Recorder, start time.Time, progress func
 			}
 		}
 	}
+}
+
+// waitGating waits until the arm's admission webhook gates a pod like
+// probe (a dry-run create: nothing is stored). gpusched writes its
+// webhook's caBundle after it starts, and the API server calls a webhook
+// it cannot reach as failurePolicy says (gpusched's: Ignore), so the
+// first pods could otherwise go ungated.
+func waitGating(ctx context.Context, client kubernetes.Interface, probe *corev1.Pod) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, err := client.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprintf("gates %v", out.Spec.SchedulingGates)
+		return len(out.Spec.SchedulingGates) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the arm's webhook never gated a dry-run pod: %w (last: %s)", err, last)
+	}
+	return nil
 }
 
 func replayClient(t testing.TB, config *rest.Config) kubernetes.Interface {
