@@ -99,6 +99,8 @@ func describeRound(r arena.Round) string {
 	fmt.Fprintf(&b, "  admitted-unbound: max %d, mean %.1f, never bound %d; admit->bind p50 %.0f ms p90 %.0f ms\n",
 		m.AdmittedUnbound.Max, m.AdmittedUnbound.Mean, m.AdmittedUnbound.NeverBound,
 		m.AdmittedUnbound.AdmitToBindMs.P50, m.AdmittedUnbound.AdmitToBindMs.P90)
+	fmt.Fprintf(&b, "  gangs: %d pods bound while their gang was incomplete, %d while another member was still gated %v\n",
+		m.Gangs.Violations, m.Gangs.BoundBeforeGangAdmitted, m.Gangs.AdmittedExamples)
 	fmt.Fprintf(&b, "  cpu s:")
 	for _, name := range cluster.SortedKeys(r.Processes) {
 		fmt.Fprintf(&b, " %s %.1f;", name, r.Processes[name].CPUSeconds)

@@ -92,12 +92,18 @@ type Unbound struct {
 	AdmitToBindMs Quantiles `json:"admit_to_bind_ms"`
 }
 
-// GangCheck: a pod bound while its gang was incomplete (some member slot
-// without a live, admitted pod and without a Succeeded one) is a
-// violation.
+// GangCheck: a pod bound while its gang was incomplete (a member slot
+// with no pod, neither live nor Succeeded: not created yet, or failed and
+// not replaced yet) is a violation. A pod bound while a member of its
+// gang still had its scheduling gate (created, not yet admitted) is
+// counted apart: the gang exists whole, but was not released whole.
 type GangCheck struct {
 	Violations int      `json:"violations"`
 	Examples   []string `json:"examples,omitempty"`
+	// BoundBeforeGangAdmitted pods were bound while another member of
+	// their gang was still gated.
+	BoundBeforeGangAdmitted int      `json:"bound_before_gang_admitted"`
+	AdmittedExamples        []string `json:"bound_before_gang_admitted_examples,omitempty"`
 }
 
 // Sample is the cluster at T ms: GPUs admitted (held), bound, and pods
@@ -362,8 +368,8 @@ func unbound(in MeasureInput, end time.Time) Unbound {
 }
 
 // gangCheck: at each pod's bind, every slot of its workload must hold a
-// pod seen (created) and admitted by then and not ended, or one that
-// succeeded.
+// pod seen (created) by then and not ended, or one that succeeded; and,
+// counted apart, admitted by then.
 func gangCheck(in MeasureInput, ws []*workload) GangCheck {
 	var g GangCheck
 	for _, w := range ws {
@@ -372,11 +378,20 @@ func gangCheck(in MeasureInput, ws []*workload) GangCheck {
 				if p.Bound.IsZero() {
 					continue
 				}
-				if slot, ok := w.incompleteAt(p.Bound); !ok {
+				slot, state := w.weakestSlotAt(p.Bound)
+				at := ms(p.Bound.Sub(in.Start))
+				switch state {
+				case slotMissing:
 					g.Violations++
 					if len(g.Examples) < 5 {
-						g.Examples = append(g.Examples, fmt.Sprintf("%s bound at %.0f ms while %s's member %d had no live admitted pod",
-							p.Name, ms(p.Bound.Sub(in.Start)), w.Key(), slot))
+						g.Examples = append(g.Examples, fmt.Sprintf("%s bound at %.0f ms while %s's member %d had no pod",
+							p.Name, at, w.Key(), slot))
+					}
+				case slotGated:
+					g.BoundBeforeGangAdmitted++
+					if len(g.AdmittedExamples) < 5 {
+						g.AdmittedExamples = append(g.AdmittedExamples, fmt.Sprintf("%s bound at %.0f ms while %s's member %d was still gated",
+							p.Name, at, w.Key(), slot))
 					}
 				}
 			}
@@ -385,24 +400,40 @@ func gangCheck(in MeasureInput, ws []*workload) GangCheck {
 	return g
 }
 
-// incompleteAt returns the first slot with no pod covering t, and false;
-// or -1 and true when every slot is covered.
-func (w *workload) incompleteAt(t time.Time) (int, bool) {
+// slotState is how far a member slot is at some moment.
+type slotState int
+
+const (
+	slotMissing  slotState = iota // no live or Succeeded pod
+	slotGated                     // a live pod, still gated
+	slotAdmitted                  // a live admitted pod, or a Succeeded one
+)
+
+// weakestSlotAt returns the first slot in the lowest state at t and that
+// state (-1 and slotAdmitted when every slot is admitted).
+func (w *workload) weakestSlotAt(t time.Time) (int, slotState) {
+	weakest, state := -1, slotAdmitted
 	for slot, pods := range w.slots {
-		covered := false
-		for _, q := range pods {
-			live := !q.Seen.IsZero() && !q.Seen.After(t) && !q.Admitted.IsZero() && !q.Admitted.After(t) &&
-				(q.Ended.IsZero() || !q.Ended.Before(t))
-			if live || (q.Succeeded && !q.Ended.After(t)) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			return slot, false
+		if s := slotAt(pods, t); s < state {
+			weakest, state = slot, s
 		}
 	}
-	return -1, true
+	return weakest, state
+}
+
+// slotAt is the best state any of a slot's pods is in at t.
+func slotAt(pods []*PodRecord, t time.Time) slotState {
+	s := slotMissing
+	for _, q := range pods {
+		live := !q.Seen.IsZero() && !q.Seen.After(t) && (q.Ended.IsZero() || !q.Ended.Before(t))
+		switch {
+		case q.Succeeded && !q.Ended.After(t), live && !q.Admitted.IsZero() && !q.Admitted.After(t):
+			return slotAdmitted
+		case live:
+			s = slotGated
+		}
+	}
+	return s
 }
 
 func series(in MeasureInput, end time.Time) []Sample {

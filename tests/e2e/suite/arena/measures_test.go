@@ -83,8 +83,22 @@ func TestComputeCountsAMemberBoundBeforeItsGangExists(t *testing.T) {
 		pod(at, "g", 1, 800, 900, 1000, 3000),
 		pod(at, "s", 0, 1010, 2000, 2500, 4000),
 	}
-	if g := Compute(in).Gangs; g.Violations != 1 || len(g.Examples) != 1 {
+	if g := Compute(in).Gangs; g.Violations != 1 || len(g.Examples) != 1 || g.BoundBeforeGangAdmitted != 0 {
 		t.Fatalf("gang check %+v, want 1 violation (g-m0 at 500 ms)", g)
+	}
+}
+
+func TestComputeCountsAMemberBoundWhileAnotherIsGatedApart(t *testing.T) {
+	in, at := measureFixture()
+	in.Pods = []PodRecord{
+		// Both exist from 20 ms; member 0 ungated at 100 and bound at 500,
+		// member 1 ungated only at 900.
+		pod(at, "g", 0, 10, 100, 500, 3000),
+		pod(at, "g", 1, 20, 900, 1000, 3000),
+		pod(at, "s", 0, 1010, 2000, 2500, 4000),
+	}
+	if g := Compute(in).Gangs; g.Violations != 0 || g.BoundBeforeGangAdmitted != 1 || len(g.AdmittedExamples) != 1 {
+		t.Fatalf("gang check %+v, want no violation and g-m0 bound before its gang was admitted", g)
 	}
 }
 

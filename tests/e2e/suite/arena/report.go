@@ -44,7 +44,9 @@ var Definitions = map[string]string{
 	"cpu_s.<process>":      "utime+stime of /proc/<pid>/stat during the replay (from its start to the last finish)",
 	"cpu_s.arm":            "the arm's own process: kueue's manager or gpusched",
 	"replacements":         "pods the replay created for members that ended without succeeding (preempted)",
-	"gang_violations":      "pods bound while a member slot of their workload had no live admitted pod (and no Succeeded one)",
+	"gang_violations":      "pods bound while a member slot of their workload had no pod (none live, none Succeeded)",
+	"bound_before_gang_admitted": "pods bound while another member of their workload was still gated: the gang " +
+		"existed whole but was not released whole",
 }
 
 // Figures are the round's numbers the report takes medians of.
