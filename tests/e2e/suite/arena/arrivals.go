@@ -1,0 +1,130 @@
+package arena
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"gpusched.io/e2e/suite/cluster"
+	"gpusched.io/e2e/suite/kubelet"
+)
+
+// What the arena puts on its pods besides Kueue's labels, to find them
+// and measure them.
+const (
+	// WorkloadLabel is the workload (pod group) name; every arena pod has it.
+	WorkloadLabel = "arena.gpusched.io/workload"
+	ClassLabel    = "arena.gpusched.io/class"
+	// MemberLabel is the pod's slot in its group (0..Request-1).
+	MemberLabel = "arena.gpusched.io/member"
+	// AttemptAnnotation counts the pod's replacements (0: the first pod of
+	// its slot).
+	AttemptAnnotation = "arena.gpusched.io/attempt"
+	// PriorityClassLabel names a WorkloadPriorityClass (Kueue's label,
+	// which gpusched reads too).
+	PriorityClassLabel = "kueue.x-k8s.io/priority-class"
+)
+
+// Arrival is one workload of a scenario and when it arrives.
+type Arrival struct {
+	// At is the time after the round's start.
+	At      time.Duration
+	Queue   QueueRef
+	Class   string
+	Name    string
+	Pods    int
+	Runtime time.Duration
+	// PriorityClass is the WorkloadPriorityClass ("" for none).
+	PriorityClass string
+}
+
+// Arrivals are the scenario's workloads in arrival order (ties: queue,
+// then set, then index, as listed), the same for every arm and round.
+// Workload i of a set is named <class>-<set>-<i>, as Kueue's generator
+// names it, in its queue's namespace.
+func (s *Scenario) Arrivals() []Arrival {
+	rng := rand.New(rand.NewPCG(s.Seed, s.Seed^0x9e3779b97f4a7c15))
+	scale := func(ms int) time.Duration {
+		return time.Duration(float64(ms) * s.TimeScale * float64(time.Millisecond))
+	}
+	var out []Arrival
+	for _, q := range s.Queues {
+		for setIdx, w := range s.WorkloadSets {
+			for i := range w.Count {
+				at := scale((i + 1) * w.IntervalMs)
+				if s.JitterMs > 0 {
+					at += scale(rng.IntN(s.JitterMs))
+				}
+				out = append(out, Arrival{
+					At: at, Queue: q, Class: w.Class, Name: fmt.Sprintf("%s-%d-%d", w.Class, setIdx, i),
+					Pods: w.Request, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
+				})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out
+}
+
+// Key is namespace/name, the workload's identity in a round.
+func (a Arrival) Key() string { return a.Queue.Namespace + "/" + a.Name }
+
+// PodName is the name of member's pod after attempt replacements.
+func (a Arrival) PodName(member, attempt int) string {
+	if attempt == 0 {
+		return fmt.Sprintf("%s-m%d", a.Name, member)
+	}
+	return fmt.Sprintf("%s-m%d-r%d", a.Name, member, attempt)
+}
+
+// Pod is member's pod: one nvidia.com/gpu and nothing else (the
+// ClusterQueues cover only GPUs, and Kueue admits a pod only if its queue
+// covers every resource it asks for), in the group Kueue and gpusched both
+// read, running Runtime once started (the fake kubelet's run-for).
+// schedulerName is the arm's: each system's pods name its scheduler.
+func (a Arrival) Pod(member, attempt int, schedulerName string) *corev1.Pod {
+	gpu := resource.MustParse("1")
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: a.Queue.Namespace,
+			Name:      a.PodName(member, attempt),
+			Labels:    a.podLabels(member),
+			Annotations: map[string]string{
+				PodGroupTotalCountAnnotation: strconv.Itoa(a.Pods),
+				kubelet.RunForAnnotation:     a.Runtime.String(),
+				AttemptAnnotation:            strconv.Itoa(attempt),
+			},
+		},
+		Spec: corev1.PodSpec{
+			SchedulerName: schedulerName,
+			Containers: []corev1.Container{{
+				Name:  "main",
+				Image: cluster.PauseImage,
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{cluster.GpuResource: gpu},
+					Limits:   corev1.ResourceList{cluster.GpuResource: gpu},
+				},
+			}},
+		},
+	}
+}
+
+func (a Arrival) podLabels(member int) map[string]string {
+	labels := map[string]string{
+		QueueNameLabel:    a.Queue.LocalQueue,
+		PodGroupNameLabel: a.Name,
+		WorkloadLabel:     a.Name,
+		ClassLabel:        a.Class,
+		MemberLabel:       strconv.Itoa(member),
+	}
+	if a.PriorityClass != "" {
+		labels[PriorityClassLabel] = a.PriorityClass
+	}
+	return labels
+}
