@@ -9,9 +9,14 @@ std::string EncodeEviction(const EvictionTarget& pod) {
   w.Raw(R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{)");
   w.Key("name").String(pod.name).Raw(",");
   w.Key("namespace").String(pod.namespace_name).Raw("}");
-  if (!pod.uid.empty()) {
+  if (!pod.uid.empty() || !pod.resource_version.empty()) {
     w.Raw(R"(,"deleteOptions":{"preconditions":{)");
-    w.Key("uid").String(pod.uid).Raw("}}");
+    if (!pod.uid.empty()) w.Key("uid").String(pod.uid);
+    if (!pod.uid.empty() && !pod.resource_version.empty()) w.Raw(",");
+    if (!pod.resource_version.empty()) {
+      w.Key("resourceVersion").String(pod.resource_version);
+    }
+    w.Raw("}}");
   }
   w.Raw("}");
   return w.Take();

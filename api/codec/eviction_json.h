@@ -14,6 +14,10 @@ struct EvictionTarget {
   // same name (a new incarnation a controller made) is never evicted.
   // Empty: no precondition.
   std::string uid;
+  // Sent as the deletion's resourceVersion precondition: a pod that changed
+  // since it was read (it ended, say) is not evicted on a stale reading.
+  // Empty: no precondition.
+  std::string resource_version;
 };
 
 // The Eviction body: the pod's uid, when known, as the deletion's

@@ -271,7 +271,10 @@ absl::StatusOr<PodAdmissionView> DecodePodAdmissionView(std::string_view json) {
     status =
         NestedString(*root, at, "status", "nominatedNodeName", &view.nominated);
   }
+  std::string phase;
+  if (status.ok()) status = NestedString(*root, at, "status", "phase", &phase);
   if (!status.ok()) return status;
+  view.ended = phase == "Succeeded" || phase == "Failed";
   return view;
 }
 
@@ -282,7 +285,9 @@ PodAdmissionView PodAdmissionViewOf(const Pod& pod) {
       .node_name = pod.node_name,
       .nominated = pod.nominated_node_name,
       .admitted_label = ValueOr(pod.meta.labels, kAdmittedLabel),
-      .assigned_node = ValueOr(pod.meta.annotations, kAssignedNodeAnnotation)};
+      .assigned_node = ValueOr(pod.meta.annotations, kAssignedNodeAnnotation),
+      .ended =
+          pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed};
   for (const std::string& gate : pod.scheduling_gates) {
     if (gate == kAdmissionGate) {
       view.gated = true;

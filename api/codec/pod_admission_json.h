@@ -35,6 +35,7 @@ struct PodAdmissionView {
   std::string admitted_label;            // value of gpusched.io/admitted
   std::string assigned_node;             // gpusched.io/assigned-node
   bool gated = false;                    // carries kAdmissionGate
+  bool ended = false;                    // status.phase Succeeded or Failed
   std::vector<std::string> other_gates;  // raw JSON entries
   std::vector<AdmissionTerm> terms;      // required node affinity
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -304,35 +306,51 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteAdmit(
   return Written::kDone;
 }
 
-// A disruption budget's refusal is no fault to retry: the budget lets the
-// eviction through only once a replacement runs elsewhere, which may be
-// never. It goes back to the loop, whose planner decides again.
+namespace {
+
+// Why a revocation that would evict writes nothing: the pod is gone, it
+// ended (a member that succeeded did its part: evicting it would delete
+// the record its gang counts), or it is still behind gpusched's gate (it
+// never ran; a bare pod would be deleted). nullopt: evict.
+std::optional<std::string_view> NothingToEvict(const RevokeMember& revoke,
+                                               const kube::PodState& state) {
+  using Kind = kube::PodState::Kind;
+  switch (state.kind) {
+    case Kind::kGone:
+      return "the pod is gone";
+    case Kind::kEnded:
+      return "the pod already ended";
+    case Kind::kGated:
+      if (!revoke.bound) return "its gate was never lifted";
+      return std::nullopt;
+    case Kind::kUngated:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The pod is read first, and evicted only as read (resourceVersion
+// precondition): one that ended meanwhile is never deleted.
 absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
     const RevokeMember& revoke, const kube::CallOptions& call) {
   const kube::PodTarget pod{revoke.pod.pod_namespace, revoke.pod.pod_name,
                             revoke.pod.uid};
-  if (revoke.evict && !revoke.bound) {
-    absl::StatusOr<bool> withdrawn = WithdrawnWithoutWrite(revoke, call);
-    if (!withdrawn.ok()) return withdrawn.status();
-    if (*withdrawn) return Written::kDone;
-  }
   if (revoke.evict) {
-    absl::StatusOr<kube::EvictionResult> result =
-        kube::EvictPod(client_, {pod.namespace_name, pod.name, pod.uid}, call);
-    if (!result.ok()) return result.status();
-    if (result->outcome == kube::EvictionOutcome::kBlockedByDisruptionBudget) {
-      spdlog::warn("eviction refused pod={}/{} workload={}: {}",
-                   pod.namespace_name, pod.name, revoke.workload,
-                   result->message);
-      if (options_.on_eviction_blocked) {
-        options_.on_eviction_blocked(
-            EvictionRefusal{.pod = revoke.pod,
-                            .node = revoke.node,
-                            .workload = revoke.workload,
-                            .message = result->message});
-      }
-      return Written::kBlockedByBudget;
+    absl::StatusOr<kube::PodState> state =
+        kube::ReadPodState(client_, pod, call);
+    if (!state.ok()) return state.status();
+    if (std::optional<std::string_view> why = NothingToEvict(revoke, *state)) {
+      spdlog::info(
+          "withdrew admission pod={}/{} workload={} node={}: {}; nothing "
+          "written",
+          pod.namespace_name, pod.name, revoke.workload, revoke.node, *why);
+      return Written::kDone;
     }
+    absl::StatusOr<Written> evicted =
+        Evict(revoke, state->resource_version, call);
+    if (!evicted.ok() || *evicted != Written::kDone) return evicted;
   } else {
     const std::optional<Pod> watched = Watched(revoke.pod);
     absl::StatusOr<kube::ClearResult> result =
@@ -345,23 +363,31 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteRevoke(
   return Written::kDone;
 }
 
-// An unbound member's admission may never have landed: a pod still behind
-// gpusched's gate never ran and is never evicted (a bare pod would be
-// deleted), so taking its admission back writes nothing. True then.
-absl::StatusOr<bool> DecisionWriter::WithdrawnWithoutWrite(
-    const RevokeMember& revoke, const kube::CallOptions& call) {
-  absl::StatusOr<kube::GateState> gate = kube::ReadGateState(
-      client_, {revoke.pod.pod_namespace, revoke.pod.pod_name, revoke.pod.uid},
-      call);
-  if (!gate.ok()) return gate.status();
-  if (*gate == kube::GateState::kUngated) return false;
-  spdlog::info(
-      "withdrew admission pod={}/{} workload={} node={}: {}; nothing written",
-      revoke.pod.pod_namespace, revoke.pod.pod_name, revoke.workload,
-      revoke.node,
-      *gate == kube::GateState::kGated ? "its gate was never lifted"
-                                       : "the pod is gone");
-  return true;
+// A disruption budget's refusal is no fault to retry: the budget lets the
+// eviction through only once a replacement runs elsewhere, which may be
+// never. It goes back to the loop, whose planner decides again.
+absl::StatusOr<DecisionWriter::Written> DecisionWriter::Evict(
+    const RevokeMember& revoke, const std::string& resource_version,
+    const kube::CallOptions& call) {
+  absl::StatusOr<kube::EvictionResult> result =
+      kube::EvictPod(client_,
+                     {revoke.pod.pod_namespace, revoke.pod.pod_name,
+                      revoke.pod.uid, resource_version},
+                     call);
+  if (!result.ok()) return result.status();
+  if (result->outcome != kube::EvictionOutcome::kBlockedByDisruptionBudget) {
+    return Written::kDone;
+  }
+  spdlog::warn("eviction refused pod={}/{} workload={}: {}",
+               revoke.pod.pod_namespace, revoke.pod.pod_name, revoke.workload,
+               result->message);
+  if (options_.on_eviction_blocked) {
+    options_.on_eviction_blocked(EvictionRefusal{.pod = revoke.pod,
+                                                 .node = revoke.node,
+                                                 .workload = revoke.workload,
+                                                 .message = result->message});
+  }
+  return Written::kBlockedByBudget;
 }
 
 // Events first: they never fail the decision (the recorder counts its own

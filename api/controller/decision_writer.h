@@ -155,8 +155,9 @@ class DecisionWriter : public DecisionSink {
                                      const kube::CallOptions& call);
   absl::StatusOr<Written> WriteRevoke(const RevokeMember& revoke,
                                       const kube::CallOptions& call);
-  absl::StatusOr<bool> WithdrawnWithoutWrite(const RevokeMember& revoke,
-                                             const kube::CallOptions& call);
+  absl::StatusOr<Written> Evict(const RevokeMember& revoke,
+                                const std::string& resource_version,
+                                const kube::CallOptions& call);
   absl::Status WriteStatus(const WorkloadStatus& status,
                            const kube::CallOptions& call);
   void RecordEvents(const WorkloadStatus& status);

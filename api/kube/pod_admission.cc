@@ -228,17 +228,20 @@ absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
       [&](const PodView& view) { return Clear(client, pod, view, call); });
 }
 
-absl::StatusOr<GateState> ReadGateState(KubeClient& client,
-                                        const PodTarget& pod,
-                                        const CallOptions& call) {
+absl::StatusOr<PodState> ReadPodState(KubeClient& client, const PodTarget& pod,
+                                      const CallOptions& call) {
+  using Kind = PodState::Kind;
   const std::string path = PodPath(pod);
   absl::StatusOr<std::string> body = client.Get(path, call);
-  if (absl::IsNotFound(body.status())) return GateState::kGone;
+  if (absl::IsNotFound(body.status())) return PodState{};
   if (!body.ok()) return body.status();
   absl::StatusOr<PodView> view = DecodePodAdmissionView(*body);
   if (!view.ok()) return AnswerError(path, view.status());
-  if (!pod.uid.empty() && view->uid != pod.uid) return GateState::kGone;
-  return view->gated ? GateState::kGated : GateState::kUngated;
+  if (!pod.uid.empty() && view->uid != pod.uid) return PodState{};
+  const Kind kind = view->ended   ? Kind::kEnded
+                    : view->gated ? Kind::kGated
+                                  : Kind::kUngated;
+  return PodState{kind, std::move(view->resource_version)};
 }
 
 std::string_view AdmitOutcomeName(AdmitOutcome outcome) {

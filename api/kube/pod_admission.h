@@ -91,12 +91,17 @@ absl::StatusOr<ClearResult> ClearAdmission(KubeClient& client,
                                            const CallOptions& call = {},
                                            const Pod* watched = nullptr);
 
-// Whether a pod still carries gpusched's scheduling gate (its admission
-// never landed: it never ran), read fresh from the API server.
-enum class GateState { kGated, kUngated, kGone };
-absl::StatusOr<GateState> ReadGateState(KubeClient& client,
-                                        const PodTarget& pod,
-                                        const CallOptions& call = {});
+// Where a pod stands for a revocation, read fresh from the API server:
+// gone (or another pod under its name), ended (Succeeded or Failed: its
+// work is done or lost, nothing to evict), still behind gpusched's gate
+// (its admission never landed: it never ran), or ungated.
+struct PodState {
+  enum class Kind { kGone, kEnded, kGated, kUngated };
+  Kind kind = Kind::kGone;
+  std::string resource_version;  // of the reading, for a precondition
+};
+absl::StatusOr<PodState> ReadPodState(KubeClient& client, const PodTarget& pod,
+                                      const CallOptions& call = {});
 
 std::string_view AdmitOutcomeName(AdmitOutcome outcome);
 

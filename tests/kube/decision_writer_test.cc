@@ -447,6 +447,41 @@ TEST_F(DecisionWriterTest, AnEvictionIsWrittenBeforeAdmissionsOnItsNode) {
   EXPECT_LT(PositionOf(log, "begin PATCH pod team-a/other"), evicted);
 }
 
+RevokeMember EvictVictim() {
+  return RevokeMember{.pod = {"team-a", "victim", "uid-team-a-victim"},
+                      .node = "n1",
+                      .workload = "team-a/victim",
+                      .evict = true,
+                      .bound = true,
+                      .reason = "preempted by team-a/urgent"};
+}
+
+// A member that succeeded before its eviction was written did its part:
+// deleting it would take it from the gang that counts it (the arena's
+// groups waited for good). It is read first and left alone.
+TEST_F(DecisionWriterTest, AMemberThatEndedIsNeverEvicted) {
+  server_.AddPod(GpuPod("team-a/victim", 1, "n1"));
+  server_.UpdatePod("team-a/victim",
+                    [](Json& pod) { pod["status"]["phase"] = "Succeeded"; });
+  writer_->Publish({EvictVictim()});
+  ASSERT_TRUE(Written(1));
+  EXPECT_EQ(server_.Count("POST eviction"), 0);
+  EXPECT_FALSE(server_.Pod("team-a/victim").is_null());
+}
+
+// The eviction carries the version it read: a pod that changed between the
+// read and the eviction (it may have ended) is read again, not deleted on
+// the stale reading.
+TEST_F(DecisionWriterTest, AnEvictionCarriesTheVersionItRead) {
+  server_.AddPod(GpuPod("team-a/victim", 1, "n1"));
+  server_.RaceNextGets("team-a/victim", 1);
+  writer_->Publish({EvictVictim()});
+  ASSERT_TRUE(Written(1));
+  EXPECT_EQ(server_.Count("POST eviction"), 2);
+  EXPECT_EQ(writer_->counts().retried, 1);
+  EXPECT_TRUE(server_.Pod("team-a/victim").is_null());
+}
+
 // A write the watch can serve makes no GET: the pod as the watch holds it
 // is patched directly.
 TEST_F(DecisionWriterTest, AdmissionPatchesTheWatchedPodWithoutReadingIt) {

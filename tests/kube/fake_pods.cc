@@ -283,7 +283,8 @@ Reply FakeApiServer::Impl::Bind(const Request& request, Json& pod) {
 }
 
 // As the eviction REST storage: a policy/v1 Eviction naming the pod of the
-// URL; the UID precondition; the disruption budget; then the deletion.
+// URL; the UID and resourceVersion preconditions; the disruption budget;
+// then the deletion.
 Reply FakeApiServer::Impl::Evict(const Request& request, std::string_view key) {
   Json eviction =
       Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
@@ -305,6 +306,17 @@ Reply FakeApiServer::Impl::Evict(const Request& request, std::string_view key) {
                             "\": Precondition failed: UID in precondition: " +
                             uid.get<std::string>() + ", UID in object meta: " +
                             pod["metadata"].value("uid", ""))};
+  }
+  const Json version =
+      At(At(At(eviction, "deleteOptions"), "preconditions"), "resourceVersion");
+  if (version.is_string() && version != pod["metadata"]["resourceVersion"]) {
+    return {409, Status(409, "Conflict",
+                        "Operation cannot be fulfilled on Pod \"" + name +
+                            "\": Precondition failed: ResourceVersion in "
+                            "precondition: " +
+                            version.get<std::string>() +
+                            ", ResourceVersion in object meta: " +
+                            pod["metadata"].value("resourceVersion", ""))};
   }
   if (auto block = eviction_blocks_.find(key);
       block != eviction_blocks_.end()) {
