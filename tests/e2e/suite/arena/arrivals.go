@@ -3,6 +3,7 @@ package arena
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -34,15 +35,21 @@ const (
 // Arrival is one workload of a scenario and when it arrives.
 type Arrival struct {
 	// At is the time after the round's start.
-	At      time.Duration
-	Queue   QueueRef
-	Class   string
-	Name    string
-	Pods    int
+	At    time.Duration
+	Queue QueueRef
+	Class string
+	Name  string
+	Pods  int
+	// PodGPUs is each pod's nvidia.com/gpu (1 when 0).
+	PodGPUs int
 	Runtime time.Duration
 	// PriorityClass is the WorkloadPriorityClass ("" for none).
 	PriorityClass string
+	NodeSelector  map[string]string
 }
+
+// GPUs is each pod's nvidia.com/gpu.
+func (a Arrival) GPUs() int { return max(1, a.PodGPUs) }
 
 // Arrivals are the scenario's workloads in arrival order (ties: queue,
 // then set, then index, as listed), the same for every arm and round.
@@ -56,20 +63,42 @@ func (s *Scenario) Arrivals() []Arrival {
 	var out []Arrival
 	for _, q := range s.Queues {
 		for setIdx, w := range s.WorkloadSets {
+			if len(w.Queues) > 0 && !slices.Contains(w.Queues, q.Namespace) {
+				continue
+			}
 			for i := range w.Count {
-				at := scale((i + 1) * w.IntervalMs)
+				at := scale(w.StartMs + (i+1)*w.IntervalMs)
 				if s.JitterMs > 0 {
 					at += scale(rng.IntN(s.JitterMs))
 				}
 				out = append(out, Arrival{
 					At: at, Queue: q, Class: w.Class, Name: fmt.Sprintf("%s-%d-%d", w.Class, setIdx, i),
-					Pods: w.Request, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
+					Pods: w.Request, PodGPUs: w.PodGPUs, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
+					NodeSelector: w.NodeSelector,
 				})
 			}
 		}
 	}
+	for _, w := range s.Workloads {
+		q := s.queueOf(w.Queue)
+		out = append(out, Arrival{
+			At: scale(w.AtMs), Queue: q, Class: w.Class, Name: w.Name,
+			Pods: w.Pods, PodGPUs: w.PodGPUs, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
+			NodeSelector: w.NodeSelector,
+		})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
 	return out
+}
+
+// queueOf is the queue whose namespace is ns (Check made sure there is one).
+func (s *Scenario) queueOf(ns string) QueueRef {
+	for _, q := range s.Queues {
+		if q.Namespace == ns {
+			return q
+		}
+	}
+	return QueueRef{}
 }
 
 // Key is namespace/name, the workload's identity in a round.
@@ -83,13 +112,13 @@ func (a Arrival) PodName(member, attempt int) string {
 	return fmt.Sprintf("%s-m%d-r%d", a.Name, member, attempt)
 }
 
-// Pod is member's pod: one nvidia.com/gpu and nothing else (the
+// Pod is member's pod: GPUs() nvidia.com/gpu and nothing else (the
 // ClusterQueues cover only GPUs, and Kueue admits a pod only if its queue
 // covers every resource it asks for), in the group Kueue and gpusched both
 // read, running Runtime once started (the fake kubelet's run-for).
 // schedulerName is the arm's: each system's pods name its scheduler.
 func (a Arrival) Pod(member, attempt int, schedulerName string) *corev1.Pod {
-	gpu := resource.MustParse("1")
+	gpu := resource.MustParse(strconv.Itoa(a.GPUs()))
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: a.Queue.Namespace,
@@ -103,6 +132,7 @@ func (a Arrival) Pod(member, attempt int, schedulerName string) *corev1.Pod {
 		},
 		Spec: corev1.PodSpec{
 			SchedulerName: schedulerName,
+			NodeSelector:  a.NodeSelector,
 			Containers: []corev1.Container{{
 				Name:  "main",
 				Image: cluster.PauseImage,

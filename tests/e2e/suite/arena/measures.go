@@ -295,7 +295,7 @@ func usage(in MeasureInput, end time.Time) Usage {
 	used := map[string]time.Duration{}
 	for _, p := range in.Pods {
 		cq := in.Policy.ClusterQueueOf[QueueRef{Namespace: p.Namespace, LocalQueue: p.Queue}]
-		used[cq] += held(p.Admitted, p.Ended, in.Start, end)
+		used[cq] += time.Duration(p.GPUs) * held(p.Admitted, p.Ended, in.Start, end)
 	}
 	wall := end.Sub(in.Start)
 	u := Usage{PerQueue: map[string]float64{}, MinPct: math.Inf(1)}
@@ -445,10 +445,10 @@ func series(in MeasureInput, end time.Time) []Sample {
 			switch {
 			case !live:
 			case !p.Bound.IsZero() && !p.Bound.After(t):
-				s.Bound++
-				s.Admitted++
+				s.Bound += p.GPUs
+				s.Admitted += p.GPUs
 			case !p.Admitted.IsZero() && !p.Admitted.After(t):
-				s.Admitted++
+				s.Admitted += p.GPUs
 			case !p.Seen.IsZero() && !p.Seen.After(t):
 				s.Waiting++
 			}

@@ -33,7 +33,7 @@ func pod(at func(int) time.Time, workload string, member, seen, admitted, bound,
 		}
 		return at(ms)
 	}
-	return PodRecord{Namespace: "ns", Name: workload, Workload: "ns/" + workload, Queue: "lq", Member: member, Gated: true,
+	return PodRecord{Namespace: "ns", Name: workload, Workload: "ns/" + workload, Queue: "lq", Member: member, GPUs: 1, Gated: true,
 		Seen: t(seen), Admitted: t(admitted), Bound: t(bound), Ended: t(ended), Succeeded: ended >= 0}
 }
 

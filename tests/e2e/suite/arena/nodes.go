@@ -16,8 +16,9 @@ import (
 // H100 whose topology is gpusched's documented default.
 const nodeTemplate = "dgx-h100-2"
 
-// ScenarioNodes are s.Nodes.Count copies of the template, arena-node-NNN,
-// each with s.Nodes.GPUs nvidia.com/gpu (and the GFD count label to match).
+// ScenarioNodes are copies of the template, arena-node-NNN, group by group
+// (NodeSpec.AllGroups), each with its group's GPUs as nvidia.com/gpu (and
+// the GFD count label to match) and its group's labels.
 func ScenarioNodes(repo string, s *Scenario) ([]corev1.Node, error) {
 	demo, err := cluster.DemoNodes(repo)
 	if err != nil {
@@ -32,13 +33,25 @@ func ScenarioNodes(repo string, s *Scenario) ([]corev1.Node, error) {
 	if template == nil {
 		return nil, fmt.Errorf("%s has no node %s", cluster.DemoClusterFile, nodeTemplate)
 	}
-	gpus := resource.MustParse(strconv.Itoa(s.Nodes.GPUs))
-	nodes := make([]corev1.Node, s.Nodes.Count)
-	for i := range nodes {
+	var nodes []corev1.Node
+	for _, group := range s.Nodes.AllGroups() {
+		for range group.Count {
+			nodes = append(nodes, groupNode(template, group, len(nodes)))
+		}
+	}
+	return nodes, nil
+}
+
+func groupNode(template *corev1.Node, group NodeGroup, i int) corev1.Node {
+	gpus := resource.MustParse(strconv.Itoa(group.GPUs))
+	{
 		node := template.DeepCopy()
 		node.Name = fmt.Sprintf("arena-node-%03d", i)
 		node.Labels["kubernetes.io/hostname"] = node.Name
-		node.Labels["nvidia.com/gpu.count"] = strconv.Itoa(s.Nodes.GPUs)
+		node.Labels["nvidia.com/gpu.count"] = strconv.Itoa(group.GPUs)
+		for k, v := range group.Labels {
+			node.Labels[k] = v
+		}
 		node.Status.Capacity[cluster.GpuResource] = gpus
 		node.Status.Allocatable[cluster.GpuResource] = gpus
 		node.Spec.PodCIDR = fmt.Sprintf("10.%d.%d.0/24", 64+i/256, i%256)
@@ -46,9 +59,8 @@ func ScenarioNodes(repo string, s *Scenario) ([]corev1.Node, error) {
 			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.20.%d.%d", i/250, 1+i%250)},
 			{Type: corev1.NodeHostName, Address: node.Name},
 		}
-		nodes[i] = *node
+		return *node
 	}
-	return nodes, nil
 }
 
 // CreateScenarioNodes registers the scenario's nodes as kubelets would.

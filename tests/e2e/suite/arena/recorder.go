@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"gpusched.io/e2e/suite/cluster"
 )
 
 // PodRecord is one pod's life as the arena's watch saw it: each time is
@@ -28,6 +30,8 @@ type PodRecord struct {
 	Queue     string `json:"queue"`
 	Member    int    `json:"member"`
 	Attempt   int    `json:"attempt"`
+	// GPUs is the pod's nvidia.com/gpu request.
+	GPUs int `json:"gpus"`
 	// Created is when the create call returned; Seen the first watch
 	// event (either may come first).
 	Created time.Time `json:"created"`
@@ -166,6 +170,17 @@ func (r *Recorder) observe(obj any, deleted bool) {
 	}
 }
 
+// podGPUs is pod's nvidia.com/gpu request, over its containers.
+func podGPUs(pod *corev1.Pod) int {
+	var n int64
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Requests[cluster.GpuResource]; ok {
+			n += q.Value()
+		}
+	}
+	return int(n)
+}
+
 // update folds one observation into rec and reports whether the pod has
 // just ended without succeeding.
 func (r *Recorder) update(rec *PodRecord, pod *corev1.Pod, deleted bool, now time.Time) bool {
@@ -176,6 +191,7 @@ func (r *Recorder) update(rec *PodRecord, pod *corev1.Pod, deleted bool, now tim
 		rec.Class, rec.Queue = pod.Labels[ClassLabel], pod.Labels[QueueNameLabel]
 		rec.Member, _ = strconv.Atoi(pod.Labels[MemberLabel])
 		rec.Attempt, _ = strconv.Atoi(pod.Annotations[AttemptAnnotation])
+		rec.GPUs = podGPUs(pod)
 	}
 	if rec.Admitted.IsZero() && len(pod.Spec.SchedulingGates) == 0 {
 		rec.Admitted = now

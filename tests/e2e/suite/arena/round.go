@@ -65,7 +65,8 @@ func RunRound(t testing.TB, arm Arm, s *Scenario, opts RoundOptions) Round {
 	if err := CreateScenarioNodes(ctx, c.CP.Client, c.CP.Repo, s); err != nil {
 		t.Fatal(err)
 	}
-	c.NodesSeen(ctx, t, s.Nodes.Count)
+	nodeCount, _ := s.Nodes.Total()
+	c.NodesSeen(ctx, t, nodeCount)
 	arrivals := s.Arrivals()
 	if err := waitGating(ctx, c.CP.Client, arrivals[0].Pod(0, 0, c.SchedulerName)); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,10 @@ type Scenario struct {
 	// Queues are the LocalQueues workloads are sent to, each in its own
 	// namespace (Kueue's generator names both after the ClusterQueue).
 	Queues       []QueueRef    `json:"queues"`
-	WorkloadSets []WorkloadSet `json:"workloadSets"`
+	WorkloadSets []WorkloadSet `json:"workloadSets,omitempty"`
+	// Workloads are arrivals listed one by one (a trace's tasks, a
+	// reclaim's borrowers), besides or instead of WorkloadSets.
+	Workloads []WorkloadSpec `json:"workloads,omitempty"`
 }
 
 // Scale says how the scenario was cut down from the one it reproduces:
@@ -67,10 +70,37 @@ type Scale struct {
 }
 
 // NodeSpec is Count copies of a DGX H100 node (the demo cluster's
-// dgx-h100-2) with GPUs nvidia.com/gpu each.
+// dgx-h100-2) with GPUs nvidia.com/gpu each, or, when Groups is set,
+// each group's nodes in turn (Count and GPUs then unset).
 type NodeSpec struct {
-	Count int `json:"count"`
-	GPUs  int `json:"gpus"`
+	Count  int         `json:"count,omitempty"`
+	GPUs   int         `json:"gpus,omitempty"`
+	Groups []NodeGroup `json:"groups,omitempty"`
+}
+
+// NodeGroup is Count nodes of GPUs each with Labels set on top of the
+// template's (a GPU model's nvidia.com/gpu.product, say).
+type NodeGroup struct {
+	Count  int               `json:"count"`
+	GPUs   int               `json:"gpus"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// AllGroups are the nodes as groups: Groups, or Count x GPUs as one.
+func (n NodeSpec) AllGroups() []NodeGroup {
+	if len(n.Groups) > 0 {
+		return n.Groups
+	}
+	return []NodeGroup{{Count: n.Count, GPUs: n.GPUs}}
+}
+
+// Total is the number of nodes and of their GPUs.
+func (n NodeSpec) Total() (nodes, gpus int) {
+	for _, g := range n.AllGroups() {
+		nodes += g.Count
+		gpus += g.Count * g.GPUs
+	}
+	return nodes, gpus
 }
 
 // QueueRef is a LocalQueue in its namespace.
@@ -80,18 +110,40 @@ type QueueRef struct {
 }
 
 // WorkloadSet is one of Kueue's workloadsSets with one workload template:
-// Count workloads of class Class, each Request single-GPU pods.
+// Count workloads of class Class, each Request pods of PodGPUs GPUs (1
+// when unset, as in Kueue's generator, where request is the workload's
+// total). Workload i arrives at StartMs + (i+1) x IntervalMs.
 type WorkloadSet struct {
 	Class string `json:"class"`
 	Count int    `json:"count"`
 	// KueueCount is the original's count, before Scale.Counts.
 	KueueCount int `json:"kueueCount,omitempty"`
+	StartMs    int `json:"startMs,omitempty"`
 	IntervalMs int `json:"intervalMs"`
 	RuntimeMs  int `json:"runtimeMs"`
 	Request    int `json:"request"`
+	PodGPUs    int `json:"podGPUs,omitempty"`
 	// PriorityClass names a WorkloadPriorityClass of the policy (label
 	// kueue.x-k8s.io/priority-class, read by Kueue and gpusched alike).
 	PriorityClass string `json:"priorityClass"`
+	// Queues limits the set to these queues' namespaces (all when empty).
+	Queues []string `json:"queues,omitempty"`
+	// NodeSelector goes on every pod (a GPU model's label, say).
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+}
+
+// WorkloadSpec is one workload listed by itself: Pods pods of PodGPUs
+// GPUs (1 when unset) arriving at AtMs in Queue's namespace.
+type WorkloadSpec struct {
+	Name          string            `json:"name"`
+	Class         string            `json:"class"`
+	Queue         string            `json:"queue"`
+	AtMs          int               `json:"atMs"`
+	RuntimeMs     int               `json:"runtimeMs"`
+	Pods          int               `json:"pods"`
+	PodGPUs       int               `json:"podGPUs,omitempty"`
+	PriorityClass string            `json:"priorityClass,omitempty"`
+	NodeSelector  map[string]string `json:"nodeSelector,omitempty"`
 }
 
 // ScenarioDir is where the scenario files are, relative to the repo.
@@ -139,10 +191,11 @@ func (s *Scenario) checkFields() error {
 		return fmt.Errorf("timeScale %v, want > 0", s.TimeScale)
 	case s.JitterMs < 0:
 		return fmt.Errorf("jitterMs %d, want >= 0", s.JitterMs)
-	case s.Nodes.Count <= 0 || s.Nodes.GPUs <= 0:
-		return fmt.Errorf("nodes %+v, want a count and GPUs each", s.Nodes)
-	case len(s.Queues) == 0 || len(s.WorkloadSets) == 0:
-		return fmt.Errorf("no queues or no workloadSets")
+	case len(s.Queues) == 0 || len(s.WorkloadSets)+len(s.Workloads) == 0:
+		return fmt.Errorf("no queues, or neither workloadSets nor workloads")
+	}
+	if err := s.checkNodes(); err != nil {
+		return err
 	}
 	if _, err := s.TimeoutDuration(); err != nil {
 		return err
@@ -151,8 +204,36 @@ func (s *Scenario) checkFields() error {
 		return fmt.Errorf("two queues share a namespace: workload names are unique per queue only")
 	}
 	for _, w := range s.WorkloadSets {
-		if w.Class == "" || w.Count <= 0 || w.IntervalMs <= 0 || w.RuntimeMs <= 0 || w.Request <= 0 {
-			return fmt.Errorf("workload set %+v: class, count, intervalMs, runtimeMs and request are required", w)
+		if w.Class == "" || w.Count <= 0 || w.IntervalMs <= 0 || w.RuntimeMs <= 0 || w.Request <= 0 || w.PodGPUs < 0 || w.StartMs < 0 {
+			return fmt.Errorf("workload set %+v: class, count, intervalMs, runtimeMs and request are required; podGPUs and startMs not negative", w)
+		}
+		for _, ns := range w.Queues {
+			if !slices.Contains(s.Namespaces(), ns) {
+				return fmt.Errorf("workload set %s: queue %q is not among the queues' namespaces", w.Class, ns)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, w := range s.Workloads {
+		key := w.Queue + "/" + w.Name
+		if w.Name == "" || w.Class == "" || w.AtMs < 0 || w.RuntimeMs <= 0 || w.Pods <= 0 || w.PodGPUs < 0 || seen[key] {
+			return fmt.Errorf("workload %+v: name (unique in its queue), class, runtimeMs and pods are required; atMs and podGPUs not negative", w)
+		}
+		seen[key] = true
+		if !slices.Contains(s.Namespaces(), w.Queue) {
+			return fmt.Errorf("workload %s: queue %q is not among the queues' namespaces", w.Name, w.Queue)
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) checkNodes() error {
+	if len(s.Nodes.Groups) > 0 && (s.Nodes.Count != 0 || s.Nodes.GPUs != 0) {
+		return fmt.Errorf("nodes: count and gpus, or groups, not both")
+	}
+	for _, g := range s.Nodes.AllGroups() {
+		if g.Count <= 0 || g.GPUs <= 0 {
+			return fmt.Errorf("nodes %+v, want a count and GPUs each", g)
 		}
 	}
 	return nil
@@ -189,9 +270,16 @@ func (s *Scenario) checkPolicy() error {
 			return fmt.Errorf("queue %s/%s: no LocalQueue of that name in the policy", q.Namespace, q.LocalQueue)
 		}
 	}
+	classes := map[string]string{}
 	for _, w := range s.WorkloadSets {
-		if _, ok := p.PriorityClasses[w.PriorityClass]; w.PriorityClass != "" && !ok {
-			return fmt.Errorf("workload set %s: no WorkloadPriorityClass %q in the policy", w.Class, w.PriorityClass)
+		classes[w.PriorityClass] = "workload set " + w.Class
+	}
+	for _, w := range s.Workloads {
+		classes[w.PriorityClass] = "workload " + w.Name
+	}
+	for class, who := range classes {
+		if _, ok := p.PriorityClasses[class]; class != "" && !ok {
+			return fmt.Errorf("%s: no WorkloadPriorityClass %q in the policy", who, class)
 		}
 	}
 	return nil
@@ -227,14 +315,19 @@ func (s *Scenario) Classes() []string {
 			out = append(out, w.Class)
 		}
 	}
+	for _, w := range s.Workloads {
+		if !slices.Contains(out, w.Class) {
+			out = append(out, w.Class)
+		}
+	}
 	return out
 }
 
 // Totals are the scenario's workloads and pods, without replacements.
 func (s *Scenario) Totals() (workloads, pods int) {
-	for _, w := range s.WorkloadSets {
-		workloads += w.Count * len(s.Queues)
-		pods += w.Count * w.Request * len(s.Queues)
+	for _, a := range s.Arrivals() {
+		workloads++
+		pods += a.Pods
 	}
 	return workloads, pods
 }
@@ -244,8 +337,16 @@ func (s *Scenario) String() string {
 	workloads, pods := s.Totals()
 	var sets []string
 	for _, w := range s.WorkloadSets {
-		sets = append(sets, fmt.Sprintf("%s %dx%d pods/%dms every %dms", w.Class, w.Count, w.Request, w.RuntimeMs, w.IntervalMs))
+		gpus := ""
+		if w.PodGPUs > 1 {
+			gpus = fmt.Sprintf("x%d GPUs", w.PodGPUs)
+		}
+		sets = append(sets, fmt.Sprintf("%s %dx%d pods%s/%dms every %dms", w.Class, w.Count, w.Request, gpus, w.RuntimeMs, w.IntervalMs))
 	}
-	return fmt.Sprintf("%s: %d queues x [%s], time x%v; %d workloads, %d pods on %d nodes x %d GPUs (scale %v)",
-		s.Name, len(s.Queues), strings.Join(sets, ", "), s.TimeScale, workloads, pods, s.Nodes.Count, s.Nodes.GPUs, s.Scale.Factor)
+	if len(s.Workloads) > 0 {
+		sets = append(sets, fmt.Sprintf("%d listed", len(s.Workloads)))
+	}
+	nodes, gpus := s.Nodes.Total()
+	return fmt.Sprintf("%s: %d queues x [%s], time x%v; %d workloads, %d pods on %d nodes, %d GPUs (scale %v)",
+		s.Name, len(s.Queues), strings.Join(sets, ", "), s.TimeScale, workloads, pods, nodes, gpus, s.Scale.Factor)
 }

@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,8 @@ func TestFixedScenariosLoadWithTheirStatedSizes(t *testing.T) {
 			if int64(len(info.ClusterQueues)) != c.clusterQueues || quota != c.quota {
 				t.Errorf("%d ClusterQueues with %d nominal GPUs; want %d, %d", len(info.ClusterQueues), quota, c.clusterQueues, c.quota)
 			}
-			if got := float64(s.Nodes.Count * s.Nodes.GPUs); got != c.nodeGPUs || got < float64(quota) {
+			_, gpus := s.Nodes.Total()
+			if got := float64(gpus); got != c.nodeGPUs || got < float64(quota) {
 				t.Errorf("nodes hold %v GPUs, want %v (at least the quota %d)", got, c.nodeGPUs, quota)
 			}
 			if s.Scale.Factor != c.scaleFactor {
@@ -113,7 +115,7 @@ func TestTimeScaleAndJitterStretchArrivalsDeterministically(t *testing.T) {
 	s.TimeScale, s.JitterMs = 2, 50
 	a, b := s.Arrivals(), s.Arrivals()
 	for i := range a {
-		if a[i] != b[i] {
+		if !reflect.DeepEqual(a[i], b[i]) {
 			t.Fatalf("arrival %d differs between two calls: %+v vs %+v", i, a[i], b[i])
 		}
 	}
