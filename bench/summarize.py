@@ -18,6 +18,7 @@ import sys
 from datetime import datetime, timezone
 
 from summarize_forecast import forecast_honesty
+from summarize_arena import arena_section
 
 # Targets from the issue (extender speed, ingest, memory growth).
 FILTER_P99_US = 200
@@ -687,7 +688,9 @@ def main():
         if not name.endswith(".json") or name in KNOWN:
             continue
         doc = load(os.path.join(results, name))
-        if isinstance(doc, dict) and doc.get("benchmark") == "extender_http":
+        if name.startswith("arena_") and isinstance(doc, dict) and "runs" in doc:
+            out += arena_section(name, doc, table, fmt)
+        elif isinstance(doc, dict) and doc.get("benchmark") == "extender_http":
             out += extender_http(doc, name)
         elif isinstance(doc, dict) and doc.get("benchmark") == "queued_throughput":
             out += queued_throughput(name, doc)

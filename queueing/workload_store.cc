@@ -247,6 +247,15 @@ void WorkloadStore::ForgetMember(const StoreInputs& in, Workload& w,
   workload_of_pod_.erase(pod);
 }
 
+// A gang with no pods left but members that succeeded: it holds nothing
+// and waits, pending, for pods to make it whole again.
+void WorkloadStore::WaitForReplacements(const StoreInputs& in, Workload& w) {
+  Release(in.model, in.quota, w);
+  in.timers.Forget(w.key);
+  w.admitted_at_ms = -1;
+  SetState(in.flavors, w, Workload::State::kPending);
+}
+
 void WorkloadStore::NoteSucceeded(Workload& w, const std::string& pod) {
   w.succeeded.insert(pod);
   workload_of_succeeded_[pod] = w.key;
@@ -315,11 +324,20 @@ FinishOutcome WorkloadStore::Finish(const StoreInputs& in,
     return FinishOutcome::kUnknownKey;
   }
   Workload& w = workloads_[workload_key];
+  // A member that succeeded counts whether or not its gang still holds
+  // its admission: one evicted as the member finished (its Succeeded
+  // update racing the eviction) still has it done.
   for (const std::string& pod : pods) {
-    if (w.placements.contains(pod) && w.is_gang) NoteSucceeded(w, pod);
+    if (w.is_gang) NoteSucceeded(w, pod);
     ForgetMember(in, w, pod);
   }
   if (!w.pods.empty()) return FinishOutcome::kMemberFinished;
+  // Members failed or were evicted before the rest succeeded: the gang
+  // waits for their replacements, as a Kueue pod group does.
+  if (w.is_gang && static_cast<int>(w.succeeded.size()) < w.min_member) {
+    WaitForReplacements(in, w);
+    return FinishOutcome::kMemberFinished;
+  }
   if (w.admitted()) in.quota.RemoveUsage(w.cluster_queue, w.charged);
   w.charged.clear();
   // Done: a new run of the same name counts from nothing.
@@ -358,10 +376,7 @@ DeleteOutcome WorkloadStore::Delete(const StoreInputs& in,
     return DeleteOutcome::kMemberDeleted;
   }
   if (!w.succeeded.empty()) {
-    Release(in.model, in.quota, w);
-    in.timers.Forget(w.key);
-    w.admitted_at_ms = -1;
-    SetState(in.flavors, w, Workload::State::kPending);
+    WaitForReplacements(in, w);
     return DeleteOutcome::kMemberDeleted;
   }
   Release(in.model, in.quota, w);

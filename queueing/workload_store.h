@@ -150,6 +150,7 @@ class WorkloadStore {
   void IndexOutside(Workload& w);
   // The pod left its workload (finished or deleted).
   void ForgetMember(const StoreInputs& in, Workload& w, std::string pod);
+  void WaitForReplacements(const StoreInputs& in, Workload& w);
   // Succeeded members, whose pods stay in the API until deleted.
   void NoteSucceeded(Workload& w, const std::string& pod);
   void ForgetSucceeded(Workload& w);

@@ -82,6 +82,31 @@ TEST_F(SucceededMembersTest, ANewRunOfAFinishedGangCountsFromNothing) {
   EXPECT_TRUE(W("team-a/train").succeeded.empty());
 }
 
+// The member's Succeeded update can come after its gang was evicted (the
+// eviction raced its finish): it still did its part (seen in the arena).
+TEST_F(SucceededMembersTest, AMemberThatSucceedsAfterItsGangsEvictionCounts) {
+  Start(TwoTeams());
+  SubmitGang("team-a", "train", 3, 2, 0);
+  engine_->Schedule(0);
+  ASSERT_EQ(W("team-a/train").state, Workload::State::kAdmitted);
+  // Its runners go: the gang is short, and evicted after the grace.
+  engine_->Delete("team-a/train-1", 1000);
+  engine_->Delete("team-a/train-2", 1000);
+  engine_->Schedule(1000 + 3'600'000);
+  ASSERT_EQ(W("team-a/train").state, Workload::State::kPending);
+  // Not over: two of three slots have no pod that succeeded.
+  EXPECT_EQ(engine_->Finish("team-a/train-0", 3'601'000),
+            FinishOutcome::kMemberFinished);
+  EXPECT_EQ(engine_->ForgetFinished(), 0u);
+  engine_->AddPod(GangPod("team-a", "train", 3, 2, 3), 3'602'000);
+  engine_->AddPod(GangPod("team-a", "train", 4, 2, 3), 3'602'000);
+  // After the evicted gang's back-off.
+  engine_->Schedule(3'612'000);
+  EXPECT_EQ(W("team-a/train").state, Workload::State::kAdmitted)
+      << W("team-a/train").reason;
+  EXPECT_EQ(W("team-a/train").placements.size(), 2u);
+}
+
 // After a restart the list may bring a succeeded member before or after
 // the replacements it makes whole; either way it counts.
 TEST_F(SucceededMembersTest, ASucceededPodMetAfterItsPendingMatesCounts) {

@@ -54,7 +54,9 @@ func TestArenaRound(t *testing.T) {
 	if err := arena.WriteJSON(out, r); err != nil {
 		t.Fatal(err)
 	}
+	// Written first, so the runner reads it; failing keeps the round's
+	// logs (gpusched.log, the control plane's) for whoever asks why.
 	if r.Error != "" {
-		t.Logf("round incomplete: %s", r.Error)
+		t.Errorf("round incomplete: %s", r.Error)
 	}
 }

@@ -32,6 +32,9 @@ type Config struct {
 	// FairSharing turns fair sharing on with Kueue's default preemption
 	// strategies.
 	FairSharing bool
+	// ClientQPS, if set, is the manager's clientConnection qps (burst
+	// twice that) instead of the release's.
+	ClientQPS int
 }
 
 // ports are the manager's listeners, each on 127.0.0.1.
@@ -71,6 +74,9 @@ func managerConfig(base map[string]any, c Config, p ports, namespace, certDir st
 		"key": "kubernetes.io/metadata.name", "operator": "In", "values": c.Namespaces}}}
 	if w := c.WaitForPodsReady; w != nil {
 		cfg["waitForPodsReady"] = map[string]any{"timeout": w.Timeout.String(), "blockAdmission": w.BlockAdmission}
+	}
+	if c.ClientQPS > 0 {
+		cfg["clientConnection"] = map[string]any{"qps": c.ClientQPS, "burst": 2 * c.ClientQPS}
 	}
 	if c.FairSharing {
 		cfg["fairSharing"] = map[string]any{

@@ -66,6 +66,26 @@ func TestManagerConfigChangesOnlyWhatLoopbackAndTheTestNeed(t *testing.T) {
 	if _, on := got["fairSharing"]; on {
 		t.Error("fairSharing set without Config.FairSharing")
 	}
+	if _, set := got["clientConnection"]; set {
+		t.Error("clientConnection set without Config.ClientQPS")
+	}
+}
+
+func TestManagerConfigRaisesTheClientLimitWhenAsked(t *testing.T) {
+	out, err := managerConfig(map[string]any{}, Config{Namespaces: []string{"e2e"}, Frameworks: []string{"pod"}, ClientQPS: 200},
+		ports{}, "kueue-system", "/certs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	qps, _, _ := unstructured.NestedFieldNoCopy(got, "clientConnection", "qps")
+	burst, _, _ := unstructured.NestedFieldNoCopy(got, "clientConnection", "burst")
+	if qps != float64(200) || burst != float64(400) {
+		t.Errorf("clientConnection qps %v burst %v, want 200, 400", qps, burst)
+	}
 }
 
 func TestManagerConfigRefusesFrameworksWithoutPod(t *testing.T) {

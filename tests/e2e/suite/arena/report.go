@@ -26,7 +26,9 @@ type Report struct {
 	// Kueue's median is 0).
 	Medians map[string]map[string]float64 `json:"medians"`
 	Ratios  map[string]float64            `json:"ratios_gpusched_over_kueue"`
-	Runs    []Round                       `json:"runs"`
+	// Targets are the scenario's goals judged on the medians.
+	Targets []TargetResult `json:"targets,omitempty"`
+	Runs    []Round        `json:"runs"`
 }
 
 // Definitions says what each figure measures, in the result file.
@@ -105,6 +107,7 @@ func NewReport(s *Scenario, file string, rounds []Round) Report {
 	values := map[string]map[string][]float64{}
 	for _, round := range rounds {
 		round.Pods = nil
+		round.FigureValues = round.Figures()
 		r.Runs = append(r.Runs, round)
 		r.Rounds = max(r.Rounds, round.Round)
 		if values[round.Arm] == nil {
@@ -124,6 +127,9 @@ func NewReport(s *Scenario, file string, rounds []Round) Report {
 		if q, ok := r.Medians["kueue"][k]; ok && q != 0 {
 			r.Ratios[k] = g / q
 		}
+	}
+	for _, t := range s.Targets {
+		r.Targets = append(r.Targets, t.Judge(r.Medians))
 	}
 	return r
 }

@@ -36,6 +36,8 @@ type Round struct {
 	SetupSeconds float64 `json:"setup_seconds"`
 	// Pods are every pod's record, times in ms from the start.
 	Pods []PodTimes `json:"pods,omitempty"`
+	// FigureValues are Figures() as the report took them (set by NewReport).
+	FigureValues map[string]float64 `json:"figures,omitempty"`
 }
 
 // RoundOptions: which round this is, and whether to keep every pod's

@@ -53,6 +53,9 @@ type Scenario struct {
 	// Workloads are arrivals listed one by one (a trace's tasks, a
 	// reclaim's borrowers), besides or instead of WorkloadSets.
 	Workloads []WorkloadSpec `json:"workloads,omitempty"`
+	// Targets are the issue's goals for this scenario, judged on the
+	// medians of the runner's report (target.go).
+	Targets []Target `json:"targets,omitempty"`
 }
 
 // Scale says how the scenario was cut down from the one it reproduces:
@@ -174,7 +177,7 @@ func LoadScenario(path string) (*Scenario, error) {
 // Check reports the first thing wrong with s: missing fields, a scale that
 // does not add up, queues or priority classes the policy lacks.
 func (s *Scenario) Check() error {
-	checks := []func() error{s.checkFields, s.checkScale, s.checkPolicy}
+	checks := []func() error{s.checkFields, s.checkScale, s.checkPolicy, s.checkTargets}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err

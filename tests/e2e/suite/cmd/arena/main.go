@@ -29,7 +29,7 @@ import (
 
 type options struct {
 	build, scenario, release, out, work string
-	rounds                              int
+	rounds, kueueQPS                    int
 }
 
 func main() {
@@ -37,6 +37,7 @@ func main() {
 	flag.StringVar(&o.build, "build", "", "the build directory tests/e2e/prepare.sh prepared (required)")
 	flag.StringVar(&o.scenario, "scenario", "smoke", "a scenario name under "+arena.ScenarioDir+", or a file")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every arm once")
+	flag.IntVar(&o.kueueQPS, "kueue-qps", 0, "raise Kueue's client limit to this qps (burst twice); 0 keeps the release's")
 	flag.StringVar(&o.release, "release", "release-1.35", "the Kubernetes release whose binaries run (a tests/e2e/release-* prepared)")
 	flag.StringVar(&o.out, "out", "", "result file (default <repo>/bench/results/arena_<scenario>.json)")
 	flag.StringVar(&o.work, "work", "", "directory for each round's record and log (default BUILD/arena/<scenario>-<time>)")
@@ -139,7 +140,8 @@ func runRound(o options, repo, scenario string, env []string, s *arena.Scenario,
 	timeout, _ := s.TimeoutDuration()
 	began := time.Now()
 	err := runTestBinary(o.build, repo, logPath, timeout+10*time.Minute, append(env,
-		"ARENA_SCENARIO="+scenario, "ARENA_ARM="+arm, fmt.Sprintf("ARENA_ROUND=%d", r), "ARENA_OUT="+out))
+		"ARENA_SCENARIO="+scenario, "ARENA_ARM="+arm, fmt.Sprintf("ARENA_ROUND=%d", r), "ARENA_OUT="+out,
+		fmt.Sprintf("%s=%d", arena.KueueClientQPSEnv, o.kueueQPS)))
 	var round arena.Round
 	if readErr := readJSON(out, &round); readErr != nil {
 		round = arena.Round{Scenario: s.Name, Arm: arm, Round: r, Error: fmt.Sprintf("no record (%v; test: %v); log %s", readErr, err, logPath)}
@@ -199,5 +201,15 @@ func printReport(r arena.Report) {
 			ratio = fmt.Sprintf("%.2f", v)
 		}
 		fmt.Printf("%-40s %12.1f %12.1f %8s\n", k, r.Medians["kueue"][k], r.Medians["gpusched"][k], ratio)
+	}
+	for _, t := range r.Targets {
+		verdict := "met"
+		switch {
+		case t.Missing:
+			verdict = "not measured"
+		case !t.Met:
+			verdict = "NOT met"
+		}
+		fmt.Printf("target %-40s %-22s kueue %10.1f gpusched %10.1f  %s\n", t.Figure, t.Rule, t.Kueue, t.Gpusched, verdict)
 	}
 }
