@@ -191,6 +191,9 @@ type PodTimes struct {
 	Ended     float64 `json:"ended"`
 	Succeeded bool    `json:"succeeded"`
 	Node      string  `json:"node,omitempty"`
+	// Unschedulable: kube-scheduler's first PodScheduled=False
+	// Unschedulable (-1: never).
+	Unschedulable float64 `json:"unschedulable"`
 }
 
 func podTimes(pods []PodRecord, start time.Time) []PodTimes {
@@ -206,6 +209,7 @@ func podTimes(pods []PodRecord, start time.Time) []PodTimes {
 			Name: p.Namespace + "/" + p.Name, Workload: p.Workload, Member: p.Member, Attempt: p.Attempt,
 			Created: rel(p.Created), Seen: rel(p.Seen), Admitted: rel(p.Admitted), Bound: rel(p.Bound),
 			Running: rel(p.Running), Ended: rel(p.Ended), Succeeded: p.Succeeded, Node: p.Node,
+			Unschedulable: rel(p.Unschedulable),
 		}
 	}
 	return out
