@@ -21,8 +21,12 @@ func WriteTraceScenario(w io.Writer, s *Scenario, st TraceStats, cut TraceCut) e
 		fmt.Fprintf(&b, "  - {count: %d, gpus: %d, labels: %s}\n", g.Count, g.GPUs, flowMap(g.Labels))
 	}
 	b.WriteString("# One ResourceFlavor per GPU model (nodeLabels: the model's label), one\n" +
-		"# ClusterQueue whose nominal quota per flavor is that model's GPUs in the\n" +
-		"# nodes above: quota equals capacity.\npolicy: |\n")
+		"# ClusterQueue (namespaceSelector {}, no cohort, no preemption) whose\n" +
+		"# nominal quota per flavor is that model's GPUs in the nodes above: quota\n" +
+		"# equals capacity, so a pod admitted that no node can take is held back by\n" +
+		"# fragmentation. Flavors are listed most GPUs first; Kueue tries them in\n" +
+		"# that order and puts the chosen flavor's nodeLabels on the pod as a\n" +
+		"# nodeSelector. gpusched reads the same text as its --policy.\npolicy: |\n")
 	for _, line := range strings.Split(strings.TrimSuffix(s.Policy, "\n"), "\n") {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
