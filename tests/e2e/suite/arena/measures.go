@@ -47,6 +47,9 @@ type Measures struct {
 	Gangs             GangCheck `json:"gangs"`
 	// Series samples the cluster once a second.
 	Series []Sample `json:"series"`
+	// Trace: allocation, task waits and pods admitted but unplaceable
+	// (scenario 2's figures, computed for every scenario).
+	Trace TraceMeasures `json:"trace"`
 }
 
 // Quantiles of a set of values (nearest rank).
@@ -126,6 +129,8 @@ type MeasureInput struct {
 	Lags []time.Duration
 	// Replacements the replayer created.
 	Replacements int
+	// ClusterGPUs are the nodes' GPUs (for the allocation ratio).
+	ClusterGPUs int
 }
 
 // Compute derives the round's measures.
@@ -151,6 +156,7 @@ func Compute(in MeasureInput) Measures {
 	m.AdmittedUnbound = unbound(in, wallEnd)
 	m.Gangs = gangCheck(in, ws)
 	m.Series = series(in, wallEnd)
+	m.Trace = traceMeasures(in, ws, m.Series, wallEnd)
 	return m
 }
 

@@ -42,6 +42,10 @@ type PodRecord struct {
 	Admitted time.Time `json:"admitted"`
 	Bound    time.Time `json:"bound"`
 	Running  time.Time `json:"running"`
+	// Unschedulable is when kube-scheduler first marked the pod
+	// PodScheduled=False with reason Unschedulable (no node fits; a gated
+	// pod's reason is SchedulingGated instead).
+	Unschedulable time.Time `json:"unschedulable,omitzero"`
 	// Ended is the first of phase Succeeded, phase Failed, or the pod
 	// deleted; Succeeded says which.
 	Ended     time.Time `json:"ended"`
@@ -199,6 +203,9 @@ func (r *Recorder) update(rec *PodRecord, pod *corev1.Pod, deleted bool, now tim
 	if rec.Bound.IsZero() && pod.Spec.NodeName != "" {
 		rec.Bound, rec.Node = now, pod.Spec.NodeName
 	}
+	if rec.Unschedulable.IsZero() && markedUnschedulable(pod) {
+		rec.Unschedulable = now
+	}
 	if rec.Running.IsZero() && pod.Status.Phase == corev1.PodRunning {
 		rec.Running = now
 	}
@@ -213,6 +220,16 @@ func (r *Recorder) update(rec *PodRecord, pod *corev1.Pod, deleted bool, now tim
 	case pod.Status.Phase == corev1.PodFailed || deleted:
 		rec.Ended = now
 		return true
+	}
+	return false
+}
+
+// markedUnschedulable: kube-scheduler found no node for pod.
+func markedUnschedulable(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"maps"
 	"sort"
 	"time"
 
@@ -76,6 +77,7 @@ func (r Round) Figures() map[string]float64 {
 		"pods":                       float64(m.Pods),
 		"setup_s":                    r.SetupSeconds,
 	}
+	maps.Copy(f, m.Trace.Figures())
 	for class, c := range m.Classes {
 		f["time_to_admission_avg_ms."+class] = c.TimeToAdmissionMs.Mean
 		f["time_to_running_avg_ms."+class] = c.TimeToRunningMs.Mean

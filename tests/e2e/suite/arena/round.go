@@ -89,6 +89,7 @@ func RunRound(t testing.TB, arm Arm, s *Scenario, opts RoundOptions) Round {
 	defer rec.Stop()
 	in := replay(ctx, c, s, arrivals, replayer, rec, &round, opts)
 	in.Policy, in.Arrivals, in.Pods = info, arrivals, rec.Records()
+	_, in.ClusterGPUs = s.Nodes.Total()
 	round.Measures = Compute(in)
 	if opts.KeepPods {
 		round.Pods = podTimes(in.Pods, in.Start)
@@ -192,6 +193,9 @@ type PodTimes struct {
 	Ended     float64 `json:"ended"`
 	Succeeded bool    `json:"succeeded"`
 	Node      string  `json:"node,omitempty"`
+	// Unschedulable: kube-scheduler's first PodScheduled=False
+	// Unschedulable (-1: never).
+	Unschedulable float64 `json:"unschedulable"`
 }
 
 func podTimes(pods []PodRecord, start time.Time) []PodTimes {
@@ -207,6 +211,7 @@ func podTimes(pods []PodRecord, start time.Time) []PodTimes {
 			Name: p.Namespace + "/" + p.Name, Workload: p.Workload, Member: p.Member, Attempt: p.Attempt,
 			Created: rel(p.Created), Seen: rel(p.Seen), Admitted: rel(p.Admitted), Bound: rel(p.Bound),
 			Running: rel(p.Running), Ended: rel(p.Ended), Succeeded: p.Succeeded, Node: p.Node,
+			Unschedulable: rel(p.Unschedulable),
 		}
 	}
 	return out
