@@ -20,8 +20,11 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 2
 FUZZ_TARGETS ?=
+# Go for the end-to-end components (tests/e2e): the PATH's, else the
+# toolchain's usual place.
+GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
 
-.PHONY: deps configure build serve test e2e e2e-prepare bench clean fuzz fuzz-deps \
+.PHONY: deps configure build serve test e2e e2e-prepare arena bench clean fuzz fuzz-deps \
         test-asan test-tsan format format-deps format-check install uninstall
 
 # Installs only what is missing, so a second run costs nothing.
@@ -79,6 +82,21 @@ e2e: build e2e-prepare
 
 e2e-prepare: configure
 	tests/e2e/prepare.sh $(BUILD_DIR)
+
+# gpusched beside Kueue v0.17.0 on the same pods (tests/e2e/suite/arena):
+# every scenario under tests/e2e/arena/scenarios but the smoke one (which
+# `make test` runs), ARENA_ROUNDS rounds with the arms interleaved, each on
+# a fresh Kubernetes 1.35 control plane; writes bench/results/arena_*.json
+# and their sections of bench/results/SUMMARY.md. ARENA_SCENARIOS="baseline
+# reclaim" picks some. About 50 minutes on 2 cores.
+ARENA_ROUNDS ?= 3
+ARENA_SCENARIOS ?= $(filter-out smoke,$(basename $(notdir $(wildcard tests/e2e/arena/scenarios/*.yaml))))
+arena: build e2e-prepare
+	@for s in $(ARENA_SCENARIOS); do \
+	  (cd tests/e2e/suite && $(GO) run ./cmd/arena -build $(abspath $(BUILD_DIR)) \
+	    -scenario $$s -rounds $(ARENA_ROUNDS)) || exit 1; \
+	done
+	python3 bench/summarize.py bench/results
 
 # Benchmarks on demand (CI only builds them and runs each once, small).
 bench: build

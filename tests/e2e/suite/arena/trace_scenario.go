@@ -28,6 +28,8 @@ type TraceCut struct {
 	// sum(GPUs x runtime) / (cluster GPUs x arrival window).
 	Load    float64
 	Timeout string
+	// Targets are the goals for this load.
+	Targets []Target
 }
 
 // TraceStats are what the cut did, for the file's header.
@@ -88,7 +90,7 @@ func BuildTraceScenario(nodes []TraceNode, tasks []TraceTask, cut TraceCut) (*Sc
 		Name:        cut.Name,
 		Description: fmt.Sprintf("Alibaba GPU trace v2023 (openb), %d tasks at %.0f%% offered load on %d nodes shaped like its node list", cut.Tasks, 100*cut.Load, cut.Nodes),
 		Source:      "alibaba/clusterdata cluster-trace-gpu-v2023/csv/" + TraceTaskFile + " and " + TraceNodeFile,
-		TimeScale:   1, Seed: 1, Timeout: cut.Timeout,
+		TimeScale:   1, Seed: 1, Timeout: cut.Timeout, Targets: cut.Targets,
 		Nodes:     NodeSpec{Groups: groups},
 		Policy:    tracePolicy(groups),
 		Queues:    []QueueRef{{Namespace: traceQueue, LocalQueue: traceQueue}},

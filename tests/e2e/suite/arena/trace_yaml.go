@@ -30,6 +30,12 @@ func WriteTraceScenario(w io.Writer, s *Scenario, st TraceStats, cut TraceCut) e
 	for _, line := range strings.Split(strings.TrimSuffix(s.Policy, "\n"), "\n") {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
+	if len(cut.Targets) > 0 {
+		b.WriteString("# The issue's targets for scenario 2 (reports judge them on the medians).\ntargets:\n")
+		for _, t := range cut.Targets {
+			fmt.Fprintf(&b, "- {figure: %s, rule: %s}\n", t.Figure, t.Rule)
+		}
+	}
 	b.WriteString("queues:\n")
 	for _, q := range s.Queues {
 		fmt.Fprintf(&b, "- {namespace: %s, localQueue: %s}\n", q.Namespace, q.LocalQueue)
