@@ -42,8 +42,9 @@
 //   both is an error; "" means no cohort. A cohort or parentName with no
 //   Cohort object is an implicit cohort, as in Kueue, not an error. An
 //   absent namespaceSelector selects every namespace (policy.h's meaning;
-//   Kueue v1beta1 selected none), `{}` is the empty selector, also every
-//   namespace.
+//   in Kueue, v1beta1 and v1beta2 alike, it selects none: README, "Where
+//   gpusched differs from Kueue on purpose"), `{}` is the empty selector,
+//   also every namespace.
 // - resourceGroups: each resource in one group's coveredResources only;
 //   each flavor in one group only; a flavor's resources list exactly the
 //   group's coveredResources, in order; nominalQuota required,
