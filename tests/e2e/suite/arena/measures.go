@@ -47,6 +47,11 @@ type Measures struct {
 	Gangs             GangCheck `json:"gangs"`
 	// Series samples the cluster once a second.
 	Series []Sample `json:"series"`
+	// GangPlacement (scenario 3), Reclaim (scenario 4) and the order of
+	// admissions (compared between arms in the report).
+	GangPlacement  GangMeasures    `json:"gang_placement"`
+	Reclaim        ReclaimMeasures `json:"reclaim"`
+	AdmissionOrder []Admission     `json:"admission_order,omitempty"`
 }
 
 // Quantiles of a set of values (nearest rank).
@@ -151,6 +156,9 @@ func Compute(in MeasureInput) Measures {
 	m.AdmittedUnbound = unbound(in, wallEnd)
 	m.Gangs = gangCheck(in, ws)
 	m.Series = series(in, wallEnd)
+	m.GangPlacement = gangMeasures(ws, in.End)
+	m.Reclaim = reclaimMeasures(in, ws)
+	m.AdmissionOrder = admissionOrder(in, ws)
 	return m
 }
 

@@ -26,7 +26,10 @@ type Report struct {
 	// Kueue's median is 0).
 	Medians map[string]map[string]float64 `json:"medians"`
 	Ratios  map[string]float64            `json:"ratios_gpusched_over_kueue"`
-	Runs    []Round                       `json:"runs"`
+	// AdmissionOrder compares the arms' admission order in the first
+	// round both ran.
+	AdmissionOrder *OrderComparison `json:"admission_order,omitempty"`
+	Runs           []Round          `json:"runs"`
 }
 
 // Definitions says what each figure measures, in the result file.
@@ -91,6 +94,7 @@ func (r Round) Figures() map[string]float64 {
 		all += p.CPUSeconds
 	}
 	f["cpu_s.all"] = all
+	addGangAndReclaimFigures(f, m)
 	return f
 }
 
@@ -125,6 +129,7 @@ func NewReport(s *Scenario, file string, rounds []Round) Report {
 			r.Ratios[k] = g / q
 		}
 	}
+	r.AdmissionOrder = firstRoundOfArms(rounds, "kueue", "gpusched")
 	return r
 }
 
