@@ -18,12 +18,18 @@ type GangMeasures struct {
 	// every slot is bound. Workloads never bound whole are not counted.
 	BoundAfterCreatedMs map[string]Quantiles `json:"bound_after_created_ms"`
 	// PartlyBoundS is gang-seconds partly bound: summed over gangs, the
-	// time during which at least one member holds GPUs on a node while at
-	// least one member of the gang's current pods is not bound (not
-	// created, gated, pending, or failed and not yet replaced), up to the
-	// end of the round. GPUs held this way do no work.
+	// time during which at least one member's current pod is bound (on a
+	// node, running or succeeded) while another's is not (not created,
+	// gated, pending, or failed and not yet replaced), up to the end of
+	// the round. A real gang's bound members wait for the rest; the fake
+	// kubelet runs each pod alone, so a member may even finish before the
+	// last is bound, and still counts as bound here.
 	PartlyBoundS        float64            `json:"partly_bound_s"`
 	PartlyBoundByClassS map[string]float64 `json:"partly_bound_by_class_s"`
+	// PartlyBoundHoldingS counts only the part of that time during which
+	// a bound member still holds its GPUs (not yet ended): the GPU-time
+	// idle in the arena, where members do not wait for each other.
+	PartlyBoundHoldingS float64 `json:"partly_bound_holding_s"`
 	// NeverCompleted gangs did not have every slot Succeeded by the end.
 	NeverCompleted      int      `json:"never_completed"`
 	NeverCompletedGangs []string `json:"never_completed_gangs,omitempty"`
@@ -41,9 +47,10 @@ func gangMeasures(ws []*workload, end time.Time) GangMeasures {
 			continue
 		}
 		g.Gangs++
-		partly := w.partlyBound(end).Seconds()
-		g.PartlyBoundS += partly
-		g.PartlyBoundByClassS[w.Class] += partly
+		partly, holding := w.partlyBound(end)
+		g.PartlyBoundS += partly.Seconds()
+		g.PartlyBoundByClassS[w.Class] += partly.Seconds()
+		g.PartlyBoundHoldingS += holding.Seconds()
 		if w.reached(succeededAt).IsZero() {
 			g.NeverCompleted++
 			g.NeverCompletedGangs = append(g.NeverCompletedGangs, w.Key())
@@ -104,32 +111,39 @@ func (w *workload) allBoundAt(t time.Time) bool {
 	return true
 }
 
-// partlyBoundAt: some slot holds GPUs while another is not bound.
-func (w *workload) partlyBoundAt(t time.Time) bool {
-	holding, unbound := false, false
+// partlyBoundAt: some slot is bound while another is not; holding, if
+// moreover a bound slot's pod still holds its GPUs.
+func (w *workload) partlyBoundAt(t time.Time) (partly, holding bool) {
+	someBound, someUnbound := false, false
 	for _, pods := range w.slots {
 		bound, holds := slotBoundAt(pods, t)
+		someBound = someBound || bound
+		someUnbound = someUnbound || !bound
 		holding = holding || holds
-		unbound = unbound || !bound
 	}
-	return holding && unbound
+	partly = someBound && someUnbound
+	return partly, partly && holding
 }
 
 // partlyBound sums the time up to end during which the gang is partly
-// bound. Its state changes only at its pods' events, so it is constant
-// from one event to the next.
-func (w *workload) partlyBound(end time.Time) time.Duration {
+// bound, and the part of it during which a member holds GPUs. Its state
+// changes only at its pods' events, so it is constant from one event to
+// the next.
+func (w *workload) partlyBound(end time.Time) (partly, holding time.Duration) {
 	times := append(w.eventTimes(), end)
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	var sum time.Duration
 	for i := 0; i+1 < len(times) && times[i].Before(end); i++ {
 		next := times[i+1]
 		if next.After(end) {
 			next = end
 		}
-		if w.partlyBoundAt(times[i]) {
-			sum += next.Sub(times[i])
+		p, h := w.partlyBoundAt(times[i])
+		if p {
+			partly += next.Sub(times[i])
+		}
+		if h {
+			holding += next.Sub(times[i])
 		}
 	}
-	return sum
+	return partly, holding
 }

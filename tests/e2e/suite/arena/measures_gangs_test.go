@@ -95,3 +95,25 @@ func TestGangMeasuresAnEvictedMemberMakesTheGangPartlyBoundUntilItsReplacementBi
 		t.Errorf("gang bound after created %+v, want 900 ms (first whole at 1000)", q)
 	}
 }
+
+func TestGangMeasuresAMemberThatFinishedBeforeTheLastBoundStillCountsAsBound(t *testing.T) {
+	in, at := gangFixture()
+	in.Pods = []PodRecord{
+		// Kueue's arm, where the fake kubelet runs each pod alone: member 0
+		// runs 1000 -> 3000 ms, the others bind at 4000, 5000 and 6000 ms.
+		member(at, "g", 0, 0, 100, 500, 1000, 3000, true),
+		member(at, "g", 1, 0, 100, 500, 4000, 7000, true),
+		member(at, "g", 2, 0, 100, 500, 5000, 8000, true),
+		member(at, "g", 3, 0, 100, 500, 6000, 9000, true),
+		member(at, "s", 0, 0, 50, 60, 250, 3000, true),
+	}
+	g := Compute(in).GangPlacement
+	// Partly bound 1000 -> 6000 ms; a member holds GPUs 1000 -> 3000 and
+	// 4000 -> 6000 ms.
+	if math.Abs(g.PartlyBoundS-5) > 1e-9 || math.Abs(g.PartlyBoundHoldingS-4) > 1e-9 {
+		t.Errorf("partly bound %v s, holding %v s; want 5, 4", g.PartlyBoundS, g.PartlyBoundHoldingS)
+	}
+	if q := g.BoundAfterCreatedMs["gang"]; q.P50 != 5900 {
+		t.Errorf("gang bound after created %+v, want 5900 ms", q)
+	}
+}
