@@ -50,6 +50,11 @@ type Measures struct {
 	// Trace: allocation, task waits and pods admitted but unplaceable
 	// (scenario 2's figures, computed for every scenario).
 	Trace TraceMeasures `json:"trace"`
+	// GangPlacement (scenario 3), Reclaim (scenario 4) and the order of
+	// admissions (compared between arms in the report).
+	GangPlacement  GangMeasures    `json:"gang_placement"`
+	Reclaim        ReclaimMeasures `json:"reclaim"`
+	AdmissionOrder []Admission     `json:"admission_order,omitempty"`
 }
 
 // Quantiles of a set of values (nearest rank).
@@ -157,6 +162,9 @@ func Compute(in MeasureInput) Measures {
 	m.Gangs = gangCheck(in, ws)
 	m.Series = series(in, wallEnd)
 	m.Trace = traceMeasures(in, ws, m.Series, wallEnd)
+	m.GangPlacement = gangMeasures(ws, in.End)
+	m.Reclaim = reclaimMeasures(in, ws)
+	m.AdmissionOrder = admissionOrder(in, ws)
 	return m
 }
 

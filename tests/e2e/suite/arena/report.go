@@ -29,7 +29,10 @@ type Report struct {
 	Ratios  map[string]float64            `json:"ratios_gpusched_over_kueue"`
 	// Targets are the scenario's goals judged on the medians.
 	Targets []TargetResult `json:"targets,omitempty"`
-	Runs    []Round        `json:"runs"`
+	// AdmissionOrder compares the arms' admission order in the first
+	// round both ran.
+	AdmissionOrder *OrderComparison `json:"admission_order,omitempty"`
+	Runs           []Round          `json:"runs"`
 }
 
 // Definitions says what each figure measures, in the result file.
@@ -95,6 +98,7 @@ func (r Round) Figures() map[string]float64 {
 		all += p.CPUSeconds
 	}
 	f["cpu_s.all"] = all
+	addGangAndReclaimFigures(f, m)
 	return f
 }
 
@@ -133,6 +137,7 @@ func NewReport(s *Scenario, file string, rounds []Round) Report {
 	for _, t := range s.Targets {
 		r.Targets = append(r.Targets, t.Judge(r.Medians))
 	}
+	r.AdmissionOrder = firstRoundOfArms(rounds, "kueue", "gpusched")
 	return r
 }
 

@@ -95,6 +95,7 @@ func run(o options) error {
 		return err
 	}
 	printReport(report)
+	printAdmissionOrder(report)
 	fmt.Printf("arena: wrote %s\n", o.out)
 	return nil
 }
