@@ -99,6 +99,30 @@ def _round_figures(run):
     return run.get("figures") or {}
 
 
+def _order(doc, table, fmt):
+    """Which workloads each arm admitted, in what order (issue L §4)."""
+    c = doc.get("admission_order")
+    if not c:
+        return []
+    a, b = c["arms"]
+    out = [f"Admission order, round {c.get('round')}: {c['admitted'].get(a)} "
+           f"({a}) and {c['admitted'].get(b)} ({b}) of {c.get('workloads')} "
+           f"workloads admitted; {c.get('common')} by both, longest common "
+           f"order {c.get('longest_common_order')}, Kendall tau "
+           f"{fmt(c.get('kendall_tau'), 2)}.", ""]
+    rows = []
+    for p in c.get("points") or []:
+        only_a, only_b = (p.get("only") or {}).get(a) or [], (p.get("only") or {}).get(b) or []
+        rows.append([f"{p['share'] * 100:.0f} %", p.get("admissions"),
+                     fmt((p.get("at_ms") or {}).get(a, 0) / 1000, 1),
+                     fmt((p.get("at_ms") or {}).get(b, 0) / 1000, 1),
+                     p.get("both"), f"{len(only_a)} {' '.join(only_a[:4])}",
+                     f"{len(only_b)} {' '.join(only_b[:4])}"])
+    return out + table(["first admissions", "count", f"{a} at (s)",
+                        f"{b} at (s)", "in both", f"only {a}",
+                        f"only {b}"], rows) + [""]
+
+
 def arena_section(name, doc, table, fmt):
     """Lines of one scenario's section."""
     out = [f"## Side by side with Kueue: {doc.get('scenario', name)} "
@@ -107,4 +131,5 @@ def arena_section(name, doc, table, fmt):
     out += _targets(doc, table, fmt)
     out += _medians(doc, table, fmt)
     out += _rounds(doc, table, fmt)
+    out += _order(doc, table, fmt)
     return out
