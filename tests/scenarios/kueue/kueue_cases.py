@@ -409,7 +409,9 @@ def table(cases, before_path, after_path):
             "|---|---|---|---|---|"]
     for test, (n, m, b, a) in totals.items():
         head.append(f"| {test} | {n} | {m} | {b} | {a} |")
-    return DOC_HEAD + "\n".join(head + out) + "\n"
+    arena = os.path.join(HERE, "arena_differences.md")
+    tail = open(arena).read() if os.path.exists(arena) else ""
+    return DOC_HEAD + "\n".join(head + out) + "\n" + tail
 
 
 def load_case_names():
