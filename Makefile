@@ -88,7 +88,7 @@ e2e-prepare: configure
 # `make test` runs), ARENA_ROUNDS rounds with the arms interleaved, each on
 # a fresh Kubernetes 1.35 control plane; writes bench/results/arena_*.json
 # and their sections of bench/results/SUMMARY.md. ARENA_SCENARIOS="baseline
-# reclaim" picks some. About 50 minutes on 2 cores.
+# reclaim" picks some. About 45 minutes on 2 cores.
 ARENA_ROUNDS ?= 3
 ARENA_SCENARIOS ?= $(filter-out smoke,$(basename $(notdir $(wildcard tests/e2e/arena/scenarios/*.yaml))))
 arena: build e2e-prepare

@@ -270,8 +270,10 @@ DeleteOutcome WorkloadStore::DeleteSucceeded(const StoreInputs& in,
                                              const std::string& pod) {
   auto it = workload_of_succeeded_.find(pod);
   if (it == workload_of_succeeded_.end()) return DeleteOutcome::kUnknownKey;
-  Workload& w = workloads_[it->second];
+  auto found = workloads_.find(it->second);
   workload_of_succeeded_.erase(it);
+  if (found == workloads_.end()) return DeleteOutcome::kUnknownKey;
+  Workload& w = found->second;
   w.succeeded.erase(pod);
   w.signature_id = -1;
   if (!w.pods.empty() || !w.succeeded.empty() || w.admitted() ||
