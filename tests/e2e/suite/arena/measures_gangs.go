@@ -66,24 +66,7 @@ func gangMeasures(ws []*workload, end time.Time) GangMeasures {
 
 // lastCreated is when the last slot's first pod appeared (zero if a slot
 // never had one).
-func (w *workload) lastCreated() time.Time {
-	var last time.Time
-	for _, pods := range w.slots {
-		var first time.Time
-		for _, p := range pods {
-			if t := appeared(p); !t.IsZero() && (first.IsZero() || t.Before(first)) {
-				first = t
-			}
-		}
-		if first.IsZero() {
-			return time.Time{}
-		}
-		if first.After(last) {
-			last = first
-		}
-	}
-	return last
-}
+func (w *workload) lastCreated() time.Time { return w.reached(appeared) }
 
 // boundAfterCreated is lastCreated -> the first moment every slot is
 // bound at once (false if never).

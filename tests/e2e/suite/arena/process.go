@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"gpusched.io/e2e/suite/benchkit"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
@@ -30,26 +31,6 @@ type Process struct {
 	TotalCPUSeconds float64 `json:"total_cpu_seconds"`
 }
 
-// cpuTicks is utime+stime of /proc/<pid>/stat (fields 14 and 15). The
-// command name, field 2, may hold spaces: count from its ')'.
-func cpuTicks(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	text := string(data)
-	fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
-	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, fields[11], fields[12])
-	}
-	return utime + stime, nil
-}
-
 // cmdline is /proc/<pid>/cmdline split at its NULs.
 func cmdline(pid int) []string {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -65,7 +46,7 @@ type cpuSnapshot map[string]float64
 func snapshotCPU(pids map[string]int) cpuSnapshot {
 	s := cpuSnapshot{}
 	for name, pid := range pids {
-		if t, err := cpuTicks(pid); err == nil {
+		if t, err := benchkit.ProcessCPUTicks(pid); err == nil {
 			s[name] = t
 		}
 	}

@@ -118,7 +118,7 @@ func tpTicksOf(b testing.TB, pids map[string]int) map[string]float64 {
 	pids[tpBenchClient] = os.Getpid()
 	ticks := map[string]float64{}
 	for name, pid := range pids {
-		t, err := tpProcessTicks(pid)
+		t, err := ProcessCPUTicks(pid)
 		if err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
@@ -127,10 +127,10 @@ func tpTicksOf(b testing.TB, pids map[string]int) map[string]float64 {
 	return ticks
 }
 
-// tpProcessTicks is utime+stime of /proc/<pid>/stat (fields 14 and 15, in
-// clock ticks). The command name, field 2, may hold spaces: count from
+// ProcessCPUTicks is utime+stime of /proc/<pid>/stat (fields 14 and 15,
+// in clock ticks). The command name, field 2, may hold spaces: count from
 // its closing parenthesis.
-func tpProcessTicks(pid int) (float64, error) {
+func ProcessCPUTicks(pid int) (float64, error) {
 	if pid == 0 {
 		return 0, fmt.Errorf("not running")
 	}
