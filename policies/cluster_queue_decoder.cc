@@ -148,7 +148,8 @@ void RejectUnsupported(MapReader& spec) {
                    "gpusched has no admission checks; remove it");
   spec.Unsupported("admissionChecksStrategy",
                    "gpusched has no admission checks; remove it");
-  spec.Unsupported("stopPolicy", "gpusched does not stop ClusterQueues");
+  spec.UnsupportedUnless("stopPolicy", "None",
+                         "gpusched does not stop ClusterQueues; only None");
   spec.Unsupported("admissionScope",
                    "gpusched does not implement Admission Fair Sharing");
 }

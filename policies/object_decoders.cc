@@ -153,9 +153,12 @@ void DecodeLocalQueue(DocContext& doc, MapReader& top, Origin origin,
           {Kind::kClusterQueue, *name, cluster_queue.path, cluster_queue.line});
     }
   }
-  spec.Unsupported("stopPolicy", "gpusched does not stop LocalQueues");
-  spec.Unsupported("fairSharing",
-                   "gpusched does not implement Admission Fair Sharing");
+  spec.UnsupportedUnless("stopPolicy", "None",
+                         "gpusched does not stop LocalQueues; only None");
+  // Kueue's API server writes weight 1 into every LocalQueue; the weight
+  // matters only to Admission Fair Sharing.
+  queue.value.fair_weight_milli =
+      DecodeFairSharing(doc, spec.Get("fairSharing"));
   spec.Finish();
   top.Ignore("status");
   if (origin.key.empty()) queue.value.name.clear();

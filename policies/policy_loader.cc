@@ -94,4 +94,15 @@ PolicyResult LoadPolicyFiles(const std::vector<std::string>& paths) {
   return Finish(std::move(draft), diagnostics);
 }
 
+PolicyResult ParsePolicyTexts(const std::vector<PolicyText>& texts) {
+  Diagnostics diagnostics;
+  PolicyDraft draft;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ParseInto(texts[i].text,
+              SourceFile{.name = texts[i].name, .index = static_cast<int>(i)},
+              &diagnostics, &draft);
+  }
+  return Finish(std::move(draft), diagnostics);
+}
+
 }  // namespace gpusched

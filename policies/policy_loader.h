@@ -13,7 +13,7 @@
 //   ClusterQueue           spec.{cohort | cohortName, namespaceSelector,
 //                          queueingStrategy, resourceGroups, preemption,
 //                          fairSharing.weight}
-//   LocalQueue             spec.clusterQueue
+//   LocalQueue             spec.{clusterQueue, fairSharing.weight}
 //   Cohort                 spec.{parentName, resourceGroups,
 //                          fairSharing.weight}
 //   WorkloadPriorityClass  value, description
@@ -31,10 +31,11 @@
 //   `status` is ignored on Kueue kinds (kubectl get -o yaml output loads).
 //   Any other field, in metadata, spec or at the top, is an error.
 // - Kueue fields gpusched does not implement (flavorFungibility,
-//   admissionChecks, admissionChecksStrategy, stopPolicy, admissionScope,
-//   ResourceFlavor topologyName, LocalQueue fairSharing, toleration
-//   tolerationSeconds) are errors ("Unsupported field"), not silently
-//   different behaviour.
+//   admissionChecks, admissionChecksStrategy, admissionScope, ResourceFlavor
+//   topologyName, toleration tolerationSeconds, and stopPolicy other than
+//   its default None) are errors ("Unsupported field"), not silently
+//   different behaviour. The defaults Kueue's CRDs write into every object
+//   the API server returns load, so `kubectl get -o yaml` output does.
 // - Names are RFC 1123 subdomains, namespaces RFC 1123 labels, resource
 //   names and label keys qualified names; names are unique per kind
 //   (LocalQueue per namespace/name).
@@ -109,6 +110,18 @@ PolicyResult ParsePolicyText(std::string_view yaml, std::string_view file_name);
 // Reads and merges `paths` into one Policy; references may cross files. An
 // unreadable file is an error like any other.
 PolicyResult LoadPolicyFiles(const std::vector<std::string>& paths);
+
+// One source of policy documents held in memory: a file's text, or one
+// object read from the API server (JSON is YAML), named as errors name it.
+struct PolicyText {
+  std::string name;  // "policy.yaml", "clusterqueues/team-a"
+  std::string text;
+
+  bool operator==(const PolicyText&) const = default;
+};
+
+// Parses and merges `texts` into one Policy, as LoadPolicyFiles does files.
+PolicyResult ParsePolicyTexts(const std::vector<PolicyText>& texts);
 
 // The `gpusched validate` summary: per ClusterQueue its cohort, strategy,
 // preemption and weight; per queue and flavor the nominal, borrowing and

@@ -92,6 +92,16 @@ void MapReader::Unsupported(std::string_view key, std::string_view why) {
   doc_.Error(entry->key_line, ChildPath(path_, key), UnsupportedField(why));
 }
 
+void MapReader::UnsupportedUnless(std::string_view key,
+                                  std::string_view accepted,
+                                  std::string_view why) {
+  Entry* entry = Find(key);
+  if (entry == nullptr) return;
+  entry->claimed = true;
+  if (entry->value.IsScalar() && entry->value.Scalar() == accepted) return;
+  doc_.Error(entry->key_line, ChildPath(path_, key), UnsupportedField(why));
+}
+
 void MapReader::Finish(std::string_view hint) {
   const std::string text = hint.empty()
                                ? UnknownField()

@@ -74,6 +74,10 @@ class MapReader {
   void Ignore(std::string_view key);
   // Claims `key`; reports it if set: a field gpusched does not implement.
   void Unsupported(std::string_view key, std::string_view why);
+  // Claims `key`; reports it unless it is absent or the scalar `accepted`:
+  // a field whose default (the API server writes it) is what gpusched does.
+  void UnsupportedUnless(std::string_view key, std::string_view accepted,
+                         std::string_view why);
   // Reports every unclaimed key as unknown (`Unknown field`, then `: hint`
   // if given). Call once, after the Gets.
   void Finish(std::string_view hint = {});

@@ -99,6 +99,8 @@ struct LocalQueue {
   std::string namespace_name;
   std::string name;
   std::string cluster_queue;
+  // spec.fairSharing.weight, for Admission Fair Sharing (default 1).
+  int64_t fair_weight_milli = 1000;
 };
 
 struct Cohort {

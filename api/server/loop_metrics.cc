@@ -37,10 +37,20 @@ void AppendSyncTroubles(const SyncTroubles& troubles, std::string& out) {
     absl::StrAppend(&out, "gpusched_watch_decode_errors_total{kind=\"", kind,
                     "\"} ", count, "\n");
   }
+  if (!troubles.kueue_guarded) return;
+  AppendMetricHeader(out, "gpusched_kueue_manager_active", "gauge",
+                     "1 while a Kueue manager is active on the cluster (its "
+                     "leader Lease held, or its webhooks installed): "
+                     "gpusched then decides nothing.");
+  absl::StrAppend(&out, "gpusched_kueue_manager_active ",
+                  troubles.kueue_manager.empty() ? 0 : 1, "\n");
 }
 
 std::string ReadinessNotes(const SyncTroubles& troubles) {
   std::string out;
+  if (!troubles.kueue_manager.empty()) {
+    absl::StrAppend(&out, "refusing to decide: ", troubles.kueue_manager, "\n");
+  }
   for (const auto& [api, error] : troubles.failing_apis) {
     absl::StrAppend(&out, "degraded: ", api,
                     " PodGroups cannot be listed, their gangs wait "

@@ -28,6 +28,9 @@ struct SyncTroubles {
   std::map<std::string, std::string> failing_apis;  // api -> last error
   int64_t node_decode_errors = 0;
   int64_t pod_decode_errors = 0;
+  // Why gpusched decides nothing (a Kueue manager is active); "" if not.
+  std::string kueue_manager;
+  bool kueue_guarded = false;  // the guard runs (live, with queues)
 };
 void AppendSyncTroubles(const SyncTroubles& troubles, std::string& out);
 // /readyz's lines for them: empty when nothing fails.

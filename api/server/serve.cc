@@ -14,6 +14,7 @@
 #include "api/server/demo_cluster.h"
 #include "api/server/logging.h"
 #include "api/server/loop_metrics.h"
+#include "api/server/policy_source.h"
 #include "policies/policy_loader.h"
 #include "queueing/quota_tree.h"
 #include "scheduler/base/strings.h"
@@ -48,56 +49,54 @@ absl::Status ServeApp::LoadCluster(const ServeConfig& config) {
   return absl::OkStatus();
 }
 
-namespace {
-
-std::string JoinErrors(const std::vector<PolicyError>& errors) {
-  std::string text;
-  for (const PolicyError& e : errors) absl::StrAppend(&text, "\n  ", e.message);
-  return text;
-}
-
-}  // namespace
-
 absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
-  if (config.policy_file.empty()) return absl::OkStatus();
-  PolicyResult result = LoadPolicyFiles({config.policy_file});
-  if (!result.policy) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy ", config.policy_file,
-                     " is invalid:", JoinErrors(result.errors)));
+  if (!HasPolicy(config)) return absl::OkStatus();
+  PolicySourceOptions options{.file = config.policy_file,
+                              .kueue = config.policy_source == "kueue"};
+  if (options.kueue) {
+    // Its own client: the policy comes before the live cluster's client,
+    // which needs the policy's device class mappings.
+    absl::StatusOr<kube::KubeConfig> kube = kube::ResolveKubeConfig(
+        {.kubeconfig = config.kubeconfig, .in_cluster = config.in_cluster});
+    if (!kube.ok()) return kube.status();
+    absl::StatusOr<std::unique_ptr<kube::KubeClient>> client =
+        kube::KubeClient::Create(*std::move(kube));
+    if (!client.ok()) return client.status();
+    policy_client_ = *std::move(client);
+    options.client = policy_client_.get();
   }
-  device_class_mappings_ = result.policy->config.device_class_mappings;
+  absl::StatusOr<std::unique_ptr<PolicySource>> source =
+      PolicySource::Open(std::move(options));
+  if (!source.ok()) return source.status();
+  policy_source_ = *std::move(source);
+  absl::StatusOr<Policy> policy = policy_source_->First();
+  if (!policy.ok()) return policy.status();
+  device_class_mappings_ = policy->config.device_class_mappings;
   // Live, the loop decides nothing before the cluster is listed whole
   // (pods, nodes, PodGroups), nor while a watch relists.
   absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop = AdmissionLoop::Create(
-      *std::move(result.policy),
+      *std::move(policy),
       {.await_lists = IsLive(config), .runtimes = &runtime_log_});
   if (!loop.ok()) return loop.status();
   gate_ = *std::move(loop);
-  policy_file_ = config.policy_file;
-  std::error_code ignored;
-  policy_mtime_ = std::filesystem::last_write_time(policy_file_, ignored);
   return absl::OkStatus();
 }
 
 // An invalid new version keeps the old policy: every error is logged and
 // counted, and serving goes on.
 void ServeApp::ReloadPolicyIfChanged() {
-  if (policy_file_.empty()) return;
-  std::error_code error;
-  auto mtime = std::filesystem::last_write_time(policy_file_, error);
-  if (error || mtime == policy_mtime_) return;
-  policy_mtime_ = mtime;
-  PolicyResult result = LoadPolicyFiles({policy_file_});
-  if (!result.policy) {
+  if (policy_source_ == nullptr) return;
+  std::optional<PolicyResult> result = policy_source_->Changed();
+  if (!result) return;
+  if (!result->policy) {
     metrics_.CountPolicyReloadError();
-    for (const PolicyError& e : result.errors) {
+    for (const PolicyError& e : result->errors) {
       spdlog::error("policy reload rejected, keeping the previous policy: {}",
                     e.message);
     }
     return;
   }
-  if (absl::Status s = QuotaTree::Build(*result.policy).status(); !s.ok()) {
+  if (absl::Status s = QuotaTree::Build(*result->policy).status(); !s.ok()) {
     metrics_.CountPolicyReloadError();
     spdlog::error("policy reload rejected: {}", Message(s));
     return;
@@ -105,14 +104,15 @@ void ServeApp::ReloadPolicyIfChanged() {
   // Pods are charged with the new mappings as they change (their next
   // event); those already queued keep their charge until then.
   if (live_ != nullptr) {
-    live_->SetDeviceClassMappings(result.policy->config.device_class_mappings);
+    live_->SetDeviceClassMappings(result->policy->config.device_class_mappings);
   }
-  gate_->PolicyChanged(*std::move(result.policy));
-  spdlog::info("policy reloaded file={}", policy_file_);
+  gate_->PolicyChanged(*std::move(result->policy));
+  spdlog::info("policy reloaded from {}", policy_source_->Describe());
 }
 
 void ServeApp::Tick() {
   ReloadPolicyIfChanged();
+  PublishKueueStatus();
   if (gpu_map_ != nullptr) gpu_map_->Refresh();
   for (const std::string& uid : service_->ReleaseExpiredBinds()) {
     spdlog::warn(
@@ -120,6 +120,19 @@ void ServeApp::Tick() {
         "released",
         uid);
   }
+}
+
+// With --policy-source=kueue, the deciding replica writes the queues'
+// status as Kueue would; a standby forgets what it wrote, since the
+// deciding one writes meanwhile.
+void ServeApp::PublishKueueStatus() {
+  if (kueue_status_ == nullptr) return;
+  std::shared_ptr<const QueueView> view = gate_->Queues();
+  if (!gate_->deciding() || view == nullptr) {
+    kueue_status_->Forget();
+    return;
+  }
+  kueue_status_->Publish(*view);
 }
 
 void ServeApp::StartTicker(int tick_ms) {
@@ -149,6 +162,8 @@ void ServeApp::Shutdown() {
   if (leader_ != nullptr) leader_->Stop();
   if (role_label_ != nullptr) role_label_->Stop();
   if (history_store_ != nullptr) history_store_->Stop();
+  if (kueue_guard_ != nullptr) kueue_guard_->Stop();
+  if (policy_source_ != nullptr) policy_source_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
   if (gate_ != nullptr) gate_->Stop();
@@ -372,9 +387,11 @@ void ServeApp::StartGate(const ServeConfig& config) {
                                     gate->AdmissionRefused(std::move(refusal));
                                   }});
   }
-  // A replica of two stands by until the Lease says otherwise: it must
-  // not decide in the moment before the follower's first answer.
-  if (live && !config.leader_lease.empty()) {
+  // A replica of two stands by until the Lease says otherwise, and any
+  // live replica until the Kueue guard's first answer: it must not decide
+  // in the moment before.
+  if (live) {
+    leading_ = config.leader_lease.empty();
     gate_->SetDeciding(false);
     writer_->SetWriting(false);
   }
@@ -383,6 +400,15 @@ void ServeApp::StartGate(const ServeConfig& config) {
 
 SyncTroubles ServeApp::Troubles() const {
   SyncTroubles troubles;
+  if (kueue_guard_ != nullptr) {
+    troubles.kueue_guarded = true;
+    std::lock_guard lock(deciding_mu_);
+    troubles.kueue_manager = kueue_active_ ? kueue_why_ : "";
+    if (troubles.kueue_manager.empty() && kueue_active_) {
+      troubles.kueue_manager =
+          "not known yet whether a Kueue manager is active";
+    }
+  }
   if (feed_ != nullptr) troubles.failing_apis = feed_->FailingApis();
   if (live_ != nullptr) {
     troubles.node_decode_errors = live_->decode_errors("nodes");
@@ -449,7 +475,47 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   }
   StartRoleLabel(config);
   StartRuntimeHistory(config);
+  StartKueueGuard(config);
+  if (gate_ != nullptr && config.policy_source == "kueue") {
+    kueue_status_ = std::make_unique<KueueStatusPublisher>(live_->client());
+  }
   return FollowLeader(config);
+}
+
+// With queues, live: decide only while no Kueue manager is active.
+void ServeApp::StartKueueGuard(const ServeConfig& config) {
+  if (gate_ == nullptr) return;
+  kube::KueueGuardOptions options{
+      .on_change = [this](const kube::KueuePresence& presence) {
+        ApplyDeciding([&presence](DecidingInputs& in) {
+          in.kueue_active = presence.active;
+          in.kueue_why = presence.why;
+        });
+      }};
+  const size_t slash = config.kueue_lease.find('/');  // flags checked it
+  options.lease_namespace =
+      slash == std::string::npos ? "" : config.kueue_lease.substr(0, slash);
+  options.lease_name =
+      slash == std::string::npos ? "" : config.kueue_lease.substr(slash + 1);
+  kueue_guard_ =
+      std::make_unique<kube::KueueGuard>(live_->client(), std::move(options));
+  kueue_guard_->Start();
+}
+
+// Writes first: a replica that stops deciding drops what it queued before
+// the next pass could add to it.
+void ServeApp::ApplyDeciding(const std::function<void(DecidingInputs&)>& edit) {
+  std::lock_guard lock(deciding_mu_);
+  DecidingInputs inputs{.leading = leading_,
+                        .kueue_active = kueue_active_,
+                        .kueue_why = kueue_why_};
+  edit(inputs);
+  leading_ = inputs.leading;
+  kueue_active_ = inputs.kueue_active;
+  kueue_why_ = inputs.kueue_why;
+  const bool deciding = leading_ && !kueue_active_;
+  if (writer_ != nullptr) writer_->SetWriting(deciding);
+  if (gate_ != nullptr) gate_->SetDeciding(deciding);
 }
 
 void ServeApp::StartRuntimeHistory(const ServeConfig& config) {
@@ -503,10 +569,8 @@ absl::Status ServeApp::FollowLeader(const ServeConfig& config) {
           .name = config.leader_lease.substr(slash + 1),
           .identity = identity,
           .on_change = [this](bool active, const std::string&) {
-            // Writes first: a replica that lost the Lease drops what it
-            // queued before the next pass could add to it.
-            if (writer_ != nullptr) writer_->SetWriting(active);
-            if (gate_ != nullptr) gate_->SetDeciding(active);
+            ApplyDeciding(
+                [active](DecidingInputs& in) { in.leading = active; });
             api_->SetStandby(!active);
             if (role_label_ != nullptr) role_label_->Set(active);
           }});

@@ -3,7 +3,7 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,8 +15,10 @@
 #include "api/controller/decision_writer.h"
 #include "api/controller/forecaster.h"
 #include "api/controller/gpu_map_publisher.h"
+#include "api/controller/kueue_status.h"
 #include "api/controller/loop_feed.h"
 #include "api/http/server.h"
+#include "api/kube/kueue_guard.h"
 #include "api/kube/lease_follower.h"
 #include "api/kube/live_mode.h"
 #include "api/kube/pod_role_label.h"
@@ -27,6 +29,7 @@
 #include "api/server/extender_api.h"
 #include "api/server/loop_metrics.h"
 #include "api/server/metrics.h"
+#include "api/server/policy_source.h"
 #include "api/server/serve_flags.h"
 #include "api/server/visibility_server.h"
 #include "queueing/runtime_log.h"
@@ -81,8 +84,19 @@ class ServeApp {
   void StartRoleLabel(const ServeConfig& config);
   // --runtime-history: loads the runtimes kept, and keeps saving them.
   void StartRuntimeHistory(const ServeConfig& config);
+  // Live, with queues: stops deciding while a Kueue manager is active.
+  void StartKueueGuard(const ServeConfig& config);
+  // What decides whether this replica decides: it leads (or has no
+  // Lease to follow) and no Kueue manager is active.
+  struct DecidingInputs {
+    bool leading = true;
+    bool kueue_active = false;
+    std::string kueue_why;
+  };
+  void ApplyDeciding(const std::function<void(DecidingInputs&)>& edit);
   void Tick();
   void ReloadPolicyIfChanged();
+  void PublishKueueStatus();
   // What the watches cannot read now, for /readyz and /metrics.
   SyncTroubles Troubles() const;
 
@@ -109,8 +123,17 @@ class ServeApp {
   std::unique_ptr<kube::PodRoleLabel> role_label_;  // --pod
   // --runtime-history: runtime_log_ kept in a ConfigMap (live, with a gate).
   std::unique_ptr<kube::RuntimeHistoryStore> history_store_;
-  std::string policy_file_;
-  std::filesystem::file_time_type policy_mtime_;
+  // The policy's file or Kueue objects (with queues), and the client the
+  // latter are read with.
+  std::unique_ptr<kube::KubeClient> policy_client_;
+  std::unique_ptr<PolicySource> policy_source_;
+  std::unique_ptr<kube::KueueGuard> kueue_guard_;  // live, with queues
+  // --policy-source=kueue: the queues' status on Kueue's objects.
+  std::unique_ptr<KueueStatusPublisher> kueue_status_;
+  mutable std::mutex deciding_mu_;  // guards the three below
+  bool leading_ = true;
+  bool kueue_active_ = true;  // until the guard's first answer
+  std::string kueue_why_;
   // The policy's resources.deviceClassMappings (DRA claims in quota).
   std::vector<DeviceClassMapping> device_class_mappings_;
   std::mutex tick_mu_;

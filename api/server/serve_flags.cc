@@ -45,6 +45,14 @@ const ServeFlag kServeFlags[] = {
     {"policy", &ServeConfig::policy_file, "FILE",
      "quota policy YAML (queues, cohorts, flavors); reloaded when it "
      "changes"},
+    {"policy-source", &ServeConfig::policy_source, "file|kueue",
+     "live mode: kueue takes the policy from the cluster's Kueue objects "
+     "(kueue.x-k8s.io/v1beta2), watched, with --policy merged in if "
+     "given (file)"},
+    {"kueue-lease", &ServeConfig::kueue_lease, "NS/NAME",
+     "live mode: Kueue's leader Lease; while it is held, or webhook "
+     "configurations on kueue.x-k8s.io exist, gpusched decides nothing; "
+     "empty: read no Lease (kueue-system/c1f6bfd2.kueue.x-k8s.io)"},
     {"prefix", &ServeConfig::prefix, "PATH",
      "also serve the verbs under this path prefix (e.g. /gpusched)"},
     {"scoring", &ServeConfig::scoring, "NAME=WEIGHT,...",
@@ -144,13 +152,26 @@ absl::Status CheckMode(const ServeConfig& config) {
         "certificate is kept in a Secret)");
   }
   if (!config.visibility.listen.empty() &&
-      (!IsLive(config) || config.policy_file.empty())) {
+      (!IsLive(config) || !HasPolicy(config))) {
     return absl::InvalidArgumentError(
         "serve: --visibility-listen needs --kubeconfig or --in-cluster (its "
-        "certificate is kept in a Secret) and --policy (it shows the "
-        "queues)");
+        "certificate is kept in a Secret) and --policy or "
+        "--policy-source=kueue (it shows the queues)");
   }
   return CheckDashboard(config);
+}
+
+absl::Status CheckPolicySource(const ServeConfig& config) {
+  if (config.policy_source != "file" && config.policy_source != "kueue") {
+    return absl::InvalidArgumentError(absl::StrCat("serve: --policy-source \"",
+                                                   config.policy_source,
+                                                   "\": want file or kueue"));
+  }
+  if (config.policy_source == "kueue" && !IsLive(config)) {
+    return absl::InvalidArgumentError(
+        "serve: --policy-source=kueue needs --kubeconfig or --in-cluster");
+  }
+  return absl::OkStatus();
 }
 
 bool IsNamespacedName(const std::string& text) {
@@ -171,6 +192,16 @@ absl::Status CheckLeaderLease(const ServeConfig& config) {
                      "\": want NAMESPACE/NAME, e.g. gpusched-system/gpusched"));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckKueueLease(const ServeConfig& config) {
+  if (config.kueue_lease.empty() || IsNamespacedName(config.kueue_lease)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "serve: --kueue-lease \"", config.kueue_lease,
+      "\": want NAMESPACE/NAME, e.g. kueue-system/c1f6bfd2.kueue.x-k8s.io, "
+      "or empty for none"));
 }
 
 absl::Status CheckRuntimeHistory(const ServeConfig& config) {
@@ -224,8 +255,9 @@ absl::Status CheckLimits(const ServeConfig& config) {
 
 // The first failing check wins, in this order.
 absl::Status CheckServeConfig(const ServeConfig& config) {
-  for (auto check : {CheckMode, CheckLeaderLease, CheckPod, CheckRuntimeHistory,
-                     CheckTls, CheckLimits}) {
+  for (auto check :
+       {CheckMode, CheckPolicySource, CheckLeaderLease, CheckPod,
+        CheckKueueLease, CheckRuntimeHistory, CheckTls, CheckLimits}) {
     if (absl::Status s = check(config); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -235,6 +267,10 @@ absl::Status CheckServeConfig(const ServeConfig& config) {
 
 bool IsLive(const ServeConfig& config) {
   return !config.kubeconfig.empty() || config.in_cluster;
+}
+
+bool HasPolicy(const ServeConfig& config) {
+  return !config.policy_file.empty() || config.policy_source == "kueue";
 }
 
 std::vector<FlagSet::Doc> ServeFlagDocs() {

@@ -16,9 +16,15 @@ struct ServeConfig {
   std::string listen = "127.0.0.1:8888";
   std::string cluster_file;  // empty: the embedded demo cluster
   std::string policy_file;   // empty: no queues, the GPU engine alone
-  std::string kubeconfig;    // set: follow a real cluster
-  bool in_cluster = false;   // follow the cluster this pod runs in
-  int tick_ms = 1000;        // admission timers and policy reload period
+  // "file" (policy_file alone) or "kueue": the cluster's Kueue objects,
+  // with policy_file merged in when given (api/server/policy_source.h).
+  std::string policy_source = "file";
+  // Kueue's leader Lease ("NAMESPACE/NAME"), read to refuse deciding while
+  // a Kueue manager is active (api/kube/kueue_guard.h); empty: read none.
+  std::string kueue_lease = "kueue-system/c1f6bfd2.kueue.x-k8s.io";
+  std::string kubeconfig;   // set: follow a real cluster
+  bool in_cluster = false;  // follow the cluster this pod runs in
+  int tick_ms = 1000;       // admission timers and policy reload period
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string client_ca_file;
@@ -60,6 +66,8 @@ struct ServeConfig {
 // Live mode: following a real cluster (--kubeconfig or --in-cluster) rather
 // than serving a file's or the embedded demo cluster.
 bool IsLive(const ServeConfig& config);
+// Whether there are queues: a --policy file or --policy-source=kueue.
+bool HasPolicy(const ServeConfig& config);
 
 // `gpusched serve`'s flags into `config`, then the checks between flags
 // (modes that exclude each other, flags that need another, positive

@@ -108,7 +108,7 @@ inline std::string Dump(const Policy& p) {
   for (const ClusterQueue& q : p.cluster_queues) DumpQueue(q, &out);
   for (const LocalQueue& q : p.local_queues) {
     absl::StrAppend(&out, "LocalQueue ", q.namespace_name, "/", q.name, " -> ",
-                    q.cluster_queue, "\n");
+                    q.cluster_queue, " weight=", q.fair_weight_milli, "\n");
   }
   for (const Cohort& c : p.cohorts) {
     absl::StrAppend(&out, "Cohort ", c.name, " parent=", c.parent,

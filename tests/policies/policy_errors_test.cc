@@ -188,7 +188,7 @@ spec:
   stopPolicy: Hold
 )",
      {"p.yaml:10: LocalQueue \"ns/q\": spec.stopPolicy: Unsupported field: "
-      "gpusched does not stop LocalQueues"}},
+      "gpusched does not stop LocalQueues; only None"}},
 };
 
 // Kueue allows limits on a Cohort's own quota only below a parent.

@@ -290,5 +290,48 @@ TEST(PolicyLoaderTest, PolicyDoesNotDependOnFileOrder) {
   EXPECT_EQ(Dump(*a.policy), Dump(*b.policy));
 }
 
+// Texts held in memory merge as files do; each error names its text.
+TEST(PolicyLoaderTest, TextsMergeAsFilesAndErrorsNameTheirText) {
+  const PolicyResult merged =
+      ParsePolicyTexts({{.name = "multi/flavors.yaml",
+                         .text = ReadText(TestData("multi/flavors.yaml"))},
+                        {.name = "multi/queues.yaml",
+                         .text = ReadText(TestData("multi/queues.yaml"))},
+                        {.name = "multi/config.yaml",
+                         .text = ReadText(TestData("multi/config.yaml"))}});
+  const PolicyResult files = LoadPolicyFiles({TestData("multi/flavors.yaml"),
+                                              TestData("multi/queues.yaml"),
+                                              TestData("multi/config.yaml")});
+  ASSERT_TRUE(merged.ok() && files.ok());
+  EXPECT_EQ(Dump(*merged.policy), Dump(*files.policy));
+  const PolicyResult bad = ParsePolicyTexts(
+      {{.name = "clusterqueues/a",
+        .text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+                "metadata: {name: a}\nspec: {stopPolicy: Hold}\n"}});
+  EXPECT_THAT(Messages(bad),
+              ElementsAre("clusterqueues/a:4: ClusterQueue \"a\": "
+                          "spec.stopPolicy: Unsupported field: gpusched does "
+                          "not stop ClusterQueues; only None"));
+}
+
+// The API server writes Kueue's CRD defaults into every object: those a
+// gpusched policy means anyway load.
+TEST(PolicyLoaderTest, KueueDefaultsTheApiServerWritesLoad) {
+  const PolicyResult result = ParsePolicyText(R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec: {stopPolicy: None, namespaceSelector: {}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: ns, name: q}
+spec: {clusterQueue: cq, stopPolicy: None, fairSharing: {weight: "2"}}
+)",
+                                              "served.yaml");
+  ASSERT_TRUE(result.ok()) << ::testing::PrintToString(Messages(result));
+  EXPECT_EQ(result.policy->local_queues[0].fair_weight_milli, 2000);
+}
+
 }  // namespace
 }  // namespace gpusched

@@ -160,7 +160,9 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 		"resource.k8s.io/devicetaintrules":       {"list", "watch"},
 		"resource.k8s.io/resourceclaims":         {"list", "watch"},
 		"resource.k8s.io/resourceclaimtemplates": {"list", "watch"},
-		"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"get[gpusched]", "patch[gpusched]"},
+		"admissionregistration.k8s.io/mutatingwebhookconfigurations":   {"get[gpusched]", "list", "patch[gpusched]"},
+		"admissionregistration.k8s.io/validatingwebhookconfigurations": {"list"},
+		"coordination.k8s.io/leases":                                   {"get[c1f6bfd2.kueue.x-k8s.io]"},
 		"apiregistration.k8s.io/apiservices": {
 			"get[" + controlplane.VisibilityAPIService + "]", "patch[" + controlplane.VisibilityAPIService + "]"},
 		"authorization.k8s.io/subjectaccessreviews": {"create"},

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
 	"gpusched.io/e2e/suite/controlplane"
@@ -175,6 +177,27 @@ func (k *Kueue) start(ctx context.Context, opts Options) error {
 	return k.process.WaitFor(ctx, opts.ReadyTimeout, "/readyz", func(ctx context.Context) error {
 		return httpOK(ctx, client, k.HealthURL+"/readyz")
 	})
+}
+
+// Stop stops the manager (SIGTERM, as a Deployment scaled to 0 would) and
+// deletes its webhook configurations: the first two steps of the switch
+// to gpusched (README, "Switching from Kueue"). Its CRDs, objects and
+// RBAC stay.
+func (k *Kueue) Stop(ctx context.Context) error {
+	_ = k.process.Stop() // its exit status after SIGTERM says nothing
+	for _, obj := range k.Manifests.Install {
+		var err error
+		switch obj.GetKind() {
+		case "MutatingWebhookConfiguration":
+			err = k.cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+		case "ValidatingWebhookConfiguration":
+			err = k.cp.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
 }
 
 func httpOK(ctx context.Context, client *http.Client, url string) error {

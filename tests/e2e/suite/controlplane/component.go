@@ -13,8 +13,9 @@ import (
 // binary. It is stopped (SIGTERM, SIGKILL after 5 s) before the control
 // plane, and exiting before that fails the test.
 type Component struct {
-	c *ControlPlane
-	p *process
+	c       *ControlPlane
+	p       *process
+	stopped bool // by Stop: its exit is the test's doing
 }
 
 // StartComponent starts path with args as the component name (its log
@@ -42,8 +43,18 @@ func (m *Component) LogPath() string { return m.p.logPath }
 // Pid is the component's pid, or 0 when it is not running.
 func (m *Component) Pid() int { return m.p.pid() }
 
+// Stop stops the component as its cleanup would (SIGTERM, SIGKILL after
+// 5 s), at a moment the test chooses: the exit is then not a failure.
+func (m *Component) Stop() error {
+	m.stopped = true
+	return m.p.stop(stopGrace)
+}
+
 // cleanup reports an exit the test did not cause, else stops the process.
 func (m *Component) cleanup() {
+	if m.stopped {
+		return
+	}
 	if gone, err := m.p.exited(); gone {
 		m.c.t.Errorf("controlplane: %s exited during the test: %v (log %s)", m.p.name, err, m.p.logPath)
 		return

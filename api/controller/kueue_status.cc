@@ -1,0 +1,139 @@
+#include "api/controller/kueue_status.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/base/strings.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched {
+namespace {
+
+constexpr char kApi[] = "/apis/kueue.x-k8s.io/v1beta2/";
+
+// FrAmounts-like usage into Kueue's flavor list, flavors and resources in
+// the quota's order (FlavorResource order: by flavor, then resource).
+std::vector<KueueFlavorUsage> UsageOf(const std::vector<QuotaUsage>& quota) {
+  std::vector<KueueFlavorUsage> out;
+  for (const QuotaUsage& q : quota) {
+    if (out.empty() || out.back().flavor != q.fr.flavor) {
+      out.push_back({.flavor = q.fr.flavor});
+    }
+    out.back().resources.push_back(
+        {.resource = q.fr.resource, .total = q.used, .borrowed = q.borrowed});
+  }
+  return out;
+}
+
+// A LocalQueue's share: what its admitted workloads were charged.
+std::vector<KueueFlavorUsage> UsageOf(const ClusterQueueView& queue,
+                                      const std::string& local_queue,
+                                      const std::string& namespace_name) {
+  FrAmounts charged;
+  for (const QuotaUsage& q : queue.quota) charged[q.fr] = 0;
+  for (const AdmittedWorkload& w : queue.admitted) {
+    if (w.local_queue != local_queue || w.namespace_name != namespace_name) {
+      continue;
+    }
+    for (const auto& [fr, amount] : w.charged) charged[fr] += amount;
+  }
+  std::vector<QuotaUsage> quota;
+  for (const auto& [fr, amount] : charged) {
+    quota.push_back({.fr = fr, .used = amount});
+  }
+  return UsageOf(quota);
+}
+
+KueueQueueStatus ClusterQueueStatus(
+    const ClusterQueueView& queue,
+    std::chrono::system_clock::time_point since) {
+  const auto admitted = static_cast<int32_t>(queue.admitted.size());
+  return KueueQueueStatus{.pending = static_cast<int32_t>(queue.pending.size()),
+                          .reserving = admitted,
+                          .admitted = admitted,
+                          .usage = UsageOf(queue.quota),
+                          .condition = {.active = true,
+                                        .reason = "Ready",
+                                        .message = "Can admit new workloads",
+                                        .last_transition = since}};
+}
+
+KueueQueueStatus LocalQueueStatus(const LocalQueueView& local,
+                                  const ClusterQueueView* queue,
+                                  std::chrono::system_clock::time_point since) {
+  KueueQueueStatus status{
+      .pending = static_cast<int32_t>(local.pending),
+      .reserving = static_cast<int32_t>(local.admitted),
+      .admitted = static_cast<int32_t>(local.admitted),
+      .condition = {.active = true,
+                    .reason = "Ready",
+                    .message = "Can submit new workloads to localQueue",
+                    .last_transition = since}};
+  if (queue != nullptr) {
+    status.usage = UsageOf(*queue, local.name, local.namespace_name);
+  }
+  return status;
+}
+
+}  // namespace
+
+KueueStatuses KueueStatusesOf(const QueueView& view,
+                              std::chrono::system_clock::time_point since) {
+  KueueStatuses out;
+  for (const ClusterQueueView& queue : view.cluster_queues) {
+    out.cluster_queues[queue.name] = ClusterQueueStatus(queue, since);
+  }
+  for (const LocalQueueView& local : view.local_queues) {
+    out.local_queues[absl::StrCat(local.namespace_name, "/", local.name)] =
+        LocalQueueStatus(local, view.FindClusterQueue(local.cluster_queue),
+                         since);
+  }
+  return out;
+}
+
+void KueueStatusPublisher::Publish(const QueueView& view) {
+  if (since_ == std::chrono::system_clock::time_point{}) {
+    since_ = std::chrono::time_point_cast<std::chrono::seconds>(
+        std::chrono::system_clock::now());
+  }
+  const KueueStatuses now = KueueStatusesOf(view, since_);
+  for (const auto& [name, status] : now.cluster_queues) {
+    auto last = written_.cluster_queues.find(name);
+    if (last != written_.cluster_queues.end() && last->second == status) {
+      continue;
+    }
+    if (Write(absl::StrCat(kApi, "clusterqueues/", name, "/status"), status,
+              false)) {
+      written_.cluster_queues[name] = status;
+    }
+  }
+  for (const auto& [key, status] : now.local_queues) {
+    auto last = written_.local_queues.find(key);
+    if (last != written_.local_queues.end() && last->second == status) {
+      continue;
+    }
+    const size_t slash = key.find('/');
+    const std::string path =
+        absl::StrCat(kApi, "namespaces/", key.substr(0, slash), "/localqueues/",
+                     key.substr(slash + 1), "/status");
+    if (Write(path, status, true)) written_.local_queues[key] = status;
+  }
+}
+
+void KueueStatusPublisher::Forget() { written_ = {}; }
+
+// True when written, or when the queue is gone (nothing to write to).
+bool KueueStatusPublisher::Write(const std::string& path,
+                                 const KueueQueueStatus& status, bool local) {
+  absl::StatusOr<std::string> answer =
+      client_.Patch(path, EncodeKueueStatusPatch(status, local));
+  if (answer.ok()) return true;
+  std::optional<kube::HttpFailure> failure =
+      kube::HttpFailureOf(answer.status());
+  if (failure.has_value() && failure->code == 404) return true;
+  spdlog::warn("kueue status: writing {} failed, trying again: {}", path,
+               Message(answer.status()));
+  return false;
+}
+
+}  // namespace gpusched
