@@ -340,3 +340,34 @@ func TestHelmRefusesAnUnknownPolicySource(t *testing.T) {
 		t.Errorf("helm template --set policy.source=kueu: %v, want the error naming policy.source", err)
 	}
 }
+
+// TestHelmPolicyContentValueIsThePolicyConfigMap: `--set-file
+// policy.content=FILE` is the ConfigMap gpusched-policy's policy.yaml, to
+// the byte, and changes no other object.
+func TestHelmPolicyContentValueIsThePolicyConfigMap(t *testing.T) {
+	r := findRenderTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), helmRenderTimeout)
+	defer cancel()
+	policy := "# one team\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: team-x\n"
+	file := filepath.Join(r.home, "my-policy.yaml")
+	if err := os.WriteFile(file, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := controlplane.RunHelm(ctx, r.helm, r.home, "template", "gpusched", filepath.Join(r.repo, chartDir),
+		"--set-file", "policy.content="+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile := byKey(decode(t, out))
+	const key = "ConfigMap gpusched-system/gpusched-policy"
+	if got, _, _ := unstructured.NestedString(withFile[key].Object, "data", "policy.yaml"); got != policy {
+		t.Errorf("%s policy.yaml %q, want the file's %q", key, got, policy)
+	}
+	for k, o := range byKey(r.helmTemplate(ctx, t)) {
+		if withFile[k] == nil {
+			t.Errorf("policy.content removed %s", k)
+		} else if k != key && !reflect.DeepEqual(o.Object, withFile[k].Object) {
+			t.Errorf("policy.content changed %s:\n%s", k, diff.Diff(o.Object, withFile[k].Object))
+		}
+	}
+}
