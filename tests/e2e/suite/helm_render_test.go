@@ -329,15 +329,23 @@ func TestHelmNamespaceValueMovesEveryObject(t *testing.T) {
 	}
 }
 
-// TestHelmRefusesAnUnknownPolicySource: a typo in policy.source is an
-// error naming the value, not a chart without a policy.
-func TestHelmRefusesAnUnknownPolicySource(t *testing.T) {
+// TestHelmRefusesValuesItDoesNotKnow: a wrong value, or a misspelt key
+// (which Helm would otherwise ignore, silently installing the default), is
+// an error naming it (values.schema.json), not a chart rendered without it.
+func TestHelmRefusesValuesItDoesNotKnow(t *testing.T) {
 	r := findRenderTools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), helmRenderTimeout)
 	defer cancel()
-	_, err := r.helmTemplateErr(ctx, "policy.source=kueu")
-	if err == nil || !strings.Contains(err.Error(), `policy.source: "kueu" is neither configMap nor kueue`) {
-		t.Errorf("helm template --set policy.source=kueu: %v, want the error naming policy.source", err)
+	for set, want := range map[string]string{
+		"policy.source=kueu":         "at '/policy/source': value must be one of 'configMap', 'kueue'",
+		"visiblity.enabled=false":    "additional properties 'visiblity' not allowed",
+		"replicas=two":               "at '/replicas': got string, want integer",
+		"namespace.name=Team_A":      "at '/namespace/name': 'Team_A' does not match pattern",
+		"image.pullPolicy=Sometimes": "at '/image/pullPolicy': value must be one of",
+	} {
+		if _, err := r.helmTemplateErr(ctx, set); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("helm template --set %s: %v, want an error with %q", set, err, want)
+		}
 	}
 }
 
