@@ -21,23 +21,17 @@ import (
 	"gpusched.io/e2e/suite/controlplane"
 )
 
-// kueueSystem is where Kueue runs and keeps its leader Lease.
-const kueueSystem = "kueue-system"
-
 // TestKueuePolicyComponentRendersAndTheAPIServerAcceptsEveryObject renders
 // deploy/ with the kueue-policy component, as a site's kustomization that
 // lists it would, and has the real API server validate every object: no
-// policy file, --policy-source=kueue, and RBAC for Kueue's objects, their
-// status, the webhook configurations and Kueue's Lease, nothing more.
+// policy file, --policy-source=kueue, and RBAC for Kueue's objects and
+// their status, nothing more (whether a Kueue manager is active, gpusched
+// reads with ClusterRole gpusched, whatever the policy's source).
 func TestKueuePolicyComponentRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	r := findRenderTools(t)
 	cp := controlplane.Start(t, controlplane.Options{Run: &controlplane.Components{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// Kueue's namespace exists wherever its objects do.
-	if err := controlplane.EnsureNamespace(ctx, cp.Client, kueueSystem); err != nil {
-		t.Fatal(err)
-	}
 	objects := dryRunAcceptsEveryObject(ctx, t, cp, "kueue-policy", r.kustomize(ctx, t, kueuePolicyDir))
 	checkExtenderRole(t, objects)
 	checkKueuePolicyDeployment(t, objects)
@@ -45,30 +39,18 @@ func TestKueuePolicyComponentRendersAndTheAPIServerAcceptsEveryObject(t *testing
 	find(t, objects, "ClusterRole", "gpusched-kueue-policy", &clusterRole)
 	read := []string{"list", "watch"}
 	checkRules(t, "ClusterRole gpusched-kueue-policy", clusterRole.Rules, map[string][]string{
-		"kueue.x-k8s.io/resourceflavors":                               read,
-		"kueue.x-k8s.io/clusterqueues":                                 read,
-		"kueue.x-k8s.io/localqueues":                                   read,
-		"kueue.x-k8s.io/cohorts":                                       read,
-		"kueue.x-k8s.io/workloadpriorityclasses":                       read,
-		"kueue.x-k8s.io/topologies":                                    read,
-		"kueue.x-k8s.io/admissionchecks":                               read,
-		"kueue.x-k8s.io/provisioningrequestconfigs":                    read,
-		"kueue.x-k8s.io/clusterqueues/status":                          {"patch"},
-		"kueue.x-k8s.io/localqueues/status":                            {"patch"},
-		"admissionregistration.k8s.io/validatingwebhookconfigurations": {"get", "list", "watch"},
-		"admissionregistration.k8s.io/mutatingwebhookconfigurations":   {"get", "list", "watch"},
-	})
-	var role rbacv1.Role
-	find(t, objects, "Role", "gpusched-kueue-lease", &role)
-	if role.Namespace != kueueSystem {
-		t.Errorf("Role gpusched-kueue-lease in %q, want %s", role.Namespace, kueueSystem)
-	}
-	lease := "[c1f6bfd2.kueue.x-k8s.io]"
-	checkRules(t, "Role gpusched-kueue-lease", role.Rules, map[string][]string{
-		"coordination.k8s.io/leases": {"get" + lease, "list" + lease, "watch" + lease},
+		"kueue.x-k8s.io/resourceflavors":            read,
+		"kueue.x-k8s.io/clusterqueues":              read,
+		"kueue.x-k8s.io/localqueues":                read,
+		"kueue.x-k8s.io/cohorts":                    read,
+		"kueue.x-k8s.io/workloadpriorityclasses":    read,
+		"kueue.x-k8s.io/topologies":                 read,
+		"kueue.x-k8s.io/admissionchecks":            read,
+		"kueue.x-k8s.io/provisioningrequestconfigs": read,
+		"kueue.x-k8s.io/clusterqueues/status":       {"patch"},
+		"kueue.x-k8s.io/localqueues/status":         {"patch"},
 	})
 	checkBoundToGpusched(t, objects, "ClusterRoleBinding", "gpusched-kueue-policy")
-	checkBoundToGpusched(t, objects, "RoleBinding", "gpusched-kueue-lease")
 }
 
 // checkKueuePolicyDeployment: gpusched reads Kueue's objects, not a file,

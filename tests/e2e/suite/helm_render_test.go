@@ -217,7 +217,8 @@ func TestHelmValuesRemoveWhatTheyTurnOff(t *testing.T) {
 	r := findRenderTools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), helmRenderTimeout)
 	defer cancel()
-	all := byKey(r.helmTemplate(ctx, t))
+	defaults := r.helmTemplate(ctx, t)
+	all, allText := byKey(defaults), objectsText(t, defaults, "ConfigMap")
 	for _, c := range []struct {
 		set     string
 		removed []string
@@ -225,7 +226,8 @@ func TestHelmValuesRemoveWhatTheyTurnOff(t *testing.T) {
 	}{
 		{"webhook.enabled=false",
 			[]string{"MutatingWebhookConfiguration /gpusched", "Service gpusched-system/gpusched-webhook"},
-			[]string{"gpusched-webhook", "mutatingwebhookconfigurations", "9443", "webhook-listen"}},
+			// (Rules on webhook configurations of other names may stay.)
+			[]string{"gpusched-webhook", "9443", "webhook-listen", "resourceNames:\n  - gpusched\n  resources:\n  - mutatingwebhookconfigurations"}},
 		{"visibility.enabled=false",
 			[]string{"APIService /v1alpha1.visibility.gpusched.io", "Service gpusched-system/gpusched-visibility",
 				"ClusterRole /gpusched-visibility-viewer", "ClusterRole /gpusched-visibility-cluster-viewer"},
@@ -238,6 +240,9 @@ func TestHelmValuesRemoveWhatTheyTurnOff(t *testing.T) {
 		// name anything; every other object must be clean.
 		text := objectsText(t, rendered, "ConfigMap")
 		for _, trace := range c.traces {
+			if !strings.Contains(allText, trace) {
+				t.Errorf("the default values render no %q: a vacuous check", trace)
+			}
 			if strings.Contains(text, trace) {
 				t.Errorf("--set %s: the rendered objects still name %q", c.set, trace)
 			}

@@ -165,21 +165,18 @@ namespace, to the same names there.
 
 {{/*
 ClusterRole gpusched without the rules of a listener that is off: the
-webhook's configuration, or the visibility API's APIService and access
-reviews.
+caBundle of the webhook's own configuration (by its name, so that other
+rules on webhook configurations stay), or the visibility API's APIService
+and access reviews.
 */}}
 {{- define "gpusched.clusterRole" -}}
 {{- $values := .root.Values -}}
-{{- $drop := list -}}
-{{- if not $values.webhook.enabled -}}
-{{- $drop = append $drop "mutatingwebhookconfigurations" -}}
-{{- end -}}
-{{- if not $values.visibility.enabled -}}
-{{- $drop = concat $drop (list "apiservices" "subjectaccessreviews") -}}
-{{- end -}}
 {{- $rules := list -}}
 {{- range $rule := .role.rules -}}
-{{- if not (has (first $rule.resources) $drop) -}}
+{{- $names := default (list) $rule.resourceNames -}}
+{{- $webhook := and (has "mutatingwebhookconfigurations" $rule.resources) (has "gpusched" $names) -}}
+{{- $visibility := or (has "apiservices" $rule.resources) (has "subjectaccessreviews" $rule.resources) -}}
+{{- if not (or (and $webhook (not $values.webhook.enabled)) (and $visibility (not $values.visibility.enabled))) -}}
 {{- $rules = append $rules $rule -}}
 {{- end -}}
 {{- end -}}
