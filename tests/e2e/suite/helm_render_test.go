@@ -384,3 +384,31 @@ func TestHelmPolicyContentValueIsThePolicyConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmPackagedChartRendersAsTheDirectory: `helm package` resolves the
+// links in files/ to deploy/'s files, so that the packaged chart, published
+// on its own, renders exactly what the directory renders.
+func TestHelmPackagedChartRendersAsTheDirectory(t *testing.T) {
+	r := findRenderTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), helmRenderTimeout)
+	defer cancel()
+	dir := filepath.Join(r.home, "package")
+	if _, err := controlplane.RunHelm(ctx, r.helm, r.home, "package", filepath.Join(r.repo, chartDir), "-d", dir); err != nil {
+		t.Fatal(err)
+	}
+	archives, err := filepath.Glob(filepath.Join(dir, "gpusched-*.tgz"))
+	if err != nil || len(archives) != 1 {
+		t.Fatalf("helm package wrote %v (%v), want one gpusched-*.tgz", archives, err)
+	}
+	for _, sets := range [][]string{nil, {kueuePolicySource}} {
+		args := []string{"template", "gpusched", archives[0]}
+		for _, set := range sets {
+			args = append(args, "--set", set)
+		}
+		out, err := controlplane.RunHelm(ctx, r.helm, r.home, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameObjects(t, "the chart's directory", r.helmTemplate(ctx, t, sets...), "its package", decode(t, out))
+	}
+}
