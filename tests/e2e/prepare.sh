@@ -2,9 +2,9 @@
 # Makes the end-to-end suite runnable: checks Go, builds the upstream
 # components once (build-binaries.sh, cached outside the clone), and those
 # of each older release the suite also runs (release-*/, build-release.sh),
-# and Kueue's manager for package arena (kueue/build.sh, cached beside
-# them), compiles the Go test binary and the benchmark driver into
-# BUILD_DIR/e2e.
+# Kueue's manager for package arena (kueue/build.sh, cached beside them)
+# and helm for the chart's tests (helm/build.sh, likewise), compiles the
+# Go test binary and the benchmark driver into BUILD_DIR/e2e.
 # BUILD_DIR/e2e/env is the main release's environment for run-test.sh, and
 # BUILD_DIR/e2e/release-<minor>.env what an older release changes in it.
 #
@@ -31,7 +31,7 @@ skip() {
 
 # The newest Go that any pinned module asks for.
 needed="$(awk '$1 == "go" { print $2; nextfile }' "$here"/k8s/go.mod "$here"/etcd/go.mod \
-  "$here"/release-*/*/go.mod "$here"/kueue/go.mod | sort -V | tail -1)"
+  "$here"/release-*/*/go.mod "$here"/kueue/go.mod "$here"/helm/go.mod | sort -V | tail -1)"
 command -v go >/dev/null || skip "Go $needed or newer is needed for the pinned Kubernetes releases and no 'go' is on the PATH or in /usr/local/go/bin"
 have="$(go env GOVERSION)"; have="${have#go}"
 if [[ "$(printf '%s\n%s\n' "$needed" "$have" | sort -V | head -1)" != "$needed" ]]; then
@@ -52,6 +52,9 @@ done
 kueue_started=$SECONDS
 kueue_dir="$("$here/kueue/build.sh" | tail -1)"
 echo "e2e: Kueue $(cat "$here/kueue/RELEASE") ready in $((SECONDS - kueue_started)) s ($kueue_dir)" >&2
+helm_started=$SECONDS
+helm_dir="$("$here/helm/build.sh" | tail -1)"
+echo "e2e: helm $(cat "$here/helm/RELEASE") ready in $((SECONDS - helm_started)) s ($helm_dir)" >&2
 use_module_proxy
 (cd "$here/suite" && go test -c -o "$out/e2e.test" . &&
   if [[ -d cmd/bench ]]; then go build -o "$out/e2e-bench" ./cmd/bench; fi)
@@ -65,6 +68,8 @@ use_module_proxy
   echo "E2E_LOG_DIR=$build/e2e-logs"
   # Package arena's Kueue manager and its release's manifests.
   echo "E2E_KUEUE_DIR=$kueue_dir"
+  # helm, which installs deploy/chart/gpusched in the chart's tests.
+  echo "E2E_HELM_DIR=$helm_dir"
   # CI installs chromium (make deps): there the dashboard's tests must run,
   # not skip.
   if [[ "${CI:-}" == true ]]; then echo "E2E_REQUIRE_CHROMIUM=1"; fi

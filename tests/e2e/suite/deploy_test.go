@@ -35,7 +35,21 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	}
 	// The namespace exists already (the fixture applied deploy/'s RBAC),
 	// as a server-side dry run of namespaced objects needs.
-	file := filepath.Join(cp.Dir, "deploy-rendered.yaml")
+	objects := dryRunAcceptsEveryObject(ctx, t, cp, "deploy", rendered)
+	checkDeployment(t, objects)
+	checkReplicas(t, cp.Repo, objects)
+	checkExtenderRole(t, objects)
+	checkSchedulerConfigMap(t, cp.Repo, objects)
+	checkWebhook(t, objects)
+	checkVisibility(t, objects)
+}
+
+// dryRunAcceptsEveryObject has the real API server validate every object
+// of rendered (multi-document YAML) with a server-side dry run, and
+// returns them decoded. The namespaces they live in must exist.
+func dryRunAcceptsEveryObject(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, what string, rendered []byte) []*unstructured.Unstructured {
+	t.Helper()
+	file := filepath.Join(cp.Dir, what+"-rendered.yaml")
 	if err := os.WriteFile(file, rendered, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +61,10 @@ func TestDeployRendersAndTheAPIServerAcceptsEveryObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied := strings.Fields(string(out))
-	if len(applied) != len(objects) {
-		t.Fatalf("dry run accepted %d objects, kustomize rendered %d:\n%s", len(applied), len(objects), out)
+	if applied := strings.Fields(string(out)); len(applied) != len(objects) {
+		t.Fatalf("dry run accepted %d objects, %s rendered %d:\n%s", len(applied), what, len(objects), out)
 	}
-	checkDeployment(t, objects)
-	checkReplicas(t, cp.Repo, objects)
-	checkExtenderRole(t, objects)
-	checkSchedulerConfigMap(t, cp.Repo, objects)
-	checkWebhook(t, objects)
-	checkVisibility(t, objects)
+	return objects
 }
 
 // find converts the first rendered object of `kind` whose name starts with

@@ -74,6 +74,12 @@ type Options struct {
 	ControllerManager *ControllerManager
 	// ReadyTimeout bounds each component's start (default 60 s).
 	ReadyTimeout time.Duration
+	// InstallsDeploy: the test installs deploy/'s objects itself (the
+	// Helm chart, helm_install_test.go) and runs its pod with
+	// RunDeploymentPod, so the fixture creates none of them; kube-apiserver
+	// gets a front proxy, as a cluster's has, for the visibility API they
+	// register.
+	InstallsDeploy bool
 	// Replicas of 2 or more start that many gpusched + kube-scheduler
 	// pairs (ControlPlane.Replicas) in place of one, as deploy/'s
 	// Deployment runs them: kube-scheduler elects its leader on deploy/'s
@@ -235,7 +241,7 @@ func (c *ControlPlane) prepare() error {
 	if c.pki, err = newPKI(c.Dir); err != nil {
 		return err
 	}
-	if c.opts.Visibility {
+	if c.opts.Visibility || c.opts.InstallsDeploy {
 		if c.front, err = newFrontProxy(c.Dir); err != nil {
 			return err
 		}
@@ -297,6 +303,9 @@ func (c *ControlPlane) waitAPIServer(ctx context.Context) error {
 }
 
 func (c *ControlPlane) applyRBAC(ctx context.Context) error {
+	if c.opts.InstallsDeploy {
+		return nil
+	}
 	objs, err := RenderDeploy(c.Repo, c.Bins.Kubectl)
 	if err != nil {
 		return err
