@@ -51,6 +51,10 @@ std::vector<ResourceGroup> DecodeResourceGroups(
 std::optional<std::string> ReadCohortReference(
     DocContext& doc, const Value& value, std::vector<Reference>* references);
 
+// spec.flavorFungibility of a ClusterQueue: {whenCanBorrow,
+// whenCanPreempt, preference}; Kueue's defaults when absent.
+FlavorFungibility DecodeFlavorFungibility(DocContext& doc, const Value& value);
+
 // spec.fairSharing: {weight}.
 int64_t DecodeFairSharing(DocContext& doc, const Value& value);
 
