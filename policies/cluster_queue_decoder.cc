@@ -169,8 +169,9 @@ void DecodeClusterQueue(DocContext& doc, MapReader& top, Origin origin,
   queue.value.resource_groups = DecodeResourceGroups(
       doc, spec.Get("resourceGroups"), owner, &queue.references);
   DecodePreemption(doc, spec.Get("preemption"), &queue);
-  queue.value.flavor_fungibility =
-      DecodeFlavorFungibility(doc, spec.Get("flavorFungibility"));
+  queue.value.flavor_fungibility = DecodeFlavorFungibility(
+      doc, spec.Get("flavorFungibility"),
+      queue.origin.api_version == "kueue.x-k8s.io/v1beta1");
   queue.value.fair_weight_milli =
       DecodeFairSharing(doc, spec.Get("fairSharing"));
   RejectUnsupported(spec);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "policies/object_decoders.h"
@@ -10,10 +11,11 @@
 namespace gpusched::policy_internal {
 namespace {
 
-// Spellings in the order of FungibilityPolicy's enumerators, then the
-// deprecated v1beta1 spelling of one of them: `Borrow` and `Preempt` both
-// meant "stop here", which Kueue's conversion maps to MayStopSearch
-// (apis/kueue/v1beta1/clusterqueue_conversion.go).
+// Spellings in the order of FungibilityPolicy's enumerators; v1beta1 adds
+// a deprecated one per field: `Borrow` and `Preempt` both meant "stop
+// here", which Kueue's conversion maps to MayStopSearch
+// (apis/kueue/v1beta1/clusterqueue_conversion.go). v1beta2's enums lack
+// them (apis/kueue/v1beta2/clusterqueue_types.go).
 constexpr std::array<std::string_view, 3> kWhenCanBorrow = {
     "MayStopSearch", "TryNextFlavor", "Borrow"};
 constexpr std::array<std::string_view, 3> kWhenCanPreempt = {
@@ -22,7 +24,7 @@ constexpr std::array<std::string_view, 2> kPreferences = {
     "BorrowingOverPreemption", "PreemptionOverBorrowing"};
 
 void ReadPolicyInto(DocContext& doc, const Value& value,
-                    const std::array<std::string_view, 3>& names,
+                    std::span<const std::string_view> names,
                     FungibilityPolicy* out) {
   if (std::optional<int> index = ReadEnum(doc, value, names)) {
     *out = *index == 1 ? FungibilityPolicy::kTryNextFlavor
@@ -32,13 +34,17 @@ void ReadPolicyInto(DocContext& doc, const Value& value,
 
 }  // namespace
 
-FlavorFungibility DecodeFlavorFungibility(DocContext& doc, const Value& value) {
+FlavorFungibility DecodeFlavorFungibility(DocContext& doc, const Value& value,
+                                          bool v1beta1) {
   FlavorFungibility fungibility;
   if (!value.present()) return fungibility;
+  const size_t spellings = v1beta1 ? 3 : 2;
   MapReader reader(doc, value);
-  ReadPolicyInto(doc, reader.Get("whenCanBorrow"), kWhenCanBorrow,
+  ReadPolicyInto(doc, reader.Get("whenCanBorrow"),
+                 std::span(kWhenCanBorrow).first(spellings),
                  &fungibility.when_can_borrow);
-  ReadPolicyInto(doc, reader.Get("whenCanPreempt"), kWhenCanPreempt,
+  ReadPolicyInto(doc, reader.Get("whenCanPreempt"),
+                 std::span(kWhenCanPreempt).first(spellings),
                  &fungibility.when_can_preempt);
   const Value preference = reader.Get("preference");
   std::optional<int> index = ReadEnum(doc, preference, kPreferences);

@@ -42,8 +42,8 @@
 //   Cohort object is an implicit cohort, as in Kueue, not an error.
 //   flavorFungibility takes Kueue's values and defaults (whenCanBorrow
 //   MayStopSearch, whenCanPreempt TryNextFlavor); v1beta1's deprecated
-//   `Borrow` and `Preempt` read as MayStopSearch under either apiVersion,
-//   as Kueue's conversion maps them; `preference` needs both TryNextFlavor
+//   `Borrow` and `Preempt` read as MayStopSearch in a v1beta1 document, as
+//   Kueue's conversion maps them (v1beta2 refuses them, as its CRD does); `preference` needs both TryNextFlavor
 //   (Kueue's CEL rule). An absent namespaceSelector selects every
 //   namespace (policy.h's meaning; in Kueue, v1beta1 and v1beta2 alike, it
 //   selects none: README, "Where gpusched differs from Kueue on purpose"),

@@ -449,7 +449,18 @@ spec:
 )",
      {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility.whenCanBorrow: "
       "Unsupported value \"Never\": supported values: \"MayStopSearch\", "
-      "\"TryNextFlavor\", \"Borrow\""}},
+      "\"TryNextFlavor\""}},
+    {"BorrowIsOnlyV1beta1",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility: {whenCanBorrow: Borrow}
+)",
+     {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility.whenCanBorrow: "
+      "Unsupported value \"Borrow\": supported values: \"MayStopSearch\", "
+      "\"TryNextFlavor\""}},
     {"PreemptIsNoWhenCanBorrowValue",
      R"(
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -472,7 +483,7 @@ spec:
 )",
      {"p.yaml:6: ClusterQueue \"a\": spec.flavorFungibility.whenCanPreempt: "
       "Unsupported value \"Borrow\": supported values: \"MayStopSearch\", "
-      "\"TryNextFlavor\", \"Preempt\""}},
+      "\"TryNextFlavor\""}},
     {"UnknownPreference",
      R"(
 apiVersion: kueue.x-k8s.io/v1beta2
