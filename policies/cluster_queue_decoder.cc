@@ -1,5 +1,6 @@
 // ClusterQueue: cohort, namespaceSelector, queueingStrategy, resourceGroups,
-// preemption, fairSharing, with Kueue's field names and defaults.
+// preemption, flavorFungibility, fairSharing, with Kueue's field names and
+// defaults.
 
 #include <array>
 #include <cstdint>
@@ -141,9 +142,6 @@ void DecodePreemption(DocContext& doc, const Value& value,
 // Kueue fields gpusched does not implement: an error rather than a silent
 // difference in behaviour.
 void RejectUnsupported(MapReader& spec) {
-  spec.Unsupported("flavorFungibility",
-                   "gpusched tries flavors in order and stops at the first "
-                   "that fits (Kueue's default); remove it");
   spec.Unsupported("admissionChecks",
                    "gpusched has no admission checks; remove it");
   spec.Unsupported("admissionChecksStrategy",
@@ -172,6 +170,9 @@ void DecodeClusterQueue(DocContext& doc, MapReader& top, Origin origin,
   queue.value.resource_groups = DecodeResourceGroups(
       doc, spec.Get("resourceGroups"), owner, &queue.references);
   DecodePreemption(doc, spec.Get("preemption"), &queue);
+  queue.value.flavor_fungibility = DecodeFlavorFungibility(
+      doc, spec.Get("flavorFungibility"),
+      queue.origin.api_version == "kueue.x-k8s.io/v1beta1");
   queue.value.fair_weight_milli =
       DecodeFairSharing(doc, spec.Get("fairSharing"));
   RejectUnsupported(spec);

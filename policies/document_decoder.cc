@@ -130,15 +130,18 @@ std::string ReadMetadata(DocContext& doc, MapReader& top, const KindInfo& kind,
   return namespace_name.value_or("");
 }
 
-void ReadApiVersion(DocContext& doc, MapReader& top, const KindInfo& kind) {
+// The document's apiVersion, or "" when it is missing or not the kind's.
+std::string ReadApiVersion(DocContext& doc, MapReader& top,
+                           const KindInfo& kind) {
   const Value value = top.Get("apiVersion");
-  if (!RequirePresent(doc, value)) return;
+  if (!RequirePresent(doc, value)) return "";
   std::optional<std::string> text = ReadString(doc, value);
-  if (!text) return;
+  if (!text) return "";
   for (std::string_view api : kind.api_versions) {
-    if (api == *text) return;
+    if (api == *text) return *text;
   }
   doc.Error(value.line, value.path, UnsupportedValue(*text, kind.api_versions));
+  return "";
 }
 
 void DecodeBody(DocContext& doc, MapReader& top, const KindInfo& kind,
@@ -182,7 +185,7 @@ void DecodeDocument(const YAML::Node& root, int number, const SourceFile& file,
   Origin origin{.file = file, .line = value.line};
   std::string namespace_name = ReadMetadata(doc, top, *kind, number, &origin);
   origin.subject = doc.subject();
-  ReadApiVersion(doc, top, *kind);
+  origin.api_version = ReadApiVersion(doc, top, *kind);
   DecodeBody(doc, top, *kind, std::move(origin), std::move(namespace_name),
              draft);
   top.Finish();

@@ -51,6 +51,12 @@ std::vector<ResourceGroup> DecodeResourceGroups(
 std::optional<std::string> ReadCohortReference(
     DocContext& doc, const Value& value, std::vector<Reference>* references);
 
+// spec.flavorFungibility of a ClusterQueue: {whenCanBorrow,
+// whenCanPreempt, preference}; Kueue's defaults when absent. `v1beta1`
+// also accepts that version's deprecated Borrow and Preempt.
+FlavorFungibility DecodeFlavorFungibility(DocContext& doc, const Value& value,
+                                          bool v1beta1);
+
 // spec.fairSharing: {weight}.
 int64_t DecodeFairSharing(DocContext& doc, const Value& value);
 

@@ -30,9 +30,10 @@ std::string_view KindName(Kind kind);
 struct Origin {
   SourceFile file;
   int line = 0;
-  std::string subject;  // `ClusterQueue "team-a"`
-  std::string key;      // "team-a"; empty when metadata.name was bad
-  int name_line = 0;    // line of metadata.name
+  std::string subject;      // `ClusterQueue "team-a"`
+  std::string key;          // "team-a"; empty when metadata.name was bad
+  int name_line = 0;        // line of metadata.name
+  std::string api_version;  // "kueue.x-k8s.io/v1beta1"; "" when invalid
 };
 
 // A field that names another object.

@@ -30,22 +30,27 @@
 //   namespace on a cluster-scoped kind is ignored (kustomize sets it).
 //   `status` is ignored on Kueue kinds (kubectl get -o yaml output loads).
 //   Any other field, in metadata, spec or at the top, is an error.
-// - Kueue fields gpusched does not implement (flavorFungibility,
-//   admissionChecks, admissionChecksStrategy, admissionScope, ResourceFlavor
-//   topologyName, toleration tolerationSeconds, and stopPolicy other than
-//   its default None) are errors ("Unsupported field"), not silently
-//   different behaviour. The defaults Kueue's CRDs write into every object
-//   the API server returns load, so `kubectl get -o yaml` output does.
+// - Kueue fields gpusched does not implement (admissionChecks,
+//   admissionChecksStrategy, admissionScope, ResourceFlavor topologyName,
+//   toleration tolerationSeconds, and stopPolicy other than its default
+//   None) are errors ("Unsupported field"), not silently different
+//   behaviour. The defaults Kueue's CRDs write into every object the API
+//   server returns load, so `kubectl get -o yaml` output does.
 // - Names are RFC 1123 subdomains, namespaces RFC 1123 labels, resource
 //   names and label keys qualified names; names are unique per kind
 //   (LocalQueue per namespace/name).
 // - ClusterQueue: `cohortName` (v1beta2) is an alias of `cohort`; setting
 //   both is an error; "" means no cohort. A cohort or parentName with no
-//   Cohort object is an implicit cohort, as in Kueue, not an error. An
-//   absent namespaceSelector selects every namespace (policy.h's meaning;
-//   in Kueue, v1beta1 and v1beta2 alike, it selects none: README, "Where
-//   gpusched differs from Kueue on purpose"), `{}` is the empty selector,
-//   also every namespace.
+//   Cohort object is an implicit cohort, as in Kueue, not an error.
+//   flavorFungibility takes Kueue's values and defaults (whenCanBorrow
+//   MayStopSearch, whenCanPreempt TryNextFlavor); v1beta1's deprecated
+//   `Borrow` and `Preempt` read as MayStopSearch in a v1beta1 document, as
+//   Kueue's conversion maps them (v1beta2 refuses them, as its CRD does);
+//   `preference` needs both TryNextFlavor
+//   (Kueue's CEL rule). An absent namespaceSelector selects every
+//   namespace (policy.h's meaning; in Kueue, v1beta1 and v1beta2 alike, it
+//   selects none: README, "Where gpusched differs from Kueue on purpose"),
+//   `{}` is the empty selector, also every namespace.
 // - resourceGroups: each resource in one group's coveredResources only;
 //   each flavor in one group only; a flavor's resources list exactly the
 //   group's coveredResources, in order; nominalQuota required,

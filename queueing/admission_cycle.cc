@@ -99,10 +99,12 @@ GangPlacement AdmissionRun::PlaceOrRecall(
 // group) whose quota fits and where every member can be placed wins.
 // Flavor combinations go in order (first group varies slowest); one group
 // is the usual case.
-AdmissionRun::FitResult AdmissionRun::Fit(Workload& w) {
+AdmissionRun::FitResult AdmissionRun::Fit(Workload& w,
+                                          const std::string* only_flavor) {
   const std::vector<const Pod*> members = w.MembersToAdmit();
-  FlavorChoices choices = flavors_.Choose(policy_, quota_, w, members);
-  FitResult result{std::nullopt, std::move(choices.why)};
+  FlavorChoices choices =
+      flavors_.Choose(policy_, quota_, w, members, only_flavor);
+  FitResult result{std::nullopt, std::move(choices.why), choices.fits};
   if (!choices.fits) return result;
   const std::vector<std::vector<FlavorOption>>& options = choices.groups;
   std::vector<size_t> pick(options.size(), 0);
@@ -153,16 +155,6 @@ void AdmissionRun::Commit(Workload& w, PlacementTrial trial, int64_t now) {
          absl::StrCat("flavor ", attempt.flavors, ", ", w.placements.size(),
                       w.placements.size() == 1 ? " pod" : " pods"));
   }
-}
-
-AdmissionOutcome AdmissionRun::TryAdmit(Workload& w, int64_t now) {
-  FitResult fit = Fit(w);
-  if (fit.trial) {
-    Commit(w, *std::move(fit.trial), now);
-    return AdmissionOutcome::Admitted();
-  }
-  w.Explain(std::move(fit.why));
-  return TryPreempt(w, now);
 }
 
 bool AdmissionRun::TryPlaceOutsideQueues(Workload& w, int64_t now) {

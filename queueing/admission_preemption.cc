@@ -52,22 +52,28 @@ AdmissionOutcome AdmissionRun::TryPreempt(Workload& w, int64_t now) {
 }
 
 // Placement trials inside the plan are neither counted nor remembered.
-PreemptionPlan AdmissionRun::PlanPreemption(Workload& w, int64_t now) {
+PreemptionPlan AdmissionRun::PlanPreemption(Workload& w, int64_t now,
+                                            const std::string* only_flavor) {
   const PreemptionPlanner::Trials trials{
       .could_fit =
           [this](const Workload& x, const std::vector<Workload*>& freeing) {
             return CouldFitWithFreed(x, freeing);
           },
-      .fits = [this](Workload& x) { return Fit(x).trial.has_value(); }};
+      .fits =
+          [this, only_flavor](Workload& x) {
+            return Fit(x, only_flavor).trial.has_value();
+          }};
   GangPlacementStage::PreemptionTrialScope scope(&placement_);
-  const PlanInputs inputs{policy_, quota_, flavors_, *model_,
-                          store_.admitted_by_queue()};
+  const PlanInputs inputs{
+      policy_,    quota_, flavors_, *model_, store_.admitted_by_queue(),
+      only_flavor};
   return planner_.Plan(w, now, trials, inputs);
 }
 
 AdmissionOutcome AdmissionRun::EvictThenAdmit(Workload& w,
                                               const PreemptionPlan& plan,
-                                              int64_t now) {
+                                              int64_t now,
+                                              const std::string* only_flavor) {
   AdmissionOutcome decision;
   for (const PreemptionPlan::Victim& victim : plan.victims) {
     Evict(*victim.workload, now, EngineEvent::Type::kPreempted, w.key,
@@ -75,7 +81,7 @@ AdmissionOutcome AdmissionRun::EvictThenAdmit(Workload& w,
     planner_.NoteVictim(victim.workload->key, w.key);
     decision.victims.push_back(victim.workload->key);
   }
-  FitResult fit = Fit(w);
+  FitResult fit = Fit(w, only_flavor);
   if (fit.trial) {
     Commit(w, *std::move(fit.trial), now);
     decision.verdict = AdmissionOutcome::Verdict::kAdmitted;

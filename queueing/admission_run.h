@@ -16,6 +16,7 @@
 
 #include "queueing/admission_cycle.h"
 #include "queueing/admission_outcome.h"
+#include "queueing/flavor_fungibility.h"
 #include "queueing/gang_placer.h"
 #include "queueing/gang_trial.h"
 #include "queueing/pending_classes.h"
@@ -84,21 +85,39 @@ class AdmissionRun {
   void ReleaseHeadQuota();
   void ReleaseHeldBy(const Workload& head);
 
-  // admission_cycle.cc: one admission transaction.
+  // admission_flavor_search.cc: one admission transaction, over the
+  // flavors flavorFungibility lets it try (flavor_fungibility.h).
   AdmissionOutcome TryAdmit(Workload& workload, int64_t now);
+  struct FlavorWalk;
+  AdmissionOutcome SearchFlavors(Workload& workload, const ClusterQueue& cq,
+                                 const ResourceGroup& group, int64_t now);
+  bool JudgePreemption(Workload& workload, const ClusterQueue& cq,
+                       const ResourceGroup& group, size_t index, int64_t now,
+                       FlavorWalk& walk);
+  FlavorVerdict PreemptionVerdict(const Workload& workload,
+                                  const ClusterQueue& cq,
+                                  const std::string& flavor,
+                                  const PreemptionPlan& plan);
+  AdmissionOutcome AdmitChosen(Workload& workload, const ResourceGroup& group,
+                               int64_t now, FlavorWalk& walk);
+
+  // admission_cycle.cc: placement and commit.
   bool TryPlaceOutsideQueues(Workload& workload, int64_t now);
   PassResult AdmitOutsideQueues(int64_t now);
   PassResult AdmitExtraMembers(int64_t now);
   void ReplanLostPlacements(int64_t now);
   void ExplainIncompleteGangs(int64_t now);
   void ExplainHolds();
-  // A placement for every member on the first flavors whose quota fits,
-  // held in the model while the trial lives; else why not.
+  // A placement for every member on the first flavors whose quota fits
+  // (with `only_flavor`, that flavor in the group that lists it), held in
+  // the model while the trial lives; else why not, and whether the quota
+  // fitted (then it was the placement that failed).
   struct FitResult {
     std::optional<PlacementTrial> trial;
     WaitReason why;
+    bool quota_fits = false;
   };
-  FitResult Fit(Workload& workload);
+  FitResult Fit(Workload& workload, const std::string* only_flavor = nullptr);
   GangPlacementRequest RequestFor(const Workload& workload,
                                   std::vector<const Pod*> members);
   GangPlacement PlaceOrRecall(Workload& workload,
@@ -111,9 +130,11 @@ class AdmissionRun {
 
   // admission_preemption.cc: carries out the planner's plan.
   AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
-  PreemptionPlan PlanPreemption(Workload& workload, int64_t now);
+  PreemptionPlan PlanPreemption(Workload& workload, int64_t now,
+                                const std::string* only_flavor = nullptr);
   AdmissionOutcome EvictThenAdmit(Workload& workload,
-                                  const PreemptionPlan& plan, int64_t now);
+                                  const PreemptionPlan& plan, int64_t now,
+                                  const std::string* only_flavor = nullptr);
   bool CouldFitWithFreed(const Workload& workload,
                          const std::vector<Workload*>& candidates);
   void Evict(Workload& workload, int64_t now, EngineEvent::Type type,

@@ -43,6 +43,7 @@ class PlacementTrial {
   const std::map<std::string, Placement>& placements() const {
     return committed_.placements;
   }
+  const FrAmounts& charged() const { return committed_.charged; }
 
  private:
   void Undo();

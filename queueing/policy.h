@@ -66,6 +66,22 @@ struct PreemptionPolicy {
   std::optional<int32_t> max_priority_threshold;  // borrowWithinCohort
 };
 
+// Kueue's flavorFungibility: whether the flavor search goes on past a
+// flavor the workload fits only by borrowing or only by preempting, and
+// which of the flavors found wins when none fits outright.
+enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+enum class FlavorPreference {
+  kBorrowingOverPreemption,
+  kPreemptionOverBorrowing
+};
+
+struct FlavorFungibility {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  // Unset behaves as BorrowingOverPreemption (Kueue's isPreferred).
+  std::optional<FlavorPreference> preference;
+};
+
 // A Kubernetes label selector (namespaceSelector).
 struct LabelSelector {
   StringMap match_labels;
@@ -92,6 +108,7 @@ struct ClusterQueue {
   QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFifo;
   std::vector<ResourceGroup> resource_groups;
   PreemptionPolicy preemption;
+  FlavorFungibility flavor_fungibility;
   int64_t fair_weight_milli = kDefaultFairWeightMilli;
 };
 

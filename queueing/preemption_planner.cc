@@ -48,12 +48,6 @@ class ChargedPreemptor {
 
 }  // namespace
 
-std::string WaitingForBudget(const std::string& victim,
-                             const std::string& message) {
-  return absl::StrCat("waiting to preempt ", victim,
-                      ": its eviction was refused: ", message);
-}
-
 namespace {
 
 // No member's node selector contradicts the flavor's node labels.
@@ -86,6 +80,16 @@ Workload* FirstAllowed(FairPreemptionStrategy strategy,
   return nullptr;
 }
 
+bool AsksUse(const std::vector<PreemptionAsk>& asks,
+             const std::string& flavor) {
+  for (const PreemptionAsk& ask : asks) {
+    for (const auto& [fr, amount] : ask.demand) {
+      if (fr.flavor == flavor) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 // One call of Plan or Candidates: the inputs it was lent, the refusals
@@ -98,6 +102,7 @@ class PreemptionPlanner::Run {
         flavors_(&in.flavors),
         model_(&in.model),
         admitted_(&in.admitted),
+        only_flavor_(in.only_flavor),
         refused_(refused) {}
 
   PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials);
@@ -164,6 +169,7 @@ class PreemptionPlanner::Run {
   QuotaFlavors* flavors_;
   ClusterModel* model_;
   const AdmittedByQueue* admitted_;
+  const std::string* only_flavor_;
   const std::map<std::string, Refusal>& refused_;
 };
 
@@ -177,7 +183,13 @@ PreemptionPlanner::Run::OptionsInGroup(
     const std::map<std::string, int64_t>& asked) const {
   std::vector<FlavorOption> options;
   std::optional<FlavorOption> first;
+  const bool pinned = only_flavor_ != nullptr &&
+                      std::any_of(group.flavors.begin(), group.flavors.end(),
+                                  [&](const FlavorQuotas& f) {
+                                    return f.flavor == *only_flavor_;
+                                  });
   for (const FlavorQuotas& flavor : group.flavors) {
+    if (pinned && flavor.flavor != *only_flavor_) continue;
     if (!SelectorsAllow(w, FindFlavor(*policy_, flavor.flavor))) continue;
     FlavorOption option{&flavor, {}};
     bool reachable = true;
@@ -283,41 +295,6 @@ CandidateSet PreemptionPlanner::Run::Candidates(const Workload& w,
     }
   }
   return set;
-}
-
-const std::string* PreemptionPlanner::PreemptorOf(
-    const std::string& victim) const {
-  auto it = preemptor_of_.find(victim);
-  return it == preemptor_of_.end() ? nullptr : &it->second;
-}
-
-int64_t PreemptionPlanner::NoteRefused(const std::string& victim,
-                                       std::string message, int64_t now,
-                                       const RefusalBackoff& backoff) {
-  Refusal& refusal = refused_[victim];
-  // Members of one gang are refused one by one: one back-off for them all.
-  if (refusal.until > now) return refusal.until;
-  int64_t delay = backoff.base_ms;
-  for (int i = 0; i < refusal.count && delay < backoff.max_ms; ++i) delay *= 2;
-  ++refusal.count;
-  refusal.until = now + std::min(delay, backoff.max_ms);
-  refusal.message = std::move(message);
-  return refusal.until;
-}
-
-std::optional<int64_t> PreemptionPlanner::NextRefusalExpiry(int64_t now) const {
-  std::optional<int64_t> next;
-  for (const auto& [victim, refusal] : refused_) {
-    if (refusal.until > now && (!next || refusal.until < *next)) {
-      next = refusal.until;
-    }
-  }
-  return next;
-}
-
-void PreemptionPlanner::Forget(const std::string& key) {
-  refused_.erase(key);
-  preemptor_of_.erase(key);
 }
 
 // Quota and free capacity only grow as victims leave, so if it does not
@@ -564,7 +541,10 @@ PreemptionPlan PreemptionPlanner::Run::Plan(Workload& w, int64_t now,
     return plan;
   }
   std::string blocked;
-  Search search = BestSearch(w, AsksFor(w, *cq, now, &blocked), trials);
+  const std::vector<PreemptionAsk> asks = AsksFor(w, *cq, now, &blocked);
+  // The pinned flavor is not one the members may run on: nothing to plan.
+  if (only_flavor_ != nullptr && !AsksUse(asks, *only_flavor_)) return plan;
+  Search search = BestSearch(w, asks, trials);
   // Without the refused ones it found nothing: it waits for the budget.
   auto blocked_or = [&](PreemptionPlan::Verdict verdict) {
     plan.verdict =

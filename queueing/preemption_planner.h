@@ -73,6 +73,9 @@ struct PlanInputs {
   QuotaFlavors& flavors;
   ClusterModel& model;
   const AdmittedByQueue& admitted;
+  // When set, preemption is planned on this flavor alone in the resource
+  // group that lists it (the flavor search judges flavors one by one).
+  const std::string* only_flavor = nullptr;
 };
 
 // Chooses victims. What it keeps between calls is what it was told about

@@ -84,6 +84,11 @@ bool Tolerated(const ResourceFlavor& flavor,
   return true;
 }
 
+bool Lists(const ResourceGroup& group, const std::string& flavor) {
+  return std::any_of(group.flavors.begin(), group.flavors.end(),
+                     [&](const FlavorQuotas& f) { return f.flavor == flavor; });
+}
+
 // The resource the queue's groups do not cover, or "" when all are.
 std::string UncoveredResource(const ClusterQueue& cq,
                               const ResourceList& total) {
@@ -159,13 +164,19 @@ const std::vector<const std::string*>& QuotaFlavors::BorrowingQueuesOf(
 }
 
 FrAmounts QuotaFlavors::FirstFlavorDemand(const Workload& w) const {
+  return DemandWith(w, "");
+}
+
+FrAmounts QuotaFlavors::DemandWith(const Workload& w,
+                                   const std::string& flavor) const {
   FrAmounts demand;
   const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) return demand;
   ResourceList total = TotalRequests(w.MembersToAdmit());
   for (const ResourceGroup& g : cq->resource_groups) {
     if (g.flavors.empty()) continue;
-    for (auto& [key, amount] : GroupDemand(g, g.flavors[0].flavor, total)) {
+    const std::string& chosen = Lists(g, flavor) ? flavor : g.flavors[0].flavor;
+    for (auto& [key, amount] : GroupDemand(g, chosen, total)) {
       demand[key] = amount;
     }
   }
@@ -201,9 +212,10 @@ WaitReason QuotaFlavors::FlavorRefusal(
   return QuotaFits(quota, w, cq, group, flavor, demand);
 }
 
-FlavorChoices QuotaFlavors::Choose(
-    const Policy& policy, const QuotaTree& quota, const Workload& w,
-    const std::vector<const Pod*>& members) const {
+FlavorChoices QuotaFlavors::Choose(const Policy& policy, const QuotaTree& quota,
+                                   const Workload& w,
+                                   const std::vector<const Pod*>& members,
+                                   const std::string* only_flavor) const {
   FlavorChoices choices;
   const ClusterQueue* cq = ClusterQueueNamed(w.cluster_queue);
   if (cq == nullptr) {
@@ -222,7 +234,9 @@ FlavorChoices QuotaFlavors::Choose(
   for (const ResourceGroup& g : cq->resource_groups) {
     std::vector<FlavorOption> fitting;
     bool requested = false;
+    const bool pinned = only_flavor != nullptr && Lists(g, *only_flavor);
     for (const FlavorQuotas& f : g.flavors) {
+      if (pinned && f.flavor != *only_flavor) continue;
       FrAmounts demand = GroupDemand(g, f.flavor, total);
       requested = !demand.empty();
       WaitReason refused =

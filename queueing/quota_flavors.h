@@ -56,11 +56,16 @@ class QuotaFlavors {
   // group: what borrowing and shares are judged on before a flavor is
   // chosen.
   FrAmounts FirstFlavorDemand(const Workload& w) const;
+  // The quota the workload would take with `flavor` in the resource group
+  // that lists it and the first flavor in every other group.
+  FrAmounts DemandWith(const Workload& w, const std::string& flavor) const;
   // The flavors of the workload's queue that it tolerates and whose quota
-  // holds `members`.
+  // holds `members`; with `only_flavor`, the resource group that lists it
+  // offers that flavor alone (the flavor search judges one at a time).
   FlavorChoices Choose(const Policy& policy, const QuotaTree& quota,
                        const Workload& w,
-                       const std::vector<const Pod*>& members) const;
+                       const std::vector<const Pod*>& members,
+                       const std::string* only_flavor = nullptr) const;
   // The quota check of one flavor: the shortfall, or an empty reason.
   WaitReason QuotaFits(const QuotaTree& quota, const Workload& w,
                        const ClusterQueue& cq, const ResourceGroup& group,

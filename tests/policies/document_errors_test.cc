@@ -182,11 +182,10 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: a}
 spec:
-  flavorFungibility: {whenCanBorrow: TryNextFlavor}
+  stopPolicy: Hold
 )",
-     {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility: Unsupported "
-      "field: gpusched tries flavors in order and stops at the first that "
-      "fits (Kueue's default); remove it"}},
+     {"p.yaml:5: ClusterQueue \"a\": spec.stopPolicy: Unsupported field: "
+      "gpusched does not stop ClusterQueues"}},
     {"CohortAndCohortName",
      R"(
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -437,6 +436,115 @@ spec:
                                         "value \"2\": must be unset when "
                                         "spec.cohort is empty"}};
 
+// spec.flavorFungibility: Kueue's enums (v1beta1's Borrow and Preempt
+// each only in its own field) and its CEL rule on preference.
+const ErrorCase kFlavorFungibilityCases[] = {
+    {"UnknownWhenCanBorrow",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility: {whenCanBorrow: Never}
+)",
+     {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility.whenCanBorrow: "
+      "Unsupported value \"Never\": supported values: \"MayStopSearch\", "
+      "\"TryNextFlavor\""}},
+    {"BorrowIsOnlyV1beta1",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility: {whenCanBorrow: Borrow}
+)",
+     {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility.whenCanBorrow: "
+      "Unsupported value \"Borrow\": supported values: \"MayStopSearch\", "
+      "\"TryNextFlavor\""}},
+    {"PreemptIsNoWhenCanBorrowValue",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility: {whenCanBorrow: Preempt}
+)",
+     {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility.whenCanBorrow: "
+      "Unsupported value \"Preempt\": supported values: \"MayStopSearch\", "
+      "\"TryNextFlavor\", \"Borrow\""}},
+    {"UnknownWhenCanPreempt",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility:
+    whenCanPreempt: Borrow
+)",
+     {"p.yaml:6: ClusterQueue \"a\": spec.flavorFungibility.whenCanPreempt: "
+      "Unsupported value \"Borrow\": supported values: \"MayStopSearch\", "
+      "\"TryNextFlavor\""}},
+    {"UnknownPreference",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility:
+    whenCanBorrow: TryNextFlavor
+    preference: Cheapest
+)",
+     {"p.yaml:7: ClusterQueue \"a\": spec.flavorFungibility.preference: "
+      "Unsupported value \"Cheapest\": supported values: "
+      "\"BorrowingOverPreemption\", \"PreemptionOverBorrowing\""}},
+    {"PreferenceNeedsTryNextFlavorForBorrowing",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility:
+    preference: BorrowingOverPreemption
+)",
+     {"p.yaml:6: ClusterQueue \"a\": spec.flavorFungibility.preference: "
+      "Invalid value \"BorrowingOverPreemption\": preference can only be set "
+      "when both whenCanBorrow and whenCanPreempt are TryNextFlavor"}},
+    {"PreferenceNeedsTryNextFlavorForPreemption",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility:
+    whenCanBorrow: TryNextFlavor
+    whenCanPreempt: MayStopSearch
+    preference: PreemptionOverBorrowing
+)",
+     {"p.yaml:8: ClusterQueue \"a\": spec.flavorFungibility.preference: "
+      "Invalid value \"PreemptionOverBorrowing\": preference can only be "
+      "set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"}},
+    {"UnknownField",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility: {whenCanReclaim: TryNextFlavor}
+)",
+     {"p.yaml:5: ClusterQueue \"a\": "
+      "spec.flavorFungibility.whenCanReclaim: Unknown field"}},
+    {"NotAMapping",
+     R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  flavorFungibility: TryNextFlavor
+)",
+     {"p.yaml:5: ClusterQueue \"a\": spec.flavorFungibility: Invalid value "
+      "\"TryNextFlavor\": must be a mapping"}},
+};
+
 INSTANTIATE_TEST_SUITE_P(IssueExample, DocumentErrorTest,
                          ::testing::Values(kNegativeQuota), CaseName);
 INSTANTIATE_TEST_SUITE_P(Envelope, DocumentErrorTest,
@@ -447,6 +555,9 @@ INSTANTIATE_TEST_SUITE_P(ResourceGroups, DocumentErrorTest,
                          ::testing::ValuesIn(kResourceGroupCases), CaseName);
 INSTANTIATE_TEST_SUITE_P(Limits, DocumentErrorTest,
                          ::testing::Values(kLimitWithoutCohort), CaseName);
+INSTANTIATE_TEST_SUITE_P(FlavorFungibility, DocumentErrorTest,
+                         ::testing::ValuesIn(kFlavorFungibilityCases),
+                         CaseName);
 
 }  // namespace
 }  // namespace gpusched

@@ -151,7 +151,7 @@ TEST(PolicyLoaderTest, KueueSampleLoadsAsIs) {
 }
 
 // The v1beta2 example of reference/peers-queueing.md §2.1: everything
-// loads except the two Kueue features gpusched does not implement.
+// loads except the Kueue feature gpusched does not implement.
 TEST(PolicyLoaderTest, KueueV1beta2ExampleFailsOnlyOnUnimplementedFields) {
   const std::string yaml = R"(apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -202,13 +202,9 @@ description: production training
 )";
   EXPECT_THAT(
       Messages(ParsePolicyText(yaml, "kueue.yaml")),
-      ElementsAre(
-          "kueue.yaml:6: ResourceFlavor \"h100\": spec.topologyName: "
-          "Unsupported field: gpusched reads topology levels from "
-          "SchedulerConfig spec.topologyLevels; remove it",
-          "kueue.yaml:23: ClusterQueue \"team-a\": spec.flavorFungibility: "
-          "Unsupported field: gpusched tries flavors in order and stops at "
-          "the first that fits (Kueue's default); remove it"));
+      ElementsAre("kueue.yaml:6: ResourceFlavor \"h100\": spec.topologyName: "
+                  "Unsupported field: gpusched reads topology levels from "
+                  "SchedulerConfig spec.topologyLevels; remove it"));
 }
 
 TEST(PolicyLoaderTest, FilesMergeWithReferencesAcrossThem) {

@@ -68,8 +68,6 @@ NOT_MODELLED = {
 
 OUT_CHECKS = "not modelled: admission checks (out of scope)"
 OUT_PARTIAL = "not modelled: partial admission (out of scope)"
-OUT_FUNGIBILITY = ("not modelled: flavorFungibility is not in gpusched "
-                   "(flavors are tried in order, the first that fits wins)")
 SCHEDULE = {
     "assign multiple resources and flavors":
         "not modelled: one workload's pod sets on different flavors; "
@@ -117,16 +115,63 @@ SCHEDULE = {
     "MaxInt64": "not modelled: input validation, not cohorts",
     "prevent integer overflow in ResourceValue conversion to MilliValue":
         "not modelled: input validation, not cohorts",
-    "use second flavor when the first has no preemption candidates; "
-    "WhenCanPreempt: MayStopSearch": OUT_FUNGIBILITY,
-    "not enough resources to borrow, fallback to next flavor; WhenCanPreempt: "
-    "TryNextFlavor": OUT_FUNGIBILITY,
-    "admit to second flavor when first needs preemption; WhenCanPreempt: "
-    "TryNextFlavor": OUT_FUNGIBILITY,
-    "PreemptionOverBorrowing preference: preempt in first flavor instead of "
-    "borrowing in second": OUT_FUNGIBILITY,
-    "PreemptionOverBorrowing preference: select fitting second flavor over "
-    "first flavor with no preemption candidates": OUT_FUNGIBILITY,
-    "BorrowingOverPreemption preference: borrow in second flavor instead of "
-    "preempting in first": OUT_FUNGIBILITY,
 }
+
+ORACLE_FAKED = ("not modelled: the table fakes the preemption oracle's answer "
+                "(Preempt at borrowing height 1) for usage the queue holds "
+                "itself with withinClusterQueue Never, which no real planner "
+                "gives; the rule (a flavor that needs preemption stops the "
+                "search under MayStopSearch) is "
+                "`kueue/fungibility-assign-preempt-before-try-next.yaml`")
+BOOKMARK = ("not modelled: Kueue's scan bookmark (LastTriedFlavorIdx, kept "
+            "across cycles under FlavorFungibilityPreserveScanProgress); "
+            "gpusched searches from the first flavor on every attempt "
+            "(README, flavorFungibility)")
+NOT_MODELLED.update({
+    "TestAssignFlavors": {
+        "when borrowing while preemption is needed for flavor one; "
+        "WhenCanBorrow=MayStopSearch": ORACLE_FAKED,
+        "when borrowing while preemption is needed for flavor one; "
+        "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch":
+            ORACLE_FAKED,
+        "when borrowing while preemption is needed for flavor one, no "
+        "borrowingLimit; WhenCanBorrow=MayStopSearch": ORACLE_FAKED,
+        "when borrowing while preemption is needed for flavor one, no "
+        "borrowingLimit; WhenCanBorrow=MayStopSearch,WhenCanPreempt="
+        "MayStopSearch": ORACLE_FAKED,
+        "when borrowing while preemption is needed for flavor one, fair "
+        "sharing enabled, reclaimWithinCohort=Any": ORACLE_FAKED,
+        "when borrowing while preemption is needed for flavor one, fair "
+        "sharing enabled, reclaimWithinCohort=Any; using deprecated "
+        "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch":
+            ORACLE_FAKED,
+    },
+    "TestHierarchical": {
+        "Select deeper-borrowing flavor that fits when shallower-borrowing "
+        "flavor has no preemption candidates":
+            "not written: the same rule and shape as TestSchedule's "
+            "\"PreemptionOverBorrowing preference: select fitting second "
+            "flavor over first flavor with no preemption candidates\" "
+            "(`kueue/fungibility-schedule-preemption-over-borrowing-no-"
+            "candidates.yaml`)",
+    },
+    "TestIsPreferred": {name: "not a scenario (an ordering function): "
+                        "IsPreferredTest in "
+                        "tests/queueing/flavor_fungibility_test.cc, case for "
+                        "case" for name in [
+        "feature gate disabled prioritises preemption",
+        "explicit BorrowingOverPreemption prioritises borrowing distance",
+        "explicit PreemptionOverBorrowing prioritises lower preemption",
+        "explicit PreemptionOverBorrowing breaks borrowing ties with "
+        "preemption",
+        "explicit PreemptionOverBorrowing rejects no-candidate flavor before "
+        "borrowing comparison",
+        "explicit PreemptionOverBorrowing prefers fit over "
+        "shallower-borrowing no-candidate flavor",
+        "no-candidate flavor remains preferable to no-fit flavor",
+        "no-fit flavor remains worse than no-candidate flavor",
+        "no-candidate flavors retain borrowing preference",
+        "no-candidate flavors retain borrowing preference in reverse"]},
+})
+BOOKMARK_TESTS = ("TestFlavorScanRecordsLastTriedFlavorIdx",
+                  "TestRecomputeRecordsLastTriedFlavorIdx")

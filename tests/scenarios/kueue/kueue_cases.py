@@ -47,15 +47,15 @@ def Q(nominal, borrow=None, lend=None):
 
 
 def CQ(name, cohort=None, groups=None, within=None, reclaim=None,
-       borrow_within=None, weight=None, strict=False):
+       borrow_within=None, weight=None, strict=False, fungibility=None):
     """groups: [{flavor: {res: Q(...)}}] one dict per resource group, the
     flavors in the order they are tried. borrow_within: the
     maxPriorityThreshold of borrowWithinCohort LowerPriority, or "none" for
-    no threshold."""
+    no threshold. fungibility: spec.flavorFungibility as Kueue spells it."""
     return {"kind": "ClusterQueue", "name": k8s(name), "cohort": k8s(cohort),
             "groups": groups or [], "within": within, "reclaim": reclaim,
             "borrow_within": borrow_within, "weight": weight,
-            "strict": strict}
+            "strict": strict, "fungibility": fungibility}
 
 
 def COHORT(name, parent=None, groups=None, weight=None):
@@ -111,6 +111,8 @@ def _cq_doc(q):
         spec["preemption"] = preemption
     if q["weight"] is not None:
         spec["fairSharing"] = {"weight": str(q["weight"])}
+    if q.get("fungibility"):
+        spec["flavorFungibility"] = q["fungibility"]
     spec["resourceGroups"] = _groups_yaml(q["groups"])
     return {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
             "metadata": {"name": q["name"]}, "spec": spec}
@@ -213,6 +215,10 @@ def scenario_text(case):
     lines.append("# Expected (Kueue): preempted "
                  f"{sorted(expected_preempted(case)) or 'none'}; admitted "
                  f"{sorted(expected_admitted(case)) or 'none'}.")
+    if case.get("flavors"):
+        chosen = ", ".join(f"{k8s(w)} on {f}"
+                           for w, f in sorted(case["flavors"].items()))
+        lines.append(f"# Expected flavors (Kueue): {chosen}.")
     lines += ["apiVersion: gpusched.io/v1alpha1", "kind: Scenario",
               "nodes: nodes.yaml", "requeuePreempted: false",
               f"until: {case.get('until', '2s')}", "policy:"]
@@ -257,6 +263,23 @@ def outcome(report):
     return preempted, admitted
 
 
+def flavors_of(report):
+    """The flavor of each workload's last admission ("flavor X, 1 pod")."""
+    out = {}
+    for e in report["events"]:
+        if e["type"] == "Admitted" and e["reason"].startswith("flavor "):
+            out[e["workload"].split("/", 1)[1]] = (
+                e["reason"][len("flavor "):].split(",")[0])
+    return out
+
+
+def flavors_match(case, report):
+    """Every flavor the case names (workload -> flavor) is the one gpusched
+    admitted the workload on."""
+    got = flavors_of(report)
+    return all(got.get(k8s(w)) == f for w, f in case.get("flavors", {}).items())
+
+
 def write_golden(report, golden):
     """The report becomes the expected one unless that already says the
     same (wallSeconds aside, as --compare reads it)."""
@@ -277,9 +300,10 @@ def write_golden(report, golden):
 def all_cases():
     sys.path.insert(0, HERE)
     import cases_classical, cases_fair, cases_hierarchical, cases_schedule
+    import cases_fungibility
     out = []
     for module in (cases_classical, cases_fair, cases_hierarchical,
-                   cases_schedule):
+                   cases_schedule, cases_fungibility):
         out += module.CASES
     return out
 
@@ -313,7 +337,8 @@ def main():
             report = json.load(f)
         preempted, admitted = outcome(report)
         ok = (preempted == expected_preempted(case) and
-              admitted == expected_admitted(case))
+              admitted == expected_admitted(case) and
+              flavors_match(case, report))
         golden = os.path.join(HERE, case["file"] + ".expected.json")
         results[case["file"]] = "pass" if ok else "fail"
         if ok:
@@ -321,11 +346,14 @@ def main():
             if not os.environ.get("KUEUE_NO_GOLDEN"):
                 write_golden(out, golden)
             print(f"pass  {case['file']}")
-        elif not os.environ.get("KUEUE_NO_GOLDEN") and os.path.exists(golden):
-            os.remove(golden)
+        else:
+            if not os.environ.get("KUEUE_NO_GOLDEN") and os.path.exists(golden):
+                os.remove(golden)
             print(f"FAIL  {case['file']}: preempted {sorted(preempted)} "
                   f"(want {sorted(expected_preempted(case))}), admitted "
-                  f"{sorted(admitted)} (want {sorted(expected_admitted(case))})")
+                  f"{sorted(admitted)} (want {sorted(expected_admitted(case))})"
+                  f", flavors {flavors_of(report)} (want "
+                  f"{case.get('flavors', {})})")
     print(f"{passed} of {len(only) or len(cases)} pass")
     if not only:
         path = os.environ.get("KUEUE_RESULTS", "/tmp/kueue-results.json")
@@ -344,6 +372,12 @@ TABLES = [
     ("pkg/scheduler/preemption/preemption_hierarchical_test.go",
      ["TestHierarchicalPreemptions"]),
     ("pkg/scheduler/scheduler_test.go", ["TestSchedule"]),
+    ("pkg/scheduler/flavorassigner/flavorassigner_test.go (the cases that "
+     "set flavorFungibility)",
+     ["TestAssignFlavors", "TestReclaimBeforePriorityPreemption",
+      "TestHierarchical", "TestIsPreferred",
+      "TestFlavorScanRecordsLastTriedFlavorIdx",
+      "TestRecomputeRecordsLastTriedFlavorIdx"]),
 ]
 
 
@@ -368,7 +402,12 @@ by CTest as `scenario.kueue.<case>`) of every case that passes.
 `kueue_cases.py table BEFORE.json AFTER.json` regenerates this page.
 
 "before": the engine before issue F §1 (commit 5eb28cc); "after": this
-branch. The pass counts are in the first table.
+branch; "new": a case written later than that commit (the
+flavorFungibility cases of issue M §2, which the policy decoder refused
+before gpusched had flavorFungibility). The pass counts are in the first
+table. The flavorFungibility cases also check the flavor Kueue assigns,
+from the Admitted event; the flavor assigner's tables are listed only for
+the cases that set flavorFungibility.
 
 """
 
@@ -385,7 +424,8 @@ def table(cases, before_path, after_path):
     out = []
     totals = {}
     for path, tests in TABLES:
-        out.append(f"\n### `{path}`\n")
+        file, _, note = path.partition(" (")
+        out.append(f"\n### `{file}`" + (f" ({note}" if note else "") + "\n")
         out.append("| Kueue case | gpusched scenario | before | after |")
         out.append("|---|---|---|---|")
         for test in tests:
@@ -403,6 +443,8 @@ def table(cases, before_path, after_path):
                 else:
                     why = (nm.NOT_MODELLED.get(test, {}).get(name)
                            or (nm.SCHEDULE.get(name) if test == "TestSchedule"
+                               else None)
+                           or (nm.BOOKMARK if test in nm.BOOKMARK_TESTS
                                else None) or nm.TODO)
                     out.append(f"| {test}: {name} | {why} | | |")
     head = ["| Kueue table | cases | modelled | pass before | pass after |",

@@ -193,6 +193,26 @@ func kendallTau(x, y []int) float64 {
 // firstRoundOfArms compares the lowest-numbered round in which both arms
 // ran and admitted something (nil if none).
 func firstRoundOfArms(rounds []Round, first, second string) *OrderComparison {
+	return firstComparison(rounds, first, second, func(a, b Round) bool {
+		return len(a.Measures.AdmissionOrder)+len(b.Measures.AdmissionOrder) > 0
+	}, CompareAdmissionOrder)
+}
+
+// firstComparison compares the lowest-numbered round both arms ran for
+// which `use` holds; nil when there is none.
+func firstComparison[T any](rounds []Round, first, second string, use func(a, b Round) bool,
+	compare func(a, b Round) T) *T {
+	a, b, ok := firstRoundPair(rounds, first, second, use)
+	if !ok {
+		return nil
+	}
+	c := compare(a, b)
+	return &c
+}
+
+// firstRoundPair is the lowest-numbered round both arms ran for which
+// `use` holds.
+func firstRoundPair(rounds []Round, first, second string, use func(a, b Round) bool) (Round, Round, bool) {
 	byRound := map[int]map[string]Round{}
 	for _, r := range rounds {
 		if byRound[r.Round] == nil {
@@ -208,10 +228,9 @@ func firstRoundOfArms(rounds []Round, first, second string) *OrderComparison {
 	for _, n := range numbers {
 		a, okA := byRound[n][first]
 		b, okB := byRound[n][second]
-		if okA && okB && len(a.Measures.AdmissionOrder)+len(b.Measures.AdmissionOrder) > 0 {
-			c := CompareAdmissionOrder(a, b)
-			return &c
+		if okA && okB && use(a, b) {
+			return a, b, true
 		}
 	}
-	return nil
+	return Round{}, Round{}, false
 }

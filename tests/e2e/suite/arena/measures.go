@@ -55,6 +55,9 @@ type Measures struct {
 	GangPlacement  GangMeasures    `json:"gang_placement"`
 	Reclaim        ReclaimMeasures `json:"reclaim"`
 	AdmissionOrder []Admission     `json:"admission_order,omitempty"`
+	// Flavors each workload's pods were bound on (workloadFlavors), when
+	// the policy has more than one ResourceFlavor.
+	Flavors map[string][]string `json:"flavors,omitempty"`
 }
 
 // Quantiles of a set of values (nearest rank).
@@ -136,6 +139,9 @@ type MeasureInput struct {
 	Replacements int
 	// ClusterGPUs are the nodes' GPUs (for the allocation ratio).
 	ClusterGPUs int
+	// NodeLabels are the scenario's labels of each node (NodeLabels), to
+	// tell the flavor a pod ran on.
+	NodeLabels map[string]map[string]string
 }
 
 // Compute derives the round's measures.
@@ -165,6 +171,7 @@ func Compute(in MeasureInput) Measures {
 	m.GangPlacement = gangMeasures(ws, in.End)
 	m.Reclaim = reclaimMeasures(in, ws)
 	m.AdmissionOrder = admissionOrder(in, ws)
+	m.Flavors = workloadFlavors(in, ws)
 	return m
 }
 

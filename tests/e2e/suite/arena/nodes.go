@@ -46,7 +46,7 @@ func groupNode(template *corev1.Node, group NodeGroup, i int) corev1.Node {
 	gpus := resource.MustParse(strconv.Itoa(group.GPUs))
 	{
 		node := template.DeepCopy()
-		node.Name = fmt.Sprintf("arena-node-%03d", i)
+		node.Name = nodeName(i)
 		node.Labels["kubernetes.io/hostname"] = node.Name
 		node.Labels["nvidia.com/gpu.count"] = strconv.Itoa(group.GPUs)
 		for k, v := range group.Labels {
@@ -61,6 +61,20 @@ func groupNode(template *corev1.Node, group NodeGroup, i int) corev1.Node {
 		}
 		return *node
 	}
+}
+
+func nodeName(i int) string { return fmt.Sprintf("arena-node-%03d", i) }
+
+// NodeLabels are the labels each scenario node gets from its group, by
+// node name.
+func NodeLabels(s *Scenario) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, group := range s.Nodes.AllGroups() {
+		for range group.Count {
+			out[nodeName(len(out))] = group.Labels
+		}
+	}
+	return out
 }
 
 // CreateScenarioNodes registers the scenario's nodes as kubelets would.

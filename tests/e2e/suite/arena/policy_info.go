@@ -24,6 +24,15 @@ type PolicyInfo struct {
 	ClusterQueueOf map[QueueRef]string
 	// PriorityClasses are the WorkloadPriorityClasses' values.
 	PriorityClasses map[string]int64
+	// Flavors are the ResourceFlavors in the order the policy lists them,
+	// with their nodeLabels (flavorOfNode).
+	Flavors []FlavorLabels
+}
+
+// FlavorLabels is a ResourceFlavor's name and spec.nodeLabels.
+type FlavorLabels struct {
+	Name   string
+	Labels map[string]string
 }
 
 // ParsePolicy reads Kueue objects (any served version).
@@ -64,6 +73,9 @@ func (p *PolicyInfo) add(obj *unstructured.Unstructured) error {
 			return fmt.Errorf("no spec.clusterQueue")
 		}
 		p.ClusterQueueOf[QueueRef{Namespace: obj.GetNamespace(), LocalQueue: obj.GetName()}] = cq
+	case "ResourceFlavor":
+		labels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "nodeLabels")
+		p.Flavors = append(p.Flavors, FlavorLabels{Name: obj.GetName(), Labels: labels})
 	case "WorkloadPriorityClass":
 		value, err := integer(obj.Object["value"])
 		if err != nil {

@@ -32,7 +32,9 @@ type Report struct {
 	// AdmissionOrder compares the arms' admission order in the first
 	// round both ran.
 	AdmissionOrder *OrderComparison `json:"admission_order,omitempty"`
-	Runs           []Round          `json:"runs"`
+	// Flavors compares the flavor each workload got, same round.
+	Flavors *FlavorComparison `json:"flavors,omitempty"`
+	Runs    []Round           `json:"runs"`
 }
 
 // Definitions says what each figure measures, in the result file.
@@ -138,6 +140,7 @@ func NewReport(s *Scenario, file string, rounds []Round) Report {
 		r.Targets = append(r.Targets, t.Judge(r.Medians))
 	}
 	r.AdmissionOrder = firstRoundOfArms(rounds, "kueue", "gpusched")
+	r.Flavors = firstFlavorComparison(rounds, "kueue", "gpusched")
 	return r
 }
 
