@@ -185,7 +185,7 @@ spec:
   stopPolicy: Hold
 )",
      {"p.yaml:5: ClusterQueue \"a\": spec.stopPolicy: Unsupported field: "
-      "gpusched does not stop ClusterQueues"}},
+      "gpusched does not stop ClusterQueues; only None"}},
     {"CohortAndCohortName",
      R"(
 apiVersion: kueue.x-k8s.io/v1beta1

@@ -109,7 +109,7 @@ func (a *applier) waitEstablished(ctx context.Context, names []string) error {
 
 // conditionTrue reports whether obj has condition kind with status True.
 func conditionTrue(obj *unstructured.Unstructured, kind string) bool {
-	c, found := conditionOf(obj, kind)
+	c, found := ConditionOf(obj, kind)
 	return found && IsTrue(c)
 }
 

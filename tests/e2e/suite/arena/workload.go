@@ -16,6 +16,7 @@ import (
 var (
 	WorkloadResource     = schema.GroupVersionResource{Group: KueueGroup, Version: "v1beta2", Resource: "workloads"}
 	ClusterQueueResource = schema.GroupVersionResource{Group: KueueGroup, Version: "v1beta2", Resource: "clusterqueues"}
+	LocalQueueResource   = schema.GroupVersionResource{Group: KueueGroup, Version: "v1beta2", Resource: "localqueues"}
 )
 
 // Condition is one entry of a Kueue object's status.conditions.
@@ -23,8 +24,8 @@ type Condition struct {
 	Type, Status, Reason, Message string
 }
 
-// conditionOf returns obj's condition of type kind (found false if none).
-func conditionOf(obj *unstructured.Unstructured, kind string) (Condition, bool) {
+// ConditionOf returns obj's condition of type kind (found false if none).
+func ConditionOf(obj *unstructured.Unstructured, kind string) (Condition, bool) {
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conditions {
 		m, ok := c.(map[string]any)
@@ -49,7 +50,7 @@ func (k *Kueue) WaitCondition(ctx context.Context, resource schema.GroupVersionR
 		} else if err != nil {
 			return false, err
 		}
-		c, found := conditionOf(obj, kind)
+		c, found := ConditionOf(obj, kind)
 		last = c
 		return found && ok(c), nil
 	})
