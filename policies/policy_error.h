@@ -22,10 +22,22 @@ struct PolicyError {
   friend bool operator==(const PolicyError&, const PolicyError&) = default;
 };
 
+// A document left out of the policy (ParsePolicyTextsSettingAside): it
+// has errors, or names an object that was left out. Kueue leaves such an
+// object inactive and admits through the others.
+struct SetAsideDocument {
+  std::string name;     // the text's name, "clusterqueues/team-a"
+  std::string message;  // its first error
+  friend bool operator==(const SetAsideDocument&,
+                         const SetAsideDocument&) = default;
+};
+
 // Either a complete policy and no errors, or no policy and every error.
 struct PolicyResult {
   std::optional<Policy> policy;
   std::vector<PolicyError> errors;
+  // With a policy: the documents left out of it, by name.
+  std::vector<SetAsideDocument> set_aside;
 
   bool ok() const { return policy.has_value(); }
 };

@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -103,6 +105,40 @@ PolicyResult ParsePolicyTexts(const std::vector<PolicyText>& texts) {
               &diagnostics, &draft);
   }
   return Finish(std::move(draft), diagnostics);
+}
+
+PolicyResult ParsePolicyTextsSettingAside(
+    const std::vector<PolicyText>& optional,
+    const std::vector<PolicyText>& required) {
+  std::set<std::string> names;
+  for (const PolicyText& text : optional) names.insert(text.name);
+  std::vector<SetAsideDocument> set_aside;
+  std::set<std::string> aside;
+  while (true) {
+    std::vector<PolicyText> texts;
+    for (const PolicyText& text : optional) {
+      if (!aside.contains(text.name)) texts.push_back(text);
+    }
+    texts.insert(texts.end(), required.begin(), required.end());
+    PolicyResult result = ParsePolicyTexts(texts);
+    if (result.ok()) {
+      result.set_aside = std::move(set_aside);
+      return result;
+    }
+    // Errors come sorted by file, line and text: the first of a file is
+    // the one said.
+    bool required_failed = false;
+    std::map<std::string, std::string> newly;
+    for (const PolicyError& e : result.errors) {
+      if (!names.contains(e.file)) required_failed = true;
+      newly.emplace(e.file, e.message);
+    }
+    if (required_failed) return result;
+    for (auto& [name, message] : newly) {
+      aside.insert(name);
+      set_aside.push_back({.name = name, .message = std::move(message)});
+    }
+  }
 }
 
 }  // namespace gpusched

@@ -128,6 +128,16 @@ struct PolicyText {
 // Parses and merges `texts` into one Policy, as LoadPolicyFiles does files.
 PolicyResult ParsePolicyTexts(const std::vector<PolicyText>& texts);
 
+// As ParsePolicyTexts, but a text of `optional` with errors is left out
+// (set_aside, with its first error) and the rest parsed again, until what
+// is left loads: so is one that names an object left out (a LocalQueue of a
+// ClusterQueue with errors), as Kueue keeps such objects inactive. Errors
+// in `required` (the admin's file), or none that a text of `optional`
+// owns, fail the whole, as ParsePolicyTexts does.
+PolicyResult ParsePolicyTextsSettingAside(
+    const std::vector<PolicyText>& optional,
+    const std::vector<PolicyText>& required);
+
 // The `gpusched validate` summary: per ClusterQueue its cohort, strategy,
 // preemption and weight; per queue and flavor the nominal, borrowing and
 // lending amount of each resource; the LocalQueues; the cohort tree with its

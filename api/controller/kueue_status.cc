@@ -1,5 +1,7 @@
 #include "api/controller/kueue_status.h"
 
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -75,11 +77,76 @@ KueueQueueStatus LocalQueueStatus(const LocalQueueView& local,
   return status;
 }
 
+constexpr std::string_view kClusterQueues = "clusterqueues/";
+constexpr std::string_view kLocalQueues = "localqueues/";
+
+bool Says(const std::string& message, std::string_view words) {
+  return message.find(words) != std::string::npos;
+}
+
+// A ClusterQueue left out: Kueue's FlavorNotFound when a flavor is
+// missing, else Unknown with gpusched's error.
+KueueActiveCondition InactiveClusterQueue(
+    const SetAsideDocument& doc, std::chrono::system_clock::time_point since) {
+  return {.active = false,
+          .reason = Says(doc.message, "no ResourceFlavor of that name")
+                        ? "FlavorNotFound"
+                        : "Unknown",
+          .message = absl::StrCat("Can't admit new workloads: ", doc.message),
+          .last_transition = since};
+}
+
+// A LocalQueue left out: its ClusterQueue is missing or left out
+// (Kueue's two reasons and message), or it has errors of its own.
+KueueActiveCondition InactiveLocalQueue(
+    const SetAsideDocument& doc, const std::set<std::string>& aside_queues,
+    std::chrono::system_clock::time_point since) {
+  if (!Says(doc.message, "no ClusterQueue of that name")) {
+    return {.active = false,
+            .reason = "Unknown",
+            .message = doc.message,
+            .last_transition = since};
+  }
+  const size_t quote = doc.message.find("Not found \"");
+  std::string queue;
+  if (quote != std::string::npos) {
+    const size_t from = quote + 11;
+    queue = doc.message.substr(from, doc.message.find('"', from) - from);
+  }
+  return {.active = false,
+          .reason = aside_queues.contains(queue) ? "ClusterQueueIsInactive"
+                                                 : "ClusterQueueDoesNotExist",
+          .message = "Can't submit new workloads to clusterQueue",
+          .last_transition = since};
+}
+
+void AddSetAside(const std::vector<SetAsideDocument>& set_aside,
+                 std::chrono::system_clock::time_point since,
+                 KueueStatuses& out) {
+  std::set<std::string> aside_queues;
+  for (const SetAsideDocument& doc : set_aside) {
+    if (doc.name.starts_with(kClusterQueues)) {
+      aside_queues.insert(doc.name.substr(kClusterQueues.size()));
+    }
+  }
+  for (const SetAsideDocument& doc : set_aside) {
+    if (doc.name.starts_with(kClusterQueues)) {
+      out.cluster_queues[doc.name.substr(kClusterQueues.size())] = {
+          .condition = InactiveClusterQueue(doc, since)};
+    } else if (doc.name.starts_with(kLocalQueues)) {
+      out.local_queues[doc.name.substr(kLocalQueues.size())] = {
+          .condition = InactiveLocalQueue(doc, aside_queues, since)};
+    }
+  }
+}
+
 }  // namespace
 
 KueueStatuses KueueStatusesOf(const QueueView& view,
-                              std::chrono::system_clock::time_point since) {
+                              std::chrono::system_clock::time_point since,
+                              const std::vector<SetAsideDocument>& set_aside) {
   KueueStatuses out;
+  AddSetAside(set_aside, since, out);
   for (const ClusterQueueView& queue : view.cluster_queues) {
     out.cluster_queues[queue.name] = ClusterQueueStatus(queue, since);
   }
@@ -91,12 +158,13 @@ KueueStatuses KueueStatusesOf(const QueueView& view,
   return out;
 }
 
-void KueueStatusPublisher::Publish(const QueueView& view) {
+void KueueStatusPublisher::Publish(
+    const QueueView& view, const std::vector<SetAsideDocument>& set_aside) {
   if (since_ == std::chrono::system_clock::time_point{}) {
     since_ = std::chrono::time_point_cast<std::chrono::seconds>(
         std::chrono::system_clock::now());
   }
-  const KueueStatuses now = KueueStatusesOf(view, since_);
+  const KueueStatuses now = KueueStatusesOf(view, since_, set_aside);
   for (const auto& [name, status] : now.cluster_queues) {
     auto last = written_.cluster_queues.find(name);
     if (last != written_.cluster_queues.end() && last->second == status) {

@@ -16,6 +16,7 @@
 
 #include "api/codec/kueue_status_json.h"
 #include "api/kube/kube_client.h"
+#include "policies/policy_error.h"
 #include "queueing/queue_view.h"
 
 namespace gpusched {
@@ -27,9 +28,13 @@ struct KueueStatuses {
 };
 
 // Every queue of `view` as Kueue would show it, Active since `since` (the
-// condition's lastTransitionTime: when gpusched started deciding for it).
-KueueStatuses KueueStatusesOf(const QueueView& view,
-                              std::chrono::system_clock::time_point since);
+// condition's lastTransitionTime: when gpusched started deciding for it),
+// and every ClusterQueue and LocalQueue of `set_aside` (documents
+// "clusterqueues/NAME", "localqueues/NS/NAME") inactive, with Kueue's
+// reason where Kueue has one and gpusched's error as the message.
+KueueStatuses KueueStatusesOf(
+    const QueueView& view, std::chrono::system_clock::time_point since,
+    const std::vector<SetAsideDocument>& set_aside = {});
 
 class KueueStatusPublisher {
  public:
@@ -37,7 +42,8 @@ class KueueStatusPublisher {
 
   // Writes what differs from the last write of each queue; a failed write
   // is tried again at the next call, a queue that is gone (404) is not.
-  void Publish(const QueueView& view);
+  void Publish(const QueueView& view,
+               const std::vector<SetAsideDocument>& set_aside);
   // Forget what was written: the next Publish writes everything (after a
   // standby, another replica may have written since).
   void Forget();

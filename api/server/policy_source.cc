@@ -55,9 +55,9 @@ absl::StatusOr<Policy> PolicySource::First() {
         "policy ", options_.file, " is invalid:", JoinErrors(result.errors)));
   }
   spdlog::error(
-      "policy: the cluster's Kueue objects do not load; no ClusterQueue "
-      "admits until they are fixed:{}",
-      JoinErrors(result.errors));
+      "policy: the Kueue objects and file {} do not load; no ClusterQueue "
+      "admits until the file is fixed:{}",
+      options_.file, JoinErrors(result.errors));
   return Policy{};
 }
 
@@ -79,7 +79,7 @@ void PolicySource::Stop() {
 }
 
 PolicyResult PolicySource::Load() {
-  std::vector<PolicyText> texts = documents_;
+  std::vector<PolicyText> file;
   if (!options_.file.empty()) {
     absl::StatusOr<std::string> text = ReadTextFile(options_.file);
     if (!text.ok()) {
@@ -87,9 +87,18 @@ PolicyResult PolicySource::Load() {
           .errors = {{.file = options_.file,
                       .message = std::string(text.status().message())}}};
     }
-    texts.push_back({.name = options_.file, .text = *std::move(text)});
+    file.push_back({.name = options_.file, .text = *std::move(text)});
   }
-  return ParsePolicyTexts(texts);
+  if (!options_.kueue) return ParsePolicyTexts(file);
+  PolicyResult result = ParsePolicyTextsSettingAside(documents_, file);
+  if (result.ok() && result.set_aside != set_aside_) {
+    for (const SetAsideDocument& doc : result.set_aside) {
+      spdlog::error("policy: {} is left out (inactive) until it is fixed: {}",
+                    doc.name, doc.message);
+    }
+    set_aside_ = result.set_aside;
+  }
+  return result;
 }
 
 // True when the Kueue objects changed since they were last taken.

@@ -5,9 +5,11 @@
 // - the cluster's Kueue objects (--policy-source=kueue; kube/kueue_objects.h),
 //   watched; an optional --policy file is merged in (gpusched's own
 //   SchedulerConfig, which Kueue has no object for). The cluster's objects
-//   are not ours to refuse at start: an invalid set is logged with every
-//   error, and the policy is then empty (every queued pod waits) until the
-//   objects are fixed, as Kueue leaves a ClusterQueue inactive.
+//   are not ours to refuse: one with errors, and one that names it, is
+//   left out (set_aside(), logged; its status says it is inactive) and the
+//   others make the policy, as Kueue leaves such a ClusterQueue inactive.
+//   Errors in the file fail the whole (at start: an empty policy, every
+//   queued pod waits, until it is fixed).
 //
 // Either way a new version is parsed and validated whole before it
 // replaces the old one; the caller keeps the old one on errors.
@@ -51,6 +53,8 @@ class PolicySource {
   // A new version when a source changed since the last call: its policy or
   // its errors. nullopt when nothing changed.
   std::optional<PolicyResult> Changed();
+  // The Kueue objects left out of the policy last loaded.
+  const std::vector<SetAsideDocument>& set_aside() const { return set_aside_; }
   // "file policy.yaml", "Kueue objects", "Kueue objects and file p.yaml".
   std::string Describe() const;
   void Stop();
@@ -65,6 +69,7 @@ class PolicySource {
   std::unique_ptr<kube::KueueObjects> objects_;
   uint64_t objects_seen_ = 0;
   std::vector<PolicyText> documents_;  // the Kueue objects last taken
+  std::vector<SetAsideDocument> set_aside_;
   std::filesystem::file_time_type file_mtime_;
 };
 

@@ -132,7 +132,7 @@ void ServeApp::PublishKueueStatus() {
     kueue_status_->Forget();
     return;
   }
-  kueue_status_->Publish(*view);
+  kueue_status_->Publish(*view, policy_source_->set_aside());
 }
 
 void ServeApp::StartTicker(int tick_ms) {

@@ -101,5 +101,33 @@ TEST(KueueStatusTest, ALocalQueuePatchHasNoBorrowed) {
       << patch;
 }
 
+TEST(KueueStatusTest, SetAsideQueuesAreInactiveWithKueuesReasons) {
+  const std::vector<SetAsideDocument> aside = {
+      {.name = "clusterqueues/bad",
+       .message = "clusterqueues/bad:9: ClusterQueue \"bad\": spec."
+                  "resourceGroups[0].flavors[0].name: Not found \"a100\": no "
+                  "ResourceFlavor of that name"},
+      {.name = "localqueues/ml/of-bad",
+       .message = "localqueues/ml/of-bad:4: LocalQueue \"ml/of-bad\": "
+                  "spec.clusterQueue: Not found \"bad\": no ClusterQueue of "
+                  "that name"},
+      {.name = "localqueues/ml/of-none",
+       .message = "localqueues/ml/of-none:4: LocalQueue \"ml/of-none\": "
+                  "spec.clusterQueue: Not found \"none\": no ClusterQueue of "
+                  "that name"}};
+  const KueueStatuses statuses =
+      KueueStatusesOf(TwoLocalQueues(), kSince, aside);
+  const KueueActiveCondition& bad = statuses.cluster_queues.at("bad").condition;
+  EXPECT_FALSE(bad.active);
+  EXPECT_EQ(bad.reason, "FlavorNotFound");
+  EXPECT_THAT(bad.message,
+              ::testing::StartsWith("Can't admit new workloads: "));
+  EXPECT_EQ(statuses.local_queues.at("ml/of-bad").condition.reason,
+            "ClusterQueueIsInactive");
+  EXPECT_EQ(statuses.local_queues.at("ml/of-none").condition.reason,
+            "ClusterQueueDoesNotExist");
+  EXPECT_TRUE(statuses.cluster_queues.at("team-a").condition.active);
+}
+
 }  // namespace
 }  // namespace gpusched

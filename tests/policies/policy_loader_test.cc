@@ -329,5 +329,62 @@ spec: {clusterQueue: cq, stopPolicy: None, fairSharing: {weight: "2"}}
   EXPECT_EQ(result.policy->local_queues[0].fair_weight_milli, 2000);
 }
 
+PolicyText Doc(std::string name, std::string yaml) {
+  return {.name = std::move(name), .text = std::move(yaml)};
+}
+
+// Kueue's objects as the cluster holds them: a ClusterQueue naming a flavor
+// nobody created, a LocalQueue of it, and a queue that is fine.
+std::vector<PolicyText> ClusterObjects() {
+  return {
+      Doc("resourceflavors/h100",
+          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+          "metadata: {name: h100}\n"),
+      Doc("clusterqueues/good",
+          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+          "metadata: {name: good}\n"),
+      Doc("clusterqueues/bad",
+          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+          "metadata: {name: bad}\nspec:\n  resourceGroups:\n"
+          "  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+          "    - name: a100\n      resources:\n"
+          "      - {name: nvidia.com/gpu, nominalQuota: 8}\n"),
+      Doc("localqueues/ml/bad",
+          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+          "metadata: {namespace: ml, name: bad}\nspec: {clusterQueue: bad}\n"),
+      Doc("localqueues/ml/good",
+          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+          "metadata: {namespace: ml, name: good}\n"
+          "spec: {clusterQueue: good}\n")};
+}
+
+TEST(PolicyLoaderTest, ObjectsWithErrorsAndThoseNamingThemAreSetAside) {
+  const PolicyResult result =
+      ParsePolicyTextsSettingAside(ClusterObjects(), {});
+  ASSERT_TRUE(result.ok()) << ::testing::PrintToString(Messages(result));
+  ASSERT_EQ(result.policy->cluster_queues.size(), 1u);
+  EXPECT_EQ(result.policy->cluster_queues[0].name, "good");
+  ASSERT_EQ(result.policy->local_queues.size(), 1u);
+  EXPECT_EQ(result.policy->local_queues[0].name, "good");
+  ASSERT_EQ(result.set_aside.size(), 2u);
+  EXPECT_EQ(result.set_aside[0].name, "clusterqueues/bad");
+  EXPECT_THAT(result.set_aside[0].message,
+              ::testing::HasSubstr("Not found \"a100\": no ResourceFlavor"));
+  EXPECT_EQ(result.set_aside[1].name, "localqueues/ml/bad");
+  EXPECT_THAT(result.set_aside[1].message,
+              ::testing::HasSubstr("Not found \"bad\": no ClusterQueue"));
+}
+
+TEST(PolicyLoaderTest, ErrorsInTheRequiredFileFailTheWhole) {
+  const PolicyResult result = ParsePolicyTextsSettingAside(
+      ClusterObjects(),
+      {Doc("policy.yaml",
+           "apiVersion: gpusched.io/v1alpha1\nkind: SchedulerConfig\n"
+           "metadata: {name: default}\nspec: {starvationTimeout: 0s}\n")});
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(Messages(result),
+              ::testing::Contains(::testing::StartsWith("policy.yaml:4:")));
+}
+
 }  // namespace
 }  // namespace gpusched

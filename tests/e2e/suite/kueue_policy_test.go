@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"gpusched.io/e2e/suite/arena"
@@ -67,6 +68,13 @@ func TestKueueObjectsArePolicyAndAnActiveKueueStopsGpusched(t *testing.T) {
 	waitKueueGroupBound(ctx, t, cp, first)
 	waitReadyz(ctx, t, cp, "refusing to decide", false)
 	waitQueueStatus(ctx, t, kueue, 1, 8)
+
+	// A ClusterQueue naming a flavor nobody created, and a LocalQueue of
+	// it: Kueue keeps both inactive and admits through the others; so does
+	// gpusched, and says so in their status.
+	createOrphanQueue(ctx, t, kueue)
+	waitActiveCondition(ctx, t, kueue, arena.ClusterQueueResource, "", "orphan", "False", "FlavorNotFound")
+	waitActiveCondition(ctx, t, kueue, arena.LocalQueueResource, cluster.Namespace, "orphan", "False", "ClusterQueueIsInactive")
 
 	// 8 of 8 GPUs in use: a second gang of 8 waits for quota, then gets
 	// it from a raised nominalQuota, read from the watch.
@@ -224,4 +232,46 @@ func waitQueueStatus(ctx context.Context, t *testing.T, kueue *arena.Kueue, admi
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Fatalf("ClusterQueue %s status never showed %d admitted holding %d GPUs; last: %s", arenaQueue, admitted, gpus, last)
+}
+
+// createOrphanQueue creates ClusterQueue "orphan", whose quota is in
+// flavor a100 (no such ResourceFlavor), and its LocalQueue, at v1beta2.
+func createOrphanQueue(ctx context.Context, t *testing.T, kueue *arena.Kueue) {
+	t.Helper()
+	queue := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+		"metadata": map[string]any{"name": "orphan"},
+		"spec": map[string]any{
+			"namespaceSelector": map[string]any{},
+			"resourceGroups": []any{map[string]any{
+				"coveredResources": []any{"nvidia.com/gpu"},
+				"flavors": []any{map[string]any{"name": "a100", "resources": []any{
+					map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "8"}}}},
+			}},
+		},
+	}}
+	if _, err := kueue.Dynamic.Resource(arena.ClusterQueueResource).Create(ctx, queue, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	local := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+		"metadata": map[string]any{"name": "orphan", "namespace": cluster.Namespace},
+		"spec":     map[string]any{"clusterQueue": "orphan"},
+	}}
+	if _, err := kueue.Dynamic.Resource(arena.LocalQueueResource).Namespace(cluster.Namespace).Create(ctx, local, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitActiveCondition waits until the Kueue object's condition Active, as
+// gpusched writes it, has this status and reason.
+func waitActiveCondition(ctx context.Context, t *testing.T, kueue *arena.Kueue, resource schema.GroupVersionResource, namespace, name, status, reason string) {
+	t.Helper()
+	c, err := kueue.WaitCondition(ctx, resource, namespace, name, "Active", func(c arena.Condition) bool {
+		return c.Status == status && c.Reason == reason
+	}, cluster.SettleTimeout)
+	if err != nil {
+		t.Fatalf("%s %s: Active never %s/%s (last %+v): %v", resource.Resource, name, status, reason, c, err)
+	}
+	t.Logf("%s %s: Active=%s %s: %s", resource.Resource, name, c.Status, c.Reason, c.Message)
 }
