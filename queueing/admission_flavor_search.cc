@@ -20,21 +20,6 @@
 namespace gpusched {
 namespace {
 
-// The group the search walks: the first the members request that lists
-// more than one flavor. Other groups take the first flavor that fits, as
-// Fit always did (a ClusterQueue with one multi-flavor group is the usual
-// GPU case).
-const ResourceGroup* FungibleGroup(const ClusterQueue& cq,
-                                   const ResourceList& total) {
-  for (const ResourceGroup& group : cq.resource_groups) {
-    if (group.flavors.size() < 2) continue;
-    for (const std::string& r : group.covered_resources) {
-      if (total.Get(r) > 0) return &group;
-    }
-  }
-  return nullptr;
-}
-
 // A flavor that can never hold the workload is not worth a plan.
 bool PreemptionMayHelp(const WaitReason& why) {
   return why.code != ReasonCode::kExceedsMaxQuota &&
@@ -71,9 +56,13 @@ struct AdmissionRun::FlavorWalk {
 
 AdmissionOutcome AdmissionRun::TryAdmit(Workload& w, int64_t now) {
   const ClusterQueue* cq = flavors_.ClusterQueueNamed(w.cluster_queue);
+  const ResourceList total = TotalRequests(w.MembersToAdmit());
+  // Other groups take the first flavor that fits, as Fit always did (one
+  // multi-flavor group is the usual GPU ClusterQueue).
   const ResourceGroup* group =
-      cq == nullptr ? nullptr
-                    : FungibleGroup(*cq, TotalRequests(w.MembersToAdmit()));
+      cq == nullptr ? nullptr : FungibleGroup(*cq, [&](const std::string& r) {
+        return total.Get(r) > 0;
+      });
   if (group != nullptr) return SearchFlavors(w, *cq, *group, now);
   FitResult fit = Fit(w);
   if (fit.trial) {

@@ -171,9 +171,10 @@ std::vector<AdmissionRun::ClassHead> AdmissionRun::BestEffortHeadsOf(
     const std::string& queue = classes_.queue_of(signature);
     if (!best_effort.contains(queue)) continue;
     if (Workload* head = classes_.ReadyFrom(signature, nullptr, ready)) {
-      heads.push_back(
-          {signature, quota_.BorrowHeight(queue, classes_.demand_of(signature)),
-           head});
+      heads.push_back({signature,
+                       flavors_.BorrowHeightOfChoice(
+                           quota_, queue, classes_.demand_of(signature)),
+                       head});
     }
   }
   return heads;
@@ -238,7 +239,8 @@ std::vector<Workload*> AdmissionRun::Candidates(int64_t now) {
       const int id = classes_.SignatureId(*w, flavors_);
       auto [it, inserted] = height_by_signature.try_emplace(id, 0);
       if (inserted) {
-        it->second = quota_.BorrowHeight(cq, classes_.demand_of(id));
+        it->second =
+            flavors_.BorrowHeightOfChoice(quota_, cq, classes_.demand_of(id));
       }
       keyed.emplace_back(it->second, w);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "queueing/flavor_fungibility.h"
 #include "scheduler/node_predicates.h"
 
 namespace gpusched {
@@ -89,6 +90,12 @@ bool Lists(const ResourceGroup& group, const std::string& flavor) {
                      [&](const FlavorQuotas& f) { return f.flavor == flavor; });
 }
 
+bool Covers(const ResourceGroup& group, const std::string& resource) {
+  return std::find(group.covered_resources.begin(),
+                   group.covered_resources.end(),
+                   resource) != group.covered_resources.end();
+}
+
 // The resource the queue's groups do not cover, or "" when all are.
 std::string UncoveredResource(const ClusterQueue& cq,
                               const ResourceList& total) {
@@ -96,9 +103,7 @@ std::string UncoveredResource(const ClusterQueue& cq,
     if (amount <= 0 || resource == kPods) continue;
     bool covered = false;
     for (const ResourceGroup& g : cq.resource_groups) {
-      covered |=
-          std::find(g.covered_resources.begin(), g.covered_resources.end(),
-                    resource) != g.covered_resources.end();
+      covered |= Covers(g, resource);
     }
     if (!covered) return resource;
   }
@@ -106,6 +111,46 @@ std::string UncoveredResource(const ClusterQueue& cq,
 }
 
 }  // namespace
+
+const ResourceGroup* FungibleGroup(
+    const ClusterQueue& cq,
+    const std::function<bool(const std::string& resource)>& requested) {
+  for (const ResourceGroup& group : cq.resource_groups) {
+    if (group.flavors.size() < 2) continue;
+    for (const std::string& r : group.covered_resources) {
+      if (requested(r)) return &group;
+    }
+  }
+  return nullptr;
+}
+
+int QuotaFlavors::BorrowHeightOfChoice(const QuotaTree& quota,
+                                       const std::string& queue,
+                                       const FrAmounts& first_demand) const {
+  const ClusterQueue* cq = ClusterQueueNamed(queue);
+  const ResourceGroup* group =
+      cq == nullptr ? nullptr : FungibleGroup(*cq, [&](const std::string& r) {
+        return std::any_of(
+            first_demand.begin(), first_demand.end(),
+            [&](const auto& e) { return e.first.resource == r; });
+      });
+  if (group == nullptr) return quota.BorrowHeight(queue, first_demand);
+  FlavorSearch search(cq->flavor_fungibility);
+  for (size_t i = 0; i < group->flavors.size(); ++i) {
+    FrAmounts demand;
+    for (const auto& [fr, amount] : first_demand) {
+      const bool in_group = Covers(*group, fr.resource);
+      demand[{in_group ? group->flavors[i].flavor : fr.flavor, fr.resource}] =
+          amount;
+    }
+    if (!quota.Fits(queue, demand)) continue;
+    const FlavorVerdict verdict{FlavorMode::kFit,
+                                quota.BorrowHeight(queue, demand)};
+    if (search.Offer(i, verdict)) break;
+  }
+  return search.best() ? search.best_verdict().borrow_height
+                       : quota.BorrowHeight(queue, first_demand);
+}
 
 const ResourceFlavor* FindFlavor(const Policy& policy,
                                  const std::string& name) {

@@ -6,6 +6,7 @@
 #define GPUSCHED_QUEUEING_QUOTA_FLAVORS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +57,15 @@ class QuotaFlavors {
   // group: what borrowing and shares are judged on before a flavor is
   // chosen.
   FrAmounts FirstFlavorDemand(const Workload& w) const;
+  // Kueue orders a cycle's heads by the borrowing of the flavors assigned
+  // to them. Before placement that is the flavor flavorFungibility picks
+  // on quota alone: the borrowing height (QuotaTree::BorrowHeight) of the
+  // flavor of the queue's fungible group where the search would end among
+  // those whose quota holds the demand now; `first_demand` is on the first
+  // flavor of each group (FirstFlavorDemand), and its height is the answer
+  // when no flavor holds it.
+  int BorrowHeightOfChoice(const QuotaTree& quota, const std::string& queue,
+                           const FrAmounts& first_demand) const;
   // The quota the workload would take with `flavor` in the resource group
   // that lists it and the first flavor in every other group.
   FrAmounts DemandWith(const Workload& w, const std::string& flavor) const;
@@ -93,6 +103,13 @@ class QuotaFlavors {
 };
 
 const ResourceFlavor* FindFlavor(const Policy& policy, const std::string& name);
+
+// The group whose flavors flavorFungibility searches: the first listing
+// more than one flavor that covers a `requested` resource; nullptr when
+// none does.
+const ResourceGroup* FungibleGroup(
+    const ClusterQueue& cq,
+    const std::function<bool(const std::string& resource)>& requested);
 
 }  // namespace gpusched
 

@@ -59,11 +59,15 @@ class FlavorChoiceTest : public ::testing::Test {
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
   }
-  void Submit(const std::string& ns, const std::string& group, int pods,
-              int32_t priority = 0) {
+  void Add(const std::string& ns, const std::string& group, int pods,
+           int32_t priority = 0) {
     for (int i = 0; i < pods; ++i) {
       engine_->AddPod(GangPod(ns, group, i, 8, pods, priority), 0);
     }
+  }
+  void Submit(const std::string& ns, const std::string& group, int pods,
+              int32_t priority = 0) {
+    Add(ns, group, pods, priority);
     engine_->Schedule(0);
   }
   const Workload& W(const std::string& key) {
@@ -145,6 +149,23 @@ TEST_F(FlavorChoiceTest, TryNextFlavorTakesFreeFlavorBeforePreempting) {
   EXPECT_EQ(W("team-a/low").state, Workload::State::kAdmitted);
   EXPECT_EQ(W("team-a/low").preemptions, 0);
   EXPECT_EQ(ModelOf("team-a/high", "team-a/high-0"), "a100");
+}
+
+// Kueue orders a cycle's heads by the borrowing of the flavor each is
+// assigned: team-b's head fits its own A100 quota (its second flavor) and
+// goes before team-a's, which would borrow it there. On their first flavor
+// (h100, full) both would borrow, and team-a's key would come first.
+TEST_F(FlavorChoiceTest, HeadWithinNominalOnItsChosenFlavorGoesFirst) {
+  Start(TwoFlavorQueue("team-a", 8, 0), TwoFlavorQueue("team-b", 0, 8), 1, 1);
+  Submit("team-a", "on-h100", 1);
+  Submit("team-a", "borrowing", 1);  // h100 is full: a100, borrowed
+  ASSERT_EQ(ModelOf("team-a/borrowing", "team-a/borrowing-0"), "a100");
+  Add("team-a", "wa", 1);
+  Add("team-b", "wb", 1);
+  engine_->Finish("team-a/borrowing-0", 1000);
+  engine_->Schedule(1000);
+  EXPECT_EQ(ModelOf("team-b/wb", "team-b/wb-0"), "a100");
+  EXPECT_EQ(W("team-a/wa").state, Workload::State::kPending);
 }
 
 }  // namespace

@@ -340,4 +340,51 @@ RECLAIM = [
             {"gpu": 10, "cpu": 10}, ["other-premium"], "premium"),
 ]
 
-CASES = SCHEDULE + ASSIGN + RECLAIM
+# --- TestHierarchical (flavorassigner_test.go) ---------------------------
+
+def hierarchy(test_flavors, fungibility):
+    """Cohorts three > two > one, each owning 4 cpu of one flavor (one:
+    alpha, two: beta, three: premium); test-clusterqueue in one, another
+    queue in two, neither with quota of its own but as `test_flavors`
+    says."""
+    return [COHORT("three", groups=[{"premium": {"cpu": Q(4)}}]),
+            COHORT("two", "three", [{"beta": {"cpu": Q(4)}}]),
+            COHORT("one", "two", [{"alpha": {"cpu": Q(4)}}]),
+            CQ("test-clusterqueue", "one", [test_flavors], within=LP,
+               reclaim=LP, fungibility=fungibility),
+            CQ("other-clusterqueue", "two",
+               [{f: {"cpu": Q(0)} for f in ("alpha", "beta", "premium")}])]
+
+
+NO_OWN_QUOTA = {f: {"cpu": Q(0)} for f in ("alpha", "beta", "premium")}
+HIER_WHY = """one/two/three are alpha/beta/premium (the cohorts keep their
+names). The usage is workloads at the incoming's priority, so no flavor
+that needs preemption has candidates, as Kueue's oracle answers."""
+
+
+def hierarchical(file, kueue, test_flavors, fungibility, own, other, flavor):
+    return case("TestHierarchical", file, kueue,
+                hierarchy(test_flavors, fungibility),
+                [W("own", "test-clusterqueue", 0, cpu=4, sel=own)] +
+                ([W("other", "other-clusterqueue", 0, cpu=4, sel=other)]
+                 if other else []),
+                [W("in", "test-clusterqueue", 0, cpu=4)], [], {"in": flavor},
+                fits=True, why=HIER_WHY)
+
+
+HIERARCHICAL = [
+    hierarchical("hierarchical-top-flavor", "Select the top flavor",
+                 NO_OWN_QUOTA, TRY_PREEMPT, "alpha", "beta", "premium"),
+    hierarchical("hierarchical-first-that-fits",
+                 "Select the first flavor which fits", NO_OWN_QUOTA,
+                 TRY_PREEMPT, "alpha", None, "beta"),
+    hierarchical("hierarchical-deeper-borrowing-over-no-candidates",
+                 "Select deeper-borrowing flavor that fits when "
+                 "shallower-borrowing flavor has no preemption candidates",
+                 {"alpha": {"cpu": Q(4, 0)}, "beta": {"cpu": Q(0)},
+                  "premium": {"cpu": Q(0)}},
+                 dict(TRY_BOTH, preference="PreemptionOverBorrowing"),
+                 "alpha", None, "beta"),
+]
+
+CASES = SCHEDULE + ASSIGN + RECLAIM + HIERARCHICAL

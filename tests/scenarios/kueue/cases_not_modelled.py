@@ -146,15 +146,6 @@ NOT_MODELLED.update({
         "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch":
             ORACLE_FAKED,
     },
-    "TestHierarchical": {
-        "Select deeper-borrowing flavor that fits when shallower-borrowing "
-        "flavor has no preemption candidates":
-            "not written: the same rule and shape as TestSchedule's "
-            "\"PreemptionOverBorrowing preference: select fitting second "
-            "flavor over first flavor with no preemption candidates\" "
-            "(`kueue/fungibility-schedule-preemption-over-borrowing-no-"
-            "candidates.yaml`)",
-    },
     "TestIsPreferred": {name: "not a scenario (an ordering function): "
                         "IsPreferredTest in "
                         "tests/queueing/flavor_fungibility_test.cc, case for "
