@@ -43,11 +43,17 @@ std::string ListText(const std::vector<std::string>& items) {
   return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
 }
 
+}  // namespace
+
 void DecodeFairSharingConfig(DocContext& doc, const Value& value,
-                             SchedulerConfig* config) {
+                             bool presence_enables, SchedulerConfig* config) {
   MapReader reader(doc, value);
-  config->fair_sharing =
-      ReadBool(doc, reader.Get("enable")).value_or(config->fair_sharing);
+  if (presence_enables) {
+    config->fair_sharing = true;
+  } else {
+    config->fair_sharing =
+        ReadBool(doc, reader.Get("enable")).value_or(config->fair_sharing);
+  }
   const Value strategies = reader.Get("preemptionStrategies");
   reader.Finish();
   std::optional<std::vector<std::string>> list =
@@ -69,6 +75,8 @@ void DecodeFairSharingConfig(DocContext& doc, const Value& value,
       InvalidValue(ListText(*list), absl::StrCat("must be one of ",
                                                  absl::StrJoin(valid, ", "))));
 }
+
+namespace {
 
 // A duration field; `positive` forbids 0. Returns the value read, if any.
 std::optional<int64_t> ReadDuration(DocContext& doc, const Value& value,
@@ -212,6 +220,23 @@ bool DecodeDeviceClassMapping(DocContext& doc, const Value& item,
   return ok;
 }
 
+}  // namespace
+
+std::vector<DeviceClassMapping> DecodeDeviceClassMappings(
+    DocContext& doc, const Value& value,
+    std::set<std::string, std::less<>>& classes) {
+  std::vector<DeviceClassMapping> decoded;
+  for (const Value& item : ReadList(doc, value)) {
+    DeviceClassMapping mapping;
+    if (DecodeDeviceClassMapping(doc, item, classes, mapping)) {
+      decoded.push_back(std::move(mapping));
+    }
+  }
+  return decoded;
+}
+
+namespace {
+
 // deviceClassesOutsideQuota: [names], gpusched's own field: the classes
 // an admin leaves out of quota on purpose (never by default: a class no
 // mapping names makes its claims inadmissible, as Kueue does).
@@ -247,13 +272,8 @@ void DecodeResources(DocContext& doc, const Value& value,
   const Value outside = reader.Get("deviceClassesOutsideQuota");
   reader.Finish();
   std::set<std::string, std::less<>> classes;
-  std::vector<DeviceClassMapping> decoded;
-  for (const Value& item : ReadList(doc, mappings)) {
-    DeviceClassMapping mapping;
-    if (DecodeDeviceClassMapping(doc, item, classes, mapping)) {
-      decoded.push_back(std::move(mapping));
-    }
-  }
+  std::vector<DeviceClassMapping> decoded =
+      DecodeDeviceClassMappings(doc, mappings, classes);
   if (std::optional<DeviceClassMapping> uncounted =
           DecodeOutsideQuota(doc, outside, classes)) {
     decoded.push_back(*std::move(uncounted));
@@ -267,17 +287,25 @@ void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
                            PolicyDraft* draft) {
   MapReader spec(doc, top.Get("spec"));
   SchedulerConfig config;
-  DecodeFairSharingConfig(doc, spec.Get("fairSharing"), &config);
-  DecodeGang(doc, spec.Get("gang"), &config);
+  const Value fair_sharing = spec.Get("fairSharing");
+  const Value gang = spec.Get("gang");
+  const Value resources = spec.Get("resources");
+  DecodeFairSharingConfig(doc, fair_sharing, false, &config);
+  DecodeGang(doc, gang, &config);
   ReadDuration(doc, spec.Get("starvationTimeout"), true,
                &config.starvation_timeout_ms);
   DecodePreemptionConfig(doc, spec.Get("preemption"), &config);
   DecodeScoring(doc, spec.Get("scoring"), &config);
   DecodeTopologyLevels(doc, spec.Get("topologyLevels"), &config);
-  DecodeResources(doc, spec.Get("resources"), &config);
+  DecodeResources(doc, resources, &config);
   spec.Finish();
-  draft->configs.push_back(
-      {.value = std::move(config), .origin = std::move(origin)});
+  DecodedSchedulerConfig decoded;
+  decoded.value = std::move(config);
+  decoded.origin = std::move(origin);
+  decoded.gang_line = gang.present() ? gang.line : 0;
+  decoded.fair_sharing_line = fair_sharing.present() ? fair_sharing.line : 0;
+  decoded.resources_line = resources.present() ? resources.line : 0;
+  draft->configs.push_back(std::move(decoded));
 }
 
 }  // namespace gpusched::policy_internal

@@ -26,18 +26,24 @@ constexpr std::array<std::string_view, 3> kKueueApis = {
 constexpr std::array<std::string_view, 4> kCohortApis = {
     kGpuschedApi, kKueueV1alpha1, kKueueV1beta1, kKueueV1beta2};
 constexpr std::array<std::string_view, 1> kGpuschedApis = {kGpuschedApi};
+// Kueue's manager configuration (controller_manager_config.yaml).
+constexpr std::array<std::string_view, 2> kKueueConfigApis = {
+    "config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2"};
 
 struct KindInfo {
   std::string_view name;
   Kind kind;
   bool namespaced;
   std::span<const std::string_view> api_versions;
+  // Kueue's Configuration is a file, not an object: no metadata.name.
+  bool named = true;
 };
 
 // Sorted by name: also the "supported values" list of `kind`.
-constexpr std::array<KindInfo, 6> kKinds = {{
+constexpr std::array<KindInfo, 7> kKinds = {{
     {"ClusterQueue", Kind::kClusterQueue, false, kKueueApis},
     {"Cohort", Kind::kCohort, false, kCohortApis},
+    {"Configuration", Kind::kConfiguration, false, kKueueConfigApis, false},
     {"LocalQueue", Kind::kLocalQueue, true, kKueueApis},
     {"ResourceFlavor", Kind::kResourceFlavor, false, kKueueApis},
     {"SchedulerConfig", Kind::kSchedulerConfig, false, kGpuschedApis},
@@ -100,6 +106,13 @@ bool CheckName(DocContext& doc, const Value& value,
 // Returns the namespace ("" for cluster-scoped kinds).
 std::string ReadMetadata(DocContext& doc, MapReader& top, const KindInfo& kind,
                          int number, Origin* origin) {
+  if (!kind.named) {
+    // Kueue reads its file without metadata; a ConfigMap's copy may have
+    // some, which says nothing to the scheduler.
+    top.Ignore("metadata");
+    doc.set_subject(Subject(kind, "", number));
+    return "";
+  }
   MapReader meta(doc, top.Get("metadata"));
   const Value name = meta.Get("name");
   const std::optional<std::string> raw_name = ReadString(doc, name);
@@ -160,6 +173,8 @@ void DecodeBody(DocContext& doc, MapReader& top, const KindInfo& kind,
       return DecodeWorkloadPriorityClass(doc, top, std::move(origin), draft);
     case Kind::kSchedulerConfig:
       return DecodeSchedulerConfig(doc, top, std::move(origin), draft);
+    case Kind::kConfiguration:
+      return DecodeKueueConfiguration(doc, top, std::move(origin), draft);
   }
 }
 

@@ -9,6 +9,7 @@
 // not add false "Not found" errors.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,20 @@ void DecodeWorkloadPriorityClass(DocContext& doc, MapReader& top, Origin origin,
                                  PolicyDraft* draft);
 void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
                            PolicyDraft* draft);
+// Kueue's Configuration (policies/kueue_configuration.cc).
+void DecodeKueueConfiguration(DocContext& doc, MapReader& top, Origin origin,
+                              PolicyDraft* draft);
+
+// fairSharing of a SchedulerConfig or of Kueue's Configuration:
+// {enable, preemptionStrategies}; v1beta2 of Kueue's Configuration has no
+// `enable`, its presence switches fair sharing on (`presence_enables`).
+void DecodeFairSharingConfig(DocContext& doc, const Value& value,
+                             bool presence_enables, SchedulerConfig* config);
+// resources.deviceClassMappings: [{name, deviceClassNames}]; a DeviceClass
+// already in `classes` is a duplicate.
+std::vector<DeviceClassMapping> DecodeDeviceClassMappings(
+    DocContext& doc, const Value& value,
+    std::set<std::string, std::less<>>& classes);
 
 // Where a quota tree node sits: Kueue allows borrowingLimit and
 // lendingLimit only on a node that has a parent to borrow from or lend to.

@@ -21,6 +21,7 @@ enum class Kind {
   kCohort,
   kWorkloadPriorityClass,
   kSchedulerConfig,
+  kConfiguration,  // Kueue's own (config.kueue.x-k8s.io)
 };
 
 std::string_view KindName(Kind kind);
@@ -58,13 +59,36 @@ struct DecodedClusterQueue : Decoded<ClusterQueue> {
   int borrow_within_cohort_line = 0;
 };
 
+// The SchedulerConfig with the lines of its sections that Kueue's
+// Configuration also has (0: unset), so that the two never both set one.
+struct DecodedSchedulerConfig : Decoded<SchedulerConfig> {
+  int gang_line = 0;
+  int fair_sharing_line = 0;
+  int resources_line = 0;
+};
+
+// Kueue's Configuration: `mapped` holds what its waitForPodsReady,
+// fairSharing and resources say in SchedulerConfig's terms; each section
+// counts only where its line is set (0: the file leaves it out).
+struct DecodedKueueConfiguration {
+  Origin origin;
+  SchedulerConfig mapped;
+  int wait_for_pods_ready_line = 0;
+  // v1beta2 without waitForPodsReady: Kueue v0.19.2 turns it on with its
+  // defaults (apis/config/v1beta2/defaults.go); v0.17.0 left it off.
+  bool wait_for_pods_ready_by_default = false;
+  int fair_sharing_line = 0;
+  int resources_line = 0;
+};
+
 struct PolicyDraft {
   std::vector<Decoded<ResourceFlavor>> flavors;
   std::vector<DecodedClusterQueue> cluster_queues;
   std::vector<Decoded<LocalQueue>> local_queues;
   std::vector<Decoded<Cohort>> cohorts;
   std::vector<Decoded<WorkloadPriorityClass>> priority_classes;
-  std::vector<Decoded<SchedulerConfig>> configs;
+  std::vector<DecodedSchedulerConfig> configs;
+  std::vector<DecodedKueueConfiguration> kueue_configurations;
 };
 
 }  // namespace gpusched::policy_internal

@@ -224,6 +224,18 @@ std::string DeviceClassMappingsText(const SchedulerConfig& c) {
   return absl::StrJoin(parts, "; ");
 }
 
+// What Kueue's waitForPodsReady adds to the gang timers, only when set.
+std::string RequeuingText(const SchedulerConfig& c) {
+  std::string text;
+  if (c.gang_backoff_limit_count) {
+    absl::StrAppend(&text, ", backoffLimitCount ", *c.gang_backoff_limit_count);
+  }
+  if (c.requeuing_timestamp == RequeuingTimestamp::kEviction) {
+    absl::StrAppend(&text, ", requeued by eviction time");
+  }
+  return text;
+}
+
 std::string ConfigText(const SchedulerConfig& c) {
   std::vector<std::string> scoring;
   for (const auto& [name, weight] : c.scoring) {
@@ -240,8 +252,9 @@ std::string ConfigText(const SchedulerConfig& c) {
       FormatDurationMs(c.gang_admission_timeout_ms), ", backoff ",
       FormatDurationMs(c.gang_backoff_base_ms), " to ",
       FormatDurationMs(c.gang_backoff_max_ms), ", staleGangGracePeriod ",
-      FormatDurationMs(c.stale_gang_grace_ms), "\n  starvationTimeout ",
-      FormatDurationMs(c.starvation_timeout_ms), ", preemption minimumRuntime ",
+      FormatDurationMs(c.stale_gang_grace_ms), RequeuingText(c),
+      "\n  starvationTimeout ", FormatDurationMs(c.starvation_timeout_ms),
+      ", preemption minimumRuntime ",
       FormatDurationMs(c.preemption_minimum_runtime_ms),
       "\n  scoring: ", absl::StrJoin(scoring, ", "), "\n  topologyLevels: ",
       c.topology_levels.empty() ? "(none)"

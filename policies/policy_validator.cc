@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "policies/kueue_configuration.h"
 #include "scheduler/base/strings.h"
 
 namespace gpusched::policy_internal {
@@ -127,8 +128,17 @@ void CheckCohortCycles(const PolicyDraft& draft, Diagnostics* diagnostics) {
 // Kueue: borrowWithinCohort cannot be combined with fair sharing.
 void CheckFairSharingPreemption(const PolicyDraft& draft,
                                 Diagnostics* diagnostics) {
-  if (draft.configs.empty() || !draft.configs[0].value.fair_sharing) return;
-  const Origin& config = draft.configs[0].origin;
+  const Origin* on = nullptr;
+  if (!draft.configs.empty() && draft.configs[0].value.fair_sharing) {
+    on = &draft.configs[0].origin;
+  }
+  for (const DecodedKueueConfiguration& kueue : draft.kueue_configurations) {
+    if (kueue.fair_sharing_line != 0 && kueue.mapped.fair_sharing) {
+      on = &kueue.origin;
+    }
+  }
+  if (on == nullptr) return;
+  const Origin& config = *on;
   for (const DecodedClusterQueue& queue : draft.cluster_queues) {
     if (queue.borrow_within_cohort_line == 0) continue;
     Report(
@@ -159,6 +169,7 @@ void ValidateDraft(const PolicyDraft& draft, Diagnostics* diagnostics) {
   CheckUniqueNames(draft.cohorts, diagnostics);
   CheckUniqueNames(draft.priority_classes, diagnostics);
   CheckSingleConfig(draft, diagnostics);
+  CheckKueueConfiguration(draft, diagnostics);
   CheckAllReferences(draft, diagnostics);
   CheckCohortCycles(draft, diagnostics);
   CheckFairSharingPreemption(draft, diagnostics);
@@ -180,6 +191,7 @@ Policy BuildPolicy(PolicyDraft draft) {
   policy.cohorts = SortedValues(draft.cohorts, by_name);
   policy.priority_classes = SortedValues(draft.priority_classes, by_name);
   if (!draft.configs.empty()) policy.config = std::move(draft.configs[0].value);
+  ApplyKueueConfiguration(draft, &policy.config);
   return policy;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "queueing/admission_run.h"
+#include "queueing/scenario.h"
 
 namespace gpusched {
 namespace {
@@ -141,7 +142,11 @@ void AdmissionRun::Commit(Workload& w, PlacementTrial trial, int64_t now) {
   quota_.AddUsage(w.cluster_queue, attempt.charged);
   for (const auto& [fr, amount] : attempt.charged) w.charged[fr] += amount;
   for (auto& [pod, placement] : attempt.placements) {
-    if (options_.bind_on_admission) w.bound.insert(pod);
+    auto member = w.pods.find(pod);
+    if (options_.bind_on_admission &&
+        (member == w.pods.end() || !SimulatedNeverBound(member->second))) {
+      w.bound.insert(pod);
+    }
     w.placements[pod] = std::move(placement);
   }
   SetState(w, Workload::State::kAdmitted);

@@ -40,6 +40,12 @@ void AdmissionRun::RunTimers(int64_t now) {
        timers_.UnboundPastTimeout(config, live_, now)) {
     Workload& w = *fired.workload;
     Release(w);
+    // Kueue's Eviction timestamp: it queues from now, set before it is
+    // indexed as pending again.
+    if (fired.kind == TimerOutcome::Kind::kBindTimedOut &&
+        config.requeuing_timestamp == RequeuingTimestamp::kEviction) {
+      w.created_ms = now;
+    }
     SetState(w, Workload::State::kPending);
     timers_.BackOffAfterRollback(config, w, fired, now);
     Emit(now, EngineEvent::Type::kTimedOut, w, "", w.reason);

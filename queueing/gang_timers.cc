@@ -1,6 +1,7 @@
 #include "queueing/gang_timers.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -56,24 +57,50 @@ std::vector<TimerOutcome> GangTimers::UnboundPastTimeout(
     if (!w.admitted() || w.bound.size() >= w.placements.size()) continue;
     const int64_t timeout = TimeoutOf(config, w);
     if (now - w.admitted_at_ms < timeout) continue;
-    const int64_t retry = GangBackoff(config, w.failed_attempts + 1);
-    fired.push_back(
-        {TimerOutcome::Kind::kBindTimedOut, &w,
-         absl::StrCat("only ", w.bound.size(), " of ", w.placements.size(),
-                      " members bound within ", Seconds(timeout),
-                      "; quota and GPUs released, retry in ", Seconds(retry))});
+    const std::string what =
+        absl::StrCat("only ", w.bound.size(), " of ", w.placements.size(),
+                     " members bound within ", Seconds(timeout),
+                     "; quota and GPUs released, ");
+    if (PastRequeuingLimit(config, w)) {
+      fired.push_back(
+          {TimerOutcome::Kind::kRequeuingLimitExceeded, &w,
+           absl::StrCat(what, "deactivated after ", w.requeue_count,
+                        " requeues (backoffLimitCount ",
+                        *config.gang_backoff_limit_count,
+                        "); a new pod of the workload activates it again")});
+      continue;
+    }
+    const int64_t retry = GangBackoff(config, w.requeue_count + 1);
+    fired.push_back({TimerOutcome::Kind::kBindTimedOut, &w,
+                     absl::StrCat(what, "retry in ", Seconds(retry))});
   }
   return fired;
 }
 
+bool PastRequeuingLimit(const SchedulerConfig& config, const Workload& w) {
+  return config.gang_backoff_limit_count.has_value() &&
+         w.requeue_count + 1 > *config.gang_backoff_limit_count;
+}
+
+// Kueue's UpdateRequeueState: the n-th requeue waits base*2^(n-1), capped
+// at the maximum; Kueue's jitter (0.0001 of it) is left out, so a
+// simulation replays exactly.
 void GangTimers::BackOffAfterRollback(const SchedulerConfig& config,
                                       Workload& w, const TimerOutcome& outcome,
                                       int64_t now) const {
   ++w.failed_attempts;
   w.admitted_at_ms = -1;
-  w.backoff_until_ms = now + GangBackoff(config, w.failed_attempts);
+  if (outcome.kind == TimerOutcome::Kind::kRequeuingLimitExceeded) {
+    w.deactivated = true;
+    // Held as a backoff without end: nothing admits or wakes it.
+    w.backoff_until_ms = std::numeric_limits<int64_t>::max();
+    w.Explain({ReasonCode::kRequeuingLimitExceeded, outcome.reason});
+    return;
+  }
+  ++w.requeue_count;
+  w.backoff_until_ms = now + GangBackoff(config, w.requeue_count);
   w.pending_since_ms = w.backoff_until_ms;
-  w.Explain({ReasonCode::kAdmissionTimedOut, outcome.reason});
+  w.Explain({ReasonCode::kPodsReadyTimeout, outcome.reason});
 }
 
 std::vector<TimerOutcome> GangTimers::TakeBelowMinPastGrace(
@@ -155,7 +182,7 @@ std::optional<int64_t> GangTimers::NextWakeup(
   bool queued_pending = false;
   for (const auto& [key, each] : live) {
     const Workload& w = *each;
-    if (w.state != Workload::State::kPending) continue;
+    if (w.state != Workload::State::kPending || w.deactivated) continue;
     queued_pending |= !w.cluster_queue.empty();
     consider(w.backoff_until_ms);
     if (w.ShortOfPods()) {

@@ -22,8 +22,10 @@ namespace gpusched {
 // What a timer that fired asks of the engine.
 struct TimerOutcome {
   enum class Kind {
-    kBackedOff,       // pending gang short of pods: backoff set, emit TimedOut
-    kBindTimedOut,    // admitted, not bound in time: roll back, emit TimedOut
+    kBackedOff,     // pending gang short of pods: backoff set, emit TimedOut
+    kBindTimedOut,  // admitted, not bound in time: roll back, emit TimedOut
+    // As kBindTimedOut, past backoffLimitCount: roll back and deactivate.
+    kRequeuingLimitExceeded,
     kBelowMinMember,  // running gang short of minMember: evict whole
   };
   Kind kind = Kind::kBackedOff;
@@ -44,8 +46,9 @@ class GangTimers {
   // backoff (failed_attempts, backoff_until_ms, reason) here.
   std::vector<TimerOutcome> BackOffIncompleteGangs(
       const SchedulerConfig& config, const LiveMap& live, int64_t now) const;
-  // Admitted workloads with members not bound in time. The engine rolls
-  // each back, then calls BackOffAfterRollback.
+  // Admitted workloads with members not bound in time (Kueue's
+  // PodsReadyTimeout). The engine rolls each back, then calls
+  // BackOffAfterRollback, which deactivates those past backoffLimitCount.
   std::vector<TimerOutcome> UnboundPastTimeout(const SchedulerConfig& config,
                                                const LiveMap& live,
                                                int64_t now) const;
@@ -111,6 +114,9 @@ class GangTimers {
 
 // The delay before a gang's next try after `attempts` failed ones.
 int64_t GangBackoff(const SchedulerConfig& config, int attempts);
+// Whether one more PodsReadyTimeout requeue of `w` would pass
+// backoffLimitCount (Kueue's triggerDeactivation).
+bool PastRequeuingLimit(const SchedulerConfig& config, const Workload& w);
 
 }  // namespace gpusched
 

@@ -127,6 +127,10 @@ struct Cohort {
   int64_t fair_weight_milli = kDefaultFairWeightMilli;
 };
 
+// Kueue's waitForPodsReady.requeuingStrategy.timestamp: which time orders a
+// workload requeued after PodsReadyTimeout in its queue.
+enum class RequeuingTimestamp { kEviction, kCreation };
+
 struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
@@ -143,6 +147,15 @@ struct SchedulerConfig {
   int64_t gang_backoff_base_ms = 10'000;
   int64_t gang_backoff_max_ms = 300'000;
   int64_t stale_gang_grace_ms = 60'000;
+  // Kueue's requeuingStrategy.backoffLimitCount: after this many requeues
+  // by PodsReadyTimeout the next timeout deactivates the workload
+  // (RequeuingLimitExceeded). Unset: requeued without end.
+  std::optional<int32_t> gang_backoff_limit_count;
+  // requeuingStrategy.timestamp: with Eviction, a workload rolled back by
+  // PodsReadyTimeout queues (and compares in preemption) from its rollback
+  // on, as Kueue's GetQueueOrderTimestamp does; gpusched's own default is
+  // Creation.
+  RequeuingTimestamp requeuing_timestamp = RequeuingTimestamp::kCreation;
   int64_t starvation_timeout_ms = 1'800'000;
   int64_t preemption_minimum_runtime_ms = 0;
   // Scorer name -> weight, as ScoringWeights::Parse takes them.

@@ -21,8 +21,13 @@ enum class ReasonCode : uint8_t {
   kTopologyUnsatisfiable,  // no domain of the required level holds it
   kGangIncomplete,         // fewer pods than minMember, or no PodGroup yet
   kPreempting,             // victims evicted, waiting for them to go
-  kAdmissionTimedOut,      // admitted, not bound in time; rolled back
-  kBackingOff,             // a gang that did not complete waits to retry
+  // Admitted, not bound in time; rolled back (Kueue's eviction reason for
+  // a workload whose pods were not ready within waitForPodsReady.timeout).
+  kPodsReadyTimeout,
+  // Rolled back by PodsReadyTimeout more often than backoffLimitCount
+  // allows: deactivated (Kueue's reason).
+  kRequeuingLimitExceeded,
+  kBackingOff,  // a gang that did not complete waits to retry
   // A member's DRA claim quota cannot count as asked (allocationMode All,
   // an unmapped DeviceClass, ...): Kueue's reason for it.
   kInadmissible,
@@ -57,8 +62,10 @@ inline constexpr std::string_view ReasonCodeName(ReasonCode code) {
       return "GangIncomplete";
     case ReasonCode::kPreempting:
       return "Preempting";
-    case ReasonCode::kAdmissionTimedOut:
-      return "AdmissionTimedOut";
+    case ReasonCode::kPodsReadyTimeout:
+      return "PodsReadyTimeout";
+    case ReasonCode::kRequeuingLimitExceeded:
+      return "RequeuingLimitExceeded";
     case ReasonCode::kBackingOff:
       return "BackingOff";
     case ReasonCode::kInadmissible:
@@ -87,7 +94,8 @@ inline constexpr bool IsWarning(ReasonCode code) {
   switch (code) {
     case ReasonCode::kExceedsMaxQuota:
     case ReasonCode::kNoMatchingFlavor:
-    case ReasonCode::kAdmissionTimedOut:
+    case ReasonCode::kPodsReadyTimeout:
+    case ReasonCode::kRequeuingLimitExceeded:
     case ReasonCode::kBackingOff:
     case ReasonCode::kInadmissible:
     case ReasonCode::kAdmissionRefused:

@@ -22,7 +22,7 @@ struct RecentDecision {
   std::string name;  // the workload's: a PodGroup's, or a single pod's
   std::string cluster_queue;
   // Admitted; Kueue's preemption reason for Preempted (InClusterQueue, ...);
-  // AdmissionTimedOut or Evicted for an eviction.
+  // PodsReadyTimeout or Evicted for an eviction.
   std::string reason_code;
   std::string message;
   friend bool operator==(const RecentDecision&,

@@ -28,6 +28,15 @@ inline constexpr char kSimulatedRuntimeAnnotation[] =
 // The pod's simulated runtime in ms; -1 when it has none; an error for a
 // value that is not a non-negative duration.
 absl::StatusOr<int64_t> SimulatedRuntimeMs(const Pod& pod);
+// A pod annotated "true" is never bound in the simulator (its node never
+// starts it), so its workload's bind timeout (Kueue's PodsReadyTimeout)
+// fires as it would in a cluster.
+inline constexpr char kSimulatedNeverBoundAnnotation[] =
+    "simulation.gpusched.io/never-bound";
+inline bool SimulatedNeverBound(const Pod& pod) {
+  auto it = pod.meta.annotations.find(kSimulatedNeverBoundAnnotation);
+  return it != pod.meta.annotations.end() && it->second == "true";
+}
 
 struct ScenarioEvent {
   int64_t at_ms = 0;

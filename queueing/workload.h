@@ -89,6 +89,12 @@ struct Workload {
   ReasonCode code = ReasonCode::kNone;  // `reason` as one word, while pending
   int64_t backoff_until_ms = 0;
   int failed_attempts = 0;
+  // Kueue's requeueState.count: rollbacks by PodsReadyTimeout (a bind
+  // timeout), the count backoffLimitCount limits.
+  int requeue_count = 0;
+  // Past backoffLimitCount (RequeuingLimitExceeded): pending, never
+  // admitted, until a new member pod arrives.
+  bool deactivated = false;
   int64_t pending_since_ms = 0;
   // Interned AdmissionSignature; -1 when its inputs changed since.
   int signature_id = -1;

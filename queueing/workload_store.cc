@@ -160,6 +160,20 @@ Workload& WorkloadStore::WorkloadFor(const Pod& pod, int64_t now) {
   return w;
 }
 
+namespace {
+
+// A workload deactivated by RequeuingLimitExceeded got a new member pod
+// (its job was recreated or edited): it queues again with a fresh count, as
+// Kueue resets requeueState when a workload is activated again.
+void Reactivate(Workload& w, int64_t now) {
+  w.deactivated = false;
+  w.requeue_count = 0;
+  w.backoff_until_ms = 0;
+  w.pending_since_ms = now;
+}
+
+}  // namespace
+
 void WorkloadStore::AddPod(const StoreInputs& in, const Pod& pod, int64_t now) {
   Workload& w = WorkloadFor(pod, now);
   if (w.state == Workload::State::kFinished) {
@@ -170,6 +184,7 @@ void WorkloadStore::AddPod(const StoreInputs& in, const Pod& pod, int64_t now) {
   if (w.placements.contains(pod.Key()) && w.pods.contains(pod.Key())) {
     Recharge(in, w, pod.Key(), pod);
   }
+  if (w.deactivated && !w.pods.contains(pod.Key())) Reactivate(w, now);
   w.pods[pod.Key()] = pod;
   workload_of_pod_[pod.Key()] = w.key;
   Resolve(in, w);

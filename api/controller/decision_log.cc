@@ -33,7 +33,7 @@ std::optional<RecentDecision> RecordOf(const EngineEvent& e,
     case EngineEvent::Type::kTimedOut:
       if (!was_admitted) return std::nullopt;
       d.kind = RecentDecision::Kind::kEvicted;
-      d.reason_code = std::string(kEvictedAdmissionTimedOut);
+      d.reason_code = std::string(kEvictedPodsReadyTimeout);
       d.message = e.reason;
       break;
     case EngineEvent::Type::kEvicted:

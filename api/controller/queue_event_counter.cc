@@ -115,7 +115,7 @@ void QueueEventCounter::CountOne(const QueueingEngine& engine,
     case EngineEvent::Type::kTimedOut:
       // A pending gang's back-off times out too: only a rollback evicts.
       if (was_admitted && !cq.empty()) {
-        ++counts.evicted[{cq, std::string(kEvictedAdmissionTimedOut)}];
+        ++counts.evicted[{cq, std::string(kEvictedPodsReadyTimeout)}];
       }
       return;
     case EngineEvent::Type::kEvicted:

@@ -52,13 +52,12 @@ struct QueueEventCounts {
 // Eviction reasons (Kueue's words where it has one).
 inline constexpr std::string_view kEvictedPreempted = "Preempted";
 // Admitted, not bound in time, rolled back (Kueue: PodsReadyTimeout).
-inline constexpr std::string_view kEvictedAdmissionTimedOut =
-    "AdmissionTimedOut";
+inline constexpr std::string_view kEvictedPodsReadyTimeout = "PodsReadyTimeout";
 // A gang short of members past its grace, or a placement that vanished.
 inline constexpr std::string_view kEvictedOther = "Evicted";
 
 inline constexpr std::string_view kEvictionReasons[] = {
-    kEvictedPreempted, kEvictedAdmissionTimedOut, kEvictedOther};
+    kEvictedPreempted, kEvictedPodsReadyTimeout, kEvictedOther};
 
 // Kueue's preemption reasons, the planner's prefixes of a victim's
 // sentence.

@@ -191,7 +191,7 @@ void RenderCounts(const QueueEventCounts& counts, std::string& out) {
   RenderReasonCounter(counts.evicted, "gpusched_evicted_workloads_total",
                       "cluster_queue",
                       "Admitted workloads evicted, by their ClusterQueue and "
-                      "reason (Preempted, AdmissionTimedOut, Evicted).",
+                      "reason (Preempted, PodsReadyTimeout, Evicted).",
                       out);
   RenderReasonCounter(counts.preempted, "gpusched_preempted_workloads_total",
                       "preempting_cluster_queue",

@@ -52,7 +52,7 @@ TEST_F(DecisionLogTest, OnlyARolledBackAdmissionIsAnEviction) {
   const RecentDecisions decisions = Decisions();
   ASSERT_EQ(decisions.size(), 2u);
   EXPECT_EQ(decisions[0].kind, RecentDecision::Kind::kEvicted);
-  EXPECT_EQ(decisions[0].reason_code, "AdmissionTimedOut");
+  EXPECT_EQ(decisions[0].reason_code, "PodsReadyTimeout");
   EXPECT_EQ(decisions[0].name, "unbound");
   EXPECT_EQ(decisions[1].kind, RecentDecision::Kind::kAdmitted);
 }

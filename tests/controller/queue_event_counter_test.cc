@@ -55,7 +55,7 @@ TEST_F(QueueEventCounterTest, OnlyARolledBackAdmissionCountsAsAnEviction) {
   const QueueEventCounts counts = loop_->QueueCounts();
   EXPECT_EQ(
       counts.evicted,
-      (std::map<QueueReason, uint64_t>{{{"team-a", "AdmissionTimedOut"}, 1}}));
+      (std::map<QueueReason, uint64_t>{{{"team-a", "PodsReadyTimeout"}, 1}}));
   EXPECT_EQ(counts.admitted, (std::map<std::string, uint64_t>{{"team-a", 1}}));
 }
 

@@ -122,13 +122,13 @@ TEST_F(ReasonCodeTest, GangIncompleteAfterItsTimeoutIsBackingOffUntilRetry) {
   EXPECT_EQ(Code("team-a/short"), ReasonCode::kGangIncomplete);
 }
 
-TEST_F(ReasonCodeTest, AdmittedGangNotBoundInTimeIsAdmissionTimedOut) {
+TEST_F(ReasonCodeTest, AdmittedGangNotBoundInTimeIsPodsReadyTimeout) {
   Start(TwoTeams());
   SubmitGang("unbound", 2, 1, 0);
   engine_->Schedule(0);
   ASSERT_TRUE(engine_->workloads().at("team-a/unbound").admitted());
   engine_->Schedule(300'000);  // no member bound within 300 s
-  EXPECT_EQ(Code("team-a/unbound"), ReasonCode::kAdmissionTimedOut)
+  EXPECT_EQ(Code("team-a/unbound"), ReasonCode::kPodsReadyTimeout)
       << Reason("team-a/unbound");
 }
 

@@ -68,7 +68,8 @@ kind: ConfigMap
 metadata: {name: a}
 )",
      {"p.yaml:2: document 1: kind: Unsupported value \"ConfigMap\": supported "
-      "values: \"ClusterQueue\", \"Cohort\", \"LocalQueue\", "
+      "values: \"ClusterQueue\", \"Cohort\", \"Configuration\", "
+      "\"LocalQueue\", "
       "\"ResourceFlavor\", \"SchedulerConfig\", \"WorkloadPriorityClass\""}},
     {"WrongApiVersion",
      R"(

@@ -384,8 +384,9 @@ spec:
 };
 
 // Every document's errors, not the first only, in line order.
-const ErrorCase kManyErrors = {"CollectsAllDocumentsInLineOrder",
-                               R"(
+const ErrorCase kManyErrors = {
+    "CollectsAllDocumentsInLineOrder",
+    R"(
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
 metadata: {namespace: ns, name: q}
@@ -398,23 +399,23 @@ kind: ClusterQueue
 metadata: {name: cq}
 spec: {queueingStrategy: LIFO, extra: 1}
 )",
-                               {
-                                   "p.yaml:4: LocalQueue \"ns/q\": "
-                                   "spec.clusterQueue: Not found \"missing\": "
-                                   "no ClusterQueue of that name",
-                                   "p.yaml:6: document 2: kind: Unsupported "
-                                   "value \"Widget\": supported values: "
-                                   "\"ClusterQueue\", \"Cohort\", "
-                                   "\"LocalQueue\", \"ResourceFlavor\", "
-                                   "\"SchedulerConfig\", "
-                                   "\"WorkloadPriorityClass\"",
-                                   "p.yaml:11: ClusterQueue \"cq\": "
-                                   "spec.extra: Unknown field",
-                                   "p.yaml:11: ClusterQueue \"cq\": "
-                                   "spec.queueingStrategy: Unsupported value "
-                                   "\"LIFO\": supported values: "
-                                   "\"BestEffortFIFO\", \"StrictFIFO\"",
-                               }};
+    {
+        "p.yaml:4: LocalQueue \"ns/q\": "
+        "spec.clusterQueue: Not found \"missing\": "
+        "no ClusterQueue of that name",
+        "p.yaml:6: document 2: kind: Unsupported "
+        "value \"Widget\": supported values: "
+        "\"ClusterQueue\", \"Cohort\", \"Configuration\", "
+        "\"LocalQueue\", \"ResourceFlavor\", "
+        "\"SchedulerConfig\", "
+        "\"WorkloadPriorityClass\"",
+        "p.yaml:11: ClusterQueue \"cq\": "
+        "spec.extra: Unknown field",
+        "p.yaml:11: ClusterQueue \"cq\": "
+        "spec.queueingStrategy: Unsupported value "
+        "\"LIFO\": supported values: "
+        "\"BestEffortFIFO\", \"StrictFIFO\"",
+    }};
 
 INSTANTIATE_TEST_SUITE_P(CrossObject, PolicyErrorTest,
                          ::testing::ValuesIn(kCrossObjectCases), CaseName);

@@ -79,7 +79,7 @@ TEST(GangTimersTest, UnboundAdmissionRollsBackWithTheNextBackoff) {
             "only 1 of 2 members bound within 60s; quota and GPUs released, "
             "retry in 10s");
   timers.BackOffAfterRollback(config, w, fired[0], 61'000);
-  EXPECT_EQ(w.code, ReasonCode::kAdmissionTimedOut);
+  EXPECT_EQ(w.code, ReasonCode::kPodsReadyTimeout);
   EXPECT_EQ(w.backoff_until_ms, 71'000);
   EXPECT_EQ(w.admitted_at_ms, -1);
 }

@@ -34,7 +34,7 @@ const newDriverSelector = "device.attributes['gpu.nvidia.com'].driverVersion.maj
 // "newer" (2 pods, each claiming 4 GPUs that need a driver of 580 or newer) is
 // admitted and both members pinned to the node, charging 8 GPUs;
 // kube-scheduler cannot allocate their claims there. After the timeout
-// gpusched rolls the gang back (AdmissionTimedOut on both pods, both
+// gpusched rolls the gang back (PodsReadyTimeout on both pods, both
 // gone); the queue's usage is 0 and the node's 8 GPUs are free in
 // gpusched's view, and gang "next" (2 x 4 GPUs, no driver condition) is
 // bound whole. Once "next" is done and the driver upgraded to 580.95.5,
@@ -69,7 +69,7 @@ func TestDraGangKubeSchedulerCannotAllocateIsRolledBack(t *testing.T) {
 		t.Errorf("rolled back %v after its admission, before the %v admission timeout", gone, timeout)
 	}
 	t.Logf("gang newer gone %v after it was admitted", gone.Round(time.Millisecond))
-	waitForReason(ctx, t, cp, "Pod", "AdmissionTimedOut", memberNames("newer", 2))
+	waitForReason(ctx, t, cp, "Pod", "PodsReadyTimeout", memberNames("newer", 2))
 	waitQueueGpus(ctx, t, cp, "team-a", 0)
 	waitGpuschedFreeGpus(ctx, t, cp, node, 8)
 

@@ -91,7 +91,7 @@ func TestAdmittedGangThatCannotBindInTimeIsRolledBack(t *testing.T) {
 	if gone := time.Since(boundAt); gone < timeout-2*time.Second {
 		t.Errorf("rolled back %v after the first member bound, before the %v admission timeout", gone, timeout)
 	}
-	waitForReason(ctx, t, cp, "Pod", "AdmissionTimedOut", []string{"stuck-0", "stuck-1"})
+	waitForReason(ctx, t, cp, "Pod", "PodsReadyTimeout", []string{"stuck-0", "stuck-1"})
 	queuedGang(ctx, t, cp, "team-a", "next", 4, 8, nil)
 	checkGangPlacementGpus(t, waitGangBound(ctx, t, cp, "next", 4, 60*time.Second), 8)
 }
