@@ -115,8 +115,9 @@ struct PodAdmissionState {
   // be placed within; "" without.
   std::string topology_required;
   std::string topology_preferred;
-  // The pod carries gpusched's scheduling gate: it was never admitted
-  // (admission lifts the gate).
+  // The pod carries gpusched's scheduling gate, or one of Kueue's (read as
+  // gpusched's once Kueue is gone): it was never admitted (admission lifts
+  // the gate).
   bool gated_by_us = false;
   // The node gpusched's admission marked it for (label and annotation), or
   // "".

@@ -138,7 +138,7 @@ absl::Status DecodeGates(element spec, const PathSegment& at,
                                               &name);
     }
     if (!status.ok()) return status;
-    if (name == kAdmissionGate) {
+    if (IsAdmissionGate(name)) {
       view.gated = true;
     } else {
       view.other_gates.push_back(simdjson::minify(gate));
@@ -289,7 +289,7 @@ PodAdmissionView PodAdmissionViewOf(const Pod& pod) {
       .ended =
           pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed};
   for (const std::string& gate : pod.scheduling_gates) {
-    if (gate == kAdmissionGate) {
+    if (IsAdmissionGate(gate)) {
       view.gated = true;
       continue;
     }

@@ -34,7 +34,7 @@ struct PodAdmissionView {
   std::string nominated;                 // status.nominatedNodeName
   std::string admitted_label;            // value of gpusched.io/admitted
   std::string assigned_node;             // gpusched.io/assigned-node
-  bool gated = false;                    // carries kAdmissionGate
+  bool gated = false;                    // a gate IsAdmissionGate names
   bool ended = false;                    // status.phase Succeeded or Failed
   std::vector<std::string> other_gates;  // raw JSON entries
   std::vector<AdmissionTerm> terms;      // required node affinity

@@ -86,6 +86,11 @@ std::string PinnedNode(const std::vector<NodeSelectorTerm>& terms) {
 
 }  // namespace
 
+bool IsAdmissionGate(std::string_view gate) {
+  return gate == kAdmissionGate || gate == kKueueAdmissionGate ||
+         gate == kKueueTopologyGate;
+}
+
 PodAdmissionState DecodePodAdmissionState(const Pod& pod) {
   const ObjectMeta& meta = pod.meta;
   PodAdmissionState state;
@@ -99,9 +104,9 @@ PodAdmissionState DecodePodAdmissionState(const Pod& pod) {
       ValueOf(meta.annotations, kTopologyRequiredAnnotation);
   state.topology_preferred =
       ValueOf(meta.annotations, kTopologyPreferredAnnotation);
-  state.gated_by_us =
-      std::find(pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
-                kAdmissionGate) != pod.scheduling_gates.end();
+  state.gated_by_us = std::any_of(
+      pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
+      [](const std::string& gate) { return IsAdmissionGate(gate); });
   state.admitted_node = AdmittedNode(meta);
   state.pinned_node = PinnedNode(pod.required_affinity_terms);
   return state;

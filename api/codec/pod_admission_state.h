@@ -8,6 +8,8 @@
 // keys live here, with the one reader of them; api/kube/pod_admission writes
 // the admission's label, annotation and gate under the same keys.
 
+#include <string_view>
+
 #include "absl/status/statusor.h"
 #include "scheduler/k8s_objects.h"
 
@@ -41,6 +43,17 @@ inline constexpr char kExpectedRuntimeAnnotation[] =
     "gpusched.io/expected-runtime";
 inline constexpr char kAssignedNodeAnnotation[] = "gpusched.io/assigned-node";
 inline constexpr char kAdmissionGate[] = "gpusched.io/admission";
+// Kueue's pod integration gates its pods with these two (the second with
+// topology-aware scheduling). gpusched reads them as its own: once Kueue's
+// manager is stopped (gpusched decides nothing before: kube/kueue_guard.h),
+// only gpusched lifts them, so a pod Kueue held is queued and released on
+// admission like one gpusched gated itself (README, "Switching from
+// Kueue").
+inline constexpr char kKueueAdmissionGate[] = "kueue.x-k8s.io/admission";
+inline constexpr char kKueueTopologyGate[] = "kueue.x-k8s.io/topology";
+
+// Whether a scheduling gate is one gpusched's admission lifts.
+bool IsAdmissionGate(std::string_view gate);
 
 // The admission state `pod`'s labels, annotations, gates and affinity say.
 // Empty values count as absent, except the queue label's (see

@@ -65,6 +65,24 @@ TEST(PodAdmissionJsonTest, UngatePatchPinsEveryTermAndKeepsOtherGates) {
       R"("metadata.name","operator":"In","values":["dgx-3"]}]}]}}}}})");
 }
 
+// Kueue's two gates go with gpusched's on admission; others stay.
+TEST(PodAdmissionJsonTest, UngatePatchLiftsKueuesGatesToo) {
+  std::string pod = kGatedPod;
+  const std::string ours = R"({"name": "gpusched.io/admission"})";
+  pod.replace(pod.find(ours), ours.size(),
+              R"({"name": "kueue.x-k8s.io/admission"},)"
+              R"({"name": "kueue.x-k8s.io/topology"})");
+  absl::StatusOr<PodAdmissionView> view = DecodePodAdmissionView(pod);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_TRUE(view->gated);
+  EXPECT_EQ(view->other_gates,
+            std::vector<std::string>{R"({"name":"example.com/other"})"});
+  absl::StatusOr<Pod> watched = PodFromJson(pod);
+  ASSERT_TRUE(watched.ok()) << watched.status();
+  EXPECT_TRUE(PodAdmissionViewOf(*watched).gated);
+  EXPECT_EQ(PodAdmissionViewOf(*watched).other_gates, view->other_gates);
+}
+
 TEST(PodAdmissionJsonTest, ClearingPatchesRemoveWithNull) {
   EXPECT_EQ(
       EncodeAdmittedMarkPatch("7", ""),

@@ -196,6 +196,16 @@ TEST(PodAdmissionStateTest, GatedOnlyByOurGate) {
   EXPECT_TRUE(DecodePodAdmissionState(pod).gated_by_us);
 }
 
+// A pod Kueue held when its manager stopped: gpusched queues it and lifts
+// Kueue's gates on admission, as its own.
+TEST(PodAdmissionStateTest, KueuesGatesReadAsOurs) {
+  for (const char* gate : {kKueueAdmissionGate, kKueueTopologyGate}) {
+    Pod pod = WithMeta({});
+    pod.scheduling_gates = {"example.com/other", gate};
+    EXPECT_TRUE(DecodePodAdmissionState(pod).gated_by_us) << gate;
+  }
+}
+
 struct AdmittedCase {
   std::string name;
   StringMap labels;

@@ -1,0 +1,168 @@
+package suite_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"gpusched.io/e2e/suite/arena"
+	"gpusched.io/e2e/suite/cluster"
+	"gpusched.io/e2e/suite/controlplane"
+)
+
+// TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld is the
+// README's switch, small: under Kueue v0.17.0 a pod group runs (admitted by
+// Kueue, bound by the default scheduler) and fills its ClusterQueue's 8
+// GPUs, and a second group waits behind Kueue's gate. Kueue's manager is
+// stopped and its webhook configurations deleted, then gpusched starts on
+// the same objects. gpusched adopts the running group with its quota (the
+// waiting group stays gated while it runs: no poll sees the queue over its
+// 8 GPUs), and once it has finished admits the second group by lifting
+// Kueue's gate, pinned to its nodes, which the default scheduler binds. No
+// pod is evicted or recreated: every pod keeps its uid.
+func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
+	arena.SkipUnlessKueueRuns(t)
+	cp := controlplane.Start(t, controlplane.Options{
+		Run:          &controlplane.Components{Scheduler: true, Kubelet: true},
+		Webhook:      true,
+		GpuschedArgs: []string{"--policy-source=kueue"},
+	})
+	kueue := arena.StartKueue(t, cp, arena.Options{Config: arena.Config{
+		Namespaces:       []string{kueueOnlyNamespace},
+		WaitForPodsReady: &arena.WaitForPodsReady{Timeout: 5 * time.Minute},
+	}})
+	// The cluster's own scheduler, beside gpusched's (whose kube-scheduler
+	// has only the gpusched profile): it binds what Kueue admits, before
+	// the switch and after.
+	cp.StartBenchScheduler(controlplane.BenchSchedulerOptions{Name: "default", Config: func(config map[string]any) {
+		arena.DefaultSchedulerProfile(config)
+		config["leaderElection"] = map[string]any{"leaderElect": false}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	allowGpuschedToReadKueueObjects(ctx, t, cp)
+	if err := controlplane.EnsureNamespace(ctx, cp.Client, kueueOnlyNamespace); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := cluster.KueuePolicy{Queues: []cluster.ClusterQueue{{
+		Name: arenaQueue, GPUs: 8, CPUs: 64,
+		LocalQueues: []cluster.LocalQueue{{Namespace: kueueOnlyNamespace, Name: arenaQueue}},
+	}}}.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := arena.KueueMeaning(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kueue.ApplyKueueObjects(ctx, objects); err != nil {
+		t.Fatal(err)
+	}
+	cluster.CreateDemoCluster(ctx, t, cp)
+
+	running := arena.PodGroup{Namespace: kueueOnlyNamespace, Queue: arenaQueue, Name: "running", Size: 2, GPUs: 4}
+	createKueueGroup(ctx, t, cp, running, 25*time.Second)
+	waitGroup(ctx, t, cp, running, admittedAndBound)
+	held := arena.PodGroup{Namespace: kueueOnlyNamespace, Queue: arenaQueue, Name: "held", Size: 2, GPUs: 4}
+	createKueueGroup(ctx, t, cp, held, time.Second)
+	if _, err := kueue.WaitCondition(ctx, arena.WorkloadResource, kueueOnlyNamespace, held.Name, "QuotaReserved", arena.IsFalse, cluster.SettleTimeout); err != nil {
+		t.Fatal(err)
+	}
+	uids := podUIDs(ctx, t, cp)
+
+	if err := kueue.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cp.StartGpusched()
+
+	// Until the held group runs, no poll may see more than 8 GPUs bound.
+	deadline := time.Now().Add(cluster.SettleTimeout + 30*time.Second)
+	for {
+		pods := podsIn(ctx, t, cp)
+		bound, heldBound := 0, 0
+		for i := range pods {
+			if pods[i].Status.Phase == corev1.PodRunning || (cluster.Bound(&pods[i]) && pods[i].Status.Phase == corev1.PodPending) {
+				bound += cluster.PodGpus(&pods[i])
+			}
+			if pods[i].Labels[arena.PodGroupNameLabel] == held.Name && cluster.Bound(&pods[i]) {
+				heldBound++
+			}
+		}
+		if bound > 8 {
+			t.Fatalf("%d GPUs bound in a ClusterQueue of 8: %v", bound, podStates(pods))
+		}
+		if heldBound == held.Size {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held group was never bound: %v", podStates(pods))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, pod := range podsIn(ctx, t, cp) {
+		if uid, ok := uids[pod.Name]; ok && uid != pod.UID {
+			t.Errorf("pod %s was recreated (uid %s, was %s)", pod.Name, pod.UID, uid)
+		}
+		if pod.Labels[arena.PodGroupNameLabel] == held.Name && len(pod.Spec.SchedulingGates) != 0 {
+			t.Errorf("pod %s still gated: %v", pod.Name, pod.Spec.SchedulingGates)
+		}
+	}
+	if len(uids) != running.Size+held.Size {
+		t.Errorf("%d pods before the switch, want %d", len(uids), running.Size+held.Size)
+	}
+	evictions, err := cp.Client.CoreV1().Events(kueueOnlyNamespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evictions.Items) != 0 {
+		t.Errorf("%d Preempted events after the switch", len(evictions.Items))
+	}
+}
+
+// createKueueGroup creates g for the default scheduler, as a user of
+// Kueue does, its pods running for `runFor`.
+func createKueueGroup(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, g arena.PodGroup, runFor time.Duration) {
+	t.Helper()
+	for i := range g.Size {
+		pod := cluster.NewPod(g.Namespace, fmt.Sprintf("%s-%d", g.Name, i)).
+			Gpus(g.GPUs).RunFor(runFor).
+			Label(arena.QueueNameLabel, g.Queue).
+			Label(arena.PodGroupNameLabel, g.Name).
+			Annotation(arena.PodGroupTotalCountAnnotation, strconv.Itoa(g.Size)).
+			Build()
+		if _, err := cp.Client.CoreV1().Pods(g.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func podsIn(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) []corev1.Pod {
+	t.Helper()
+	list, err := cp.Client.CoreV1().Pods(kueueOnlyNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func podUIDs(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) map[string]types.UID {
+	uids := map[string]types.UID{}
+	for _, pod := range podsIn(ctx, t, cp) {
+		uids[pod.Name] = pod.UID
+	}
+	return uids
+}
+
+func podStates(pods []corev1.Pod) []string {
+	var out []string
+	for _, pod := range pods {
+		out = append(out, fmt.Sprintf("%s:%s@%s gates=%d", pod.Name, pod.Status.Phase, pod.Spec.NodeName, len(pod.Spec.SchedulingGates)))
+	}
+	return out
+}
