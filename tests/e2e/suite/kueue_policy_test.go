@@ -36,16 +36,7 @@ const kueueOnlyNamespace = "kueue-only"
 // from the same objects; a quota raised on the ClusterQueue afterwards
 // admits a second gang without a restart (hot reload).
 func TestKueueObjectsArePolicyAndAnActiveKueueStopsGpusched(t *testing.T) {
-	arena.SkipUnlessKueueRuns(t)
-	cp := controlplane.Start(t, controlplane.Options{
-		Run:          &controlplane.Components{Scheduler: true, Kubelet: true},
-		Webhook:      true,
-		GpuschedArgs: []string{"--policy-source=kueue"},
-	})
-	kueue := arena.StartKueue(t, cp, arena.Options{Config: arena.Config{
-		Namespaces:       []string{kueueOnlyNamespace},
-		WaitForPodsReady: &arena.WaitForPodsReady{Timeout: 5 * time.Minute},
-	}})
+	cp, kueue := startBesideKueue(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	allowGpuschedToReadKueueObjects(ctx, t, cp)
@@ -274,4 +265,23 @@ func waitActiveCondition(ctx context.Context, t *testing.T, kueue *arena.Kueue, 
 		t.Fatalf("%s %s: Active never %s/%s (last %+v): %v", resource.Resource, name, status, reason, c, err)
 	}
 	t.Logf("%s %s: Active=%s %s: %s", resource.Resource, name, c.Status, c.Reason, c.Message)
+}
+
+// startBesideKueue starts a control plane whose gpusched (not started yet:
+// cp.StartGpusched) takes its policy from Kueue's objects, and Kueue
+// v0.17.0's manager managing kueueOnlyNamespace. Skipped where Kueue
+// cannot run.
+func startBesideKueue(t *testing.T) (*controlplane.ControlPlane, *arena.Kueue) {
+	t.Helper()
+	arena.SkipUnlessKueueRuns(t)
+	cp := controlplane.Start(t, controlplane.Options{
+		Run:          &controlplane.Components{Scheduler: true, Kubelet: true},
+		Webhook:      true,
+		GpuschedArgs: []string{"--policy-source=kueue"},
+	})
+	kueue := arena.StartKueue(t, cp, arena.Options{Config: arena.Config{
+		Namespaces:       []string{kueueOnlyNamespace},
+		WaitForPodsReady: &arena.WaitForPodsReady{Timeout: 5 * time.Minute},
+	}})
+	return cp, kueue
 }

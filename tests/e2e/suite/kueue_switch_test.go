@@ -27,16 +27,7 @@ import (
 // Kueue's gate, pinned to its nodes, which the default scheduler binds. No
 // pod is evicted or recreated: every pod keeps its uid.
 func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
-	arena.SkipUnlessKueueRuns(t)
-	cp := controlplane.Start(t, controlplane.Options{
-		Run:          &controlplane.Components{Scheduler: true, Kubelet: true},
-		Webhook:      true,
-		GpuschedArgs: []string{"--policy-source=kueue"},
-	})
-	kueue := arena.StartKueue(t, cp, arena.Options{Config: arena.Config{
-		Namespaces:       []string{kueueOnlyNamespace},
-		WaitForPodsReady: &arena.WaitForPodsReady{Timeout: 5 * time.Minute},
-	}})
+	cp, kueue := startBesideKueue(t)
 	// The cluster's own scheduler, beside gpusched's (whose kube-scheduler
 	// has only the gpusched profile): it binds what Kueue admits, before
 	// the switch and after.
