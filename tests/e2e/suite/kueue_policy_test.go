@@ -40,7 +40,7 @@ func TestKueueObjectsArePolicyAndAnActiveKueueStopsGpusched(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	allowGpuschedToReadKueueObjects(ctx, t, cp)
-	applyKueuePolicy(ctx, t, kueue, 8)
+	applyKueuePolicy(ctx, t, kueue, cluster.Namespace, 8)
 	cp.StartGpusched()
 	cluster.CreateDemoCluster(ctx, t, cp)
 
@@ -113,12 +113,12 @@ func allowGpuschedToReadKueueObjects(ctx context.Context, t *testing.T, cp *cont
 }
 
 // applyKueuePolicy applies queue arenaQueue (nominal `gpus` H100 GPUs)
-// with a LocalQueue in cluster.Namespace, through Kueue's webhooks.
-func applyKueuePolicy(ctx context.Context, t *testing.T, kueue *arena.Kueue, gpus int) {
+// with a LocalQueue in `namespace`, through Kueue's webhooks.
+func applyKueuePolicy(ctx context.Context, t *testing.T, kueue *arena.Kueue, namespace string, gpus int) {
 	t.Helper()
 	policy, err := cluster.KueuePolicy{Queues: []cluster.ClusterQueue{{
 		Name: arenaQueue, GPUs: gpus, CPUs: 64,
-		LocalQueues: []cluster.LocalQueue{{Namespace: cluster.Namespace, Name: arenaQueue}},
+		LocalQueues: []cluster.LocalQueue{{Namespace: namespace, Name: arenaQueue}},
 	}}}.YAML()
 	if err != nil {
 		t.Fatal(err)

@@ -41,20 +41,7 @@ func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 	if err := controlplane.EnsureNamespace(ctx, cp.Client, kueueOnlyNamespace); err != nil {
 		t.Fatal(err)
 	}
-	policy, err := cluster.KueuePolicy{Queues: []cluster.ClusterQueue{{
-		Name: arenaQueue, GPUs: 8, CPUs: 64,
-		LocalQueues: []cluster.LocalQueue{{Namespace: kueueOnlyNamespace, Name: arenaQueue}},
-	}}}.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects, err := arena.KueueMeaning(policy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kueue.ApplyKueueObjects(ctx, objects); err != nil {
-		t.Fatal(err)
-	}
+	applyKueuePolicy(ctx, t, kueue, kueueOnlyNamespace, 8)
 	cluster.CreateDemoCluster(ctx, t, cp)
 
 	running := arena.PodGroup{Namespace: kueueOnlyNamespace, Queue: arenaQueue, Name: "running", Size: 2, GPUs: 4}
