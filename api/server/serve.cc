@@ -280,6 +280,10 @@ absl::Status ServeApp::StartWebhook(const ServeConfig& config) {
   webhook->review.manages = [gate = gate_.get()](const Pod& pod) {
     return gate != nullptr && gate->Manages(pod);
   };
+  // While a Kueue manager is active its pods are its own: moved to
+  // gpusched and gated, they would wait for a gpusched that decides
+  // nothing, with Kueue's gate lifted.
+  webhook->review.adopting = [this] { return !KueueActive(); };
   webhook->listener.threads = config.threads;
   webhook->listener.read_timeout =
       std::chrono::milliseconds(config.read_timeout_ms);
@@ -500,6 +504,11 @@ void ServeApp::StartKueueGuard(const ServeConfig& config) {
   kueue_guard_ =
       std::make_unique<kube::KueueGuard>(live_->client(), std::move(options));
   kueue_guard_->Start();
+}
+
+bool ServeApp::KueueActive() const {
+  std::lock_guard lock(deciding_mu_);
+  return kueue_active_;
 }
 
 // Writes first: a replica that stops deciding drops what it queued before

@@ -94,6 +94,8 @@ class ServeApp {
     std::string kueue_why;
   };
   void ApplyDeciding(const std::function<void(DecidingInputs&)>& edit);
+  // Whether a Kueue manager is active (or the guard has not answered yet).
+  bool KueueActive() const;
   void Tick();
   void ReloadPolicyIfChanged();
   void PublishKueueStatus();

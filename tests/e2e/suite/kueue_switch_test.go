@@ -3,6 +3,7 @@ package suite_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -24,8 +25,11 @@ import (
 // the same objects. gpusched adopts the running group with its quota (the
 // waiting group stays gated while it runs: no poll sees the queue over its
 // 8 GPUs), and once it has finished admits the second group by lifting
-// Kueue's gate, pinned to its nodes, which the default scheduler binds. No
-// pod is evicted or recreated: every pod keeps its uid.
+// Kueue's gate, pinned to its nodes, which the default scheduler binds. A
+// third group, made for the default scheduler after the switch as Kueue's
+// users make pods, is moved to gpusched's profile and gated by gpusched's
+// webhook, and admitted in its turn. No pod is evicted or recreated: every
+// pod keeps its uid.
 func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 	cp, kueue := startBesideKueue(t)
 	// The cluster's own scheduler, beside gpusched's (whose kube-scheduler
@@ -58,28 +62,39 @@ func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp.StartGpusched()
+	waitWebhookAdoptsDefaultSchedulerPods(ctx, t, cp)
+	after := arena.PodGroup{Namespace: kueueOnlyNamespace, Queue: arenaQueue, Name: "after", Size: 2, GPUs: 4}
+	createKueueGroup(ctx, t, cp, after, time.Second)
+	for _, pod := range podsIn(ctx, t, cp) {
+		if pod.Labels[arena.PodGroupNameLabel] == after.Name &&
+			(pod.Spec.SchedulerName != cluster.SchedulerName || !slices.Equal(gateNames(&pod), []string{controlplane.WebhookGate})) {
+			t.Errorf("pod %s made for the default scheduler after the switch: scheduler %s, gates %v; want %s, [%s]",
+				pod.Name, pod.Spec.SchedulerName, gateNames(&pod), cluster.SchedulerName, controlplane.WebhookGate)
+		}
+	}
 
-	// Until the held group runs, no poll may see more than 8 GPUs bound.
+	// Until the held and later groups run, no poll may see more than 8
+	// GPUs bound.
 	deadline := time.Now().Add(cluster.SettleTimeout + 30*time.Second)
 	for {
 		pods := podsIn(ctx, t, cp)
-		bound, heldBound := 0, 0
+		bound, laterBound := 0, 0
 		for i := range pods {
 			if pods[i].Status.Phase == corev1.PodRunning || (cluster.Bound(&pods[i]) && pods[i].Status.Phase == corev1.PodPending) {
 				bound += cluster.PodGpus(&pods[i])
 			}
-			if pods[i].Labels[arena.PodGroupNameLabel] == held.Name && cluster.Bound(&pods[i]) {
-				heldBound++
+			if g := pods[i].Labels[arena.PodGroupNameLabel]; (g == held.Name || g == after.Name) && cluster.Bound(&pods[i]) {
+				laterBound++
 			}
 		}
 		if bound > 8 {
 			t.Fatalf("%d GPUs bound in a ClusterQueue of 8: %v", bound, podStates(pods))
 		}
-		if heldBound == held.Size {
+		if laterBound == held.Size+after.Size {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the held group was never bound: %v", podStates(pods))
+			t.Fatalf("the held and later groups were never all bound: %v", podStates(pods))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -100,6 +115,31 @@ func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 	}
 	if len(evictions.Items) != 0 {
 		t.Errorf("%d Preempted events after the switch", len(evictions.Items))
+	}
+}
+
+// waitWebhookAdoptsDefaultSchedulerPods creates queued pods for the
+// default scheduler, with no GPUs, in a namespace of their own (their
+// queue does not exist) until one comes back moved to gpusched: the API
+// server calls a webhook only once it has learnt the caBundle gpusched
+// writes, and creates pods unchanged until then (failurePolicy Ignore).
+func waitWebhookAdoptsDefaultSchedulerPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
+	t.Helper()
+	const ns = "switch-probe"
+	if err := controlplane.EnsureNamespace(ctx, cp.Client, ns); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		pod := createPod(ctx, t, cp, cluster.NewPod(ns, fmt.Sprintf("probe-%d", i)).Label(arena.QueueNameLabel, "probe"))
+		if pod.Spec.SchedulerName == cluster.SchedulerName {
+			t.Logf("the webhook moved probe-%d to %s", i, pod.Spec.SchedulerName)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gpusched's webhook never moved a queued default-scheduler pod: %v", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 
