@@ -163,6 +163,7 @@ void ServeApp::Shutdown() {
   if (role_label_ != nullptr) role_label_->Stop();
   if (history_store_ != nullptr) history_store_->Stop();
   if (kueue_guard_ != nullptr) kueue_guard_->Stop();
+  if (kueue_finalizers_ != nullptr) kueue_finalizers_->Stop();
   if (policy_source_ != nullptr) policy_source_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
@@ -480,6 +481,13 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   StartRoleLabel(config);
   StartRuntimeHistory(config);
   StartKueueGuard(config);
+  if (gate_ != nullptr) {
+    kueue_finalizers_ = std::make_unique<kube::KueueFinalizers>(
+        live_->client(),
+        kube::KueueFinalizersOptions{
+            .writing = [gate = gate_.get()] { return gate->deciding(); }});
+    kueue_finalizers_->Start();
+  }
   if (gate_ != nullptr && config.policy_source == "kueue") {
     kueue_status_ = std::make_unique<KueueStatusPublisher>(live_->client());
   }
@@ -525,6 +533,7 @@ void ServeApp::ApplyDeciding(const std::function<void(DecidingInputs&)>& edit) {
   const bool deciding = leading_ && !kueue_active_;
   if (writer_ != nullptr) writer_->SetWriting(deciding);
   if (gate_ != nullptr) gate_->SetDeciding(deciding);
+  if (deciding && kueue_finalizers_ != nullptr) kueue_finalizers_->Poke();
 }
 
 void ServeApp::StartRuntimeHistory(const ServeConfig& config) {

@@ -18,6 +18,7 @@
 #include "api/controller/kueue_status.h"
 #include "api/controller/loop_feed.h"
 #include "api/http/server.h"
+#include "api/kube/kueue_finalizers.h"
 #include "api/kube/kueue_guard.h"
 #include "api/kube/lease_follower.h"
 #include "api/kube/live_mode.h"
@@ -130,6 +131,8 @@ class ServeApp {
   std::unique_ptr<kube::KubeClient> policy_client_;
   std::unique_ptr<PolicySource> policy_source_;
   std::unique_ptr<kube::KueueGuard> kueue_guard_;  // live, with queues
+  // Kueue's pod finalizer, released where Kueue would (live, with queues).
+  std::unique_ptr<kube::KueueFinalizers> kueue_finalizers_;
   // --policy-source=kueue: the queues' status on Kueue's objects.
   std::unique_ptr<KueueStatusPublisher> kueue_status_;
   mutable std::mutex deciding_mu_;  // guards the three below

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"gpusched.io/e2e/suite/arena"
 	"gpusched.io/e2e/suite/cluster"
@@ -29,7 +31,9 @@ import (
 // third group, made for the default scheduler after the switch as Kueue's
 // users make pods, is moved to gpusched's profile and gated by gpusched's
 // webhook, and admitted in its turn. No pod is evicted or recreated: every
-// pod keeps its uid.
+// pod keeps its uid. Once the groups Kueue made have ended, gpusched has
+// released the kueue.x-k8s.io/managed finalizer Kueue's webhook put on
+// their pods, so a deleted one goes rather than hang in Terminating.
 func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 	cp, kueue := startBesideKueue(t)
 	// The cluster's own scheduler, beside gpusched's (whose kube-scheduler
@@ -109,12 +113,54 @@ func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 	if len(uids) != running.Size+held.Size {
 		t.Errorf("%d pods before the switch, want %d", len(uids), running.Size+held.Size)
 	}
+	waitKueueFinalizersReleased(ctx, t, cp, running.Size+held.Size)
 	evictions, err := cp.Client.CoreV1().Events(kueueOnlyNamespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempted"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evictions.Items) != 0 {
 		t.Errorf("%d Preempted events after the switch", len(evictions.Items))
+	}
+}
+
+// Kueue's pod webhook marks the pods it manages with a label and a
+// finalizer of this one name.
+const kueueManaged = "kueue.x-k8s.io/managed"
+
+// waitKueueFinalizersReleased waits until `made` pods carried Kueue's
+// finalizer, every one of them has ended and none carries it any more,
+// then deletes one and sees it gone.
+func waitKueueFinalizersReleased(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, made int) {
+	t.Helper()
+	var last []string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, cluster.SettleTimeout, true, func(ctx context.Context) (bool, error) {
+		last = nil
+		managed := 0
+		for _, pod := range podsIn(ctx, t, cp) {
+			if pod.Labels[kueueManaged] != "true" {
+				continue
+			}
+			managed++
+			ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+			if !ended || slices.Contains(pod.Finalizers, kueueManaged) {
+				last = append(last, fmt.Sprintf("%s:%s finalizers=%v", pod.Name, pod.Status.Phase, pod.Finalizers))
+			}
+		}
+		return managed == made && len(last) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("Kueue's finalizer not released from the ended pods Kueue made: %v", last)
+	}
+	const name = "running-0"
+	if err := cp.Client.CoreV1().Pods(kueueOnlyNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cp.Client.CoreV1().Pods(kueueOnlyNamespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("pod %s, deleted, is still there", name)
 	}
 }
 
