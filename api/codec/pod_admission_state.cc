@@ -143,6 +143,13 @@ absl::StatusOr<int64_t> ParseExpectedRuntimeMs(std::string_view text) {
   return absl::ToInt64Milliseconds(duration);
 }
 
+bool IsAdmittedByKueue(const Pod& pod) {
+  auto managed = pod.meta.labels.find(kKueueManagedLabel);
+  return managed != pod.meta.labels.end() && managed->second == "true" &&
+         !pod.admission.gated_by_us && pod.node_name.empty() &&
+         pod.phase == PodPhase::kPending;
+}
+
 void ReadPodAdmissionState(Pod& pod) {
   pod.admission = DecodePodAdmissionState(pod);
   ReadExpectedRuntime(pod);

@@ -55,6 +55,13 @@ inline constexpr char kKueueTopologyGate[] = "kueue.x-k8s.io/topology";
 // Whether a scheduling gate is one gpusched's admission lifts.
 bool IsAdmissionGate(std::string_view gate);
 
+// Kueue's pod webhook labels the pods it manages so.
+inline constexpr char kKueueManagedLabel[] = "kueue.x-k8s.io/managed";
+
+// A pod Kueue admitted that no node has bound yet: Kueue manages it, and
+// has lifted its gates (it lifts them on admission only).
+bool IsAdmittedByKueue(const Pod& pod);
+
 // The admission state `pod`'s labels, annotations, gates and affinity say.
 // Empty values count as absent, except the queue label's (see
 // PodAdmissionState::queue_name); a group size that is not a number is 0.

@@ -113,7 +113,7 @@ func TestSwitchFromKueueKeepsWhatItAdmittedAndReleasesWhatItHeld(t *testing.T) {
 	if len(uids) != running.Size+held.Size {
 		t.Errorf("%d pods before the switch, want %d", len(uids), running.Size+held.Size)
 	}
-	waitKueueFinalizersReleased(ctx, t, cp, running.Size+held.Size)
+	waitKueueFinalizersReleased(ctx, t, cp, running.Size+held.Size, "running-0")
 	evictions, err := cp.Client.CoreV1().Events(kueueOnlyNamespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempted"})
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +129,8 @@ const kueueManaged = "kueue.x-k8s.io/managed"
 
 // waitKueueFinalizersReleased waits until `made` pods carried Kueue's
 // finalizer, every one of them has ended and none carries it any more,
-// then deletes one and sees it gone.
-func waitKueueFinalizersReleased(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, made int) {
+// then deletes pod `name` and sees it gone.
+func waitKueueFinalizersReleased(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, made int, name string) {
 	t.Helper()
 	var last []string
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, cluster.SettleTimeout, true, func(ctx context.Context) (bool, error) {
@@ -151,7 +151,6 @@ func waitKueueFinalizersReleased(ctx context.Context, t *testing.T, cp *controlp
 	if err != nil {
 		t.Fatalf("Kueue's finalizer not released from the ended pods Kueue made: %v", last)
 	}
-	const name = "running-0"
 	if err := cp.Client.CoreV1().Pods(kueueOnlyNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
