@@ -101,22 +101,10 @@ void DecodeRequeuingStrategy(DocContext& doc, const Value& value,
   reader.Finish();
 }
 
-// blockAdmission: gpusched admits past workloads whose pods are not all
-// bound yet, so only false is accepted. v1beta1 defaults it to `enable`.
-void CheckBlockAdmission(DocContext& doc, const Value& block,
-                         bool v1beta1_enabled, const Value& enable) {
-  constexpr std::string_view kWhy =
-      "blockAdmission: true is not implemented by gpusched (it admits while "
-      "earlier workloads' pods are not all bound); set it to false";
-  std::optional<bool> blocks = ReadBool(doc, block);
-  if (blocks.value_or(false)) {
-    doc.Error(block.line, block.path, UnsupportedField(kWhy));
-  } else if (v1beta1_enabled && !block.present()) {
-    doc.Error(enable.line, enable.path,
-              InvalidValue("true", absl::StrCat("v1beta1 then defaults "
-                                                "blockAdmission to true; ",
-                                                Sv(kWhy))));
-  }
+// blockAdmission: v1beta1 defaults it to `enable`, v1beta2 to false.
+void DecodeBlockAdmission(DocContext& doc, const Value& block,
+                          bool v1beta1_enabled, SchedulerConfig* config) {
+  config->gang_block_admission = ReadBool(doc, block).value_or(v1beta1_enabled);
 }
 
 // recoveryTimeout: defaults to the timeout; Kueue's "0s" (never evict a
@@ -159,7 +147,8 @@ void DecodeWaitForPodsReady(DocContext& doc, const Value& value, bool v1beta1,
   WaitForPodsReadyDefaults(timeout_ms, &out->mapped);
   DecodeRecoveryTimeout(doc, reader.Get("recoveryTimeout"), &out->mapped);
   DecodeRequeuingStrategy(doc, reader.Get("requeuingStrategy"), &out->mapped);
-  CheckBlockAdmission(doc, reader.Get("blockAdmission"), v1beta1 && on, enable);
+  DecodeBlockAdmission(doc, reader.Get("blockAdmission"), v1beta1 && on,
+                       &out->mapped);
   reader.Finish();
   if (on) out->wait_for_pods_ready_line = value.line;
 }
@@ -264,6 +253,7 @@ void ApplyKueueConfiguration(const PolicyDraft& draft,
     config->gang_backoff_max_ms = mapped.gang_backoff_max_ms;
     config->gang_backoff_limit_count = mapped.gang_backoff_limit_count;
     config->requeuing_timestamp = mapped.requeuing_timestamp;
+    config->gang_block_admission = mapped.gang_block_admission;
   }
   if (kueue.fair_sharing_line != 0) {
     config->fair_sharing = mapped.fair_sharing;

@@ -83,8 +83,13 @@ AdmissionOutcome AdmissionRun::EvictThenAdmit(Workload& w,
   }
   FitResult fit = Fit(w, only_flavor);
   if (fit.trial) {
-    Commit(w, *std::move(fit.trial), now);
-    decision.verdict = AdmissionOutcome::Verdict::kAdmitted;
+    // Or, under blockAdmission, it waits with the victims gone.
+    const AdmissionOutcome admit = AdmitFit(w, *std::move(fit.trial), now);
+    decision.verdict = admit.admitted()
+                           ? AdmissionOutcome::Verdict::kAdmitted
+                           : AdmissionOutcome::Verdict::kPreempting;
+    decision.code = admit.code;
+    decision.reason = admit.reason;
     return decision;
   }
   // The victims are on their way out; their capacity comes back when

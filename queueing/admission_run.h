@@ -124,6 +124,14 @@ class AdmissionRun {
                               const GangPlacementRequest& request,
                               const std::vector<std::string>& flavors);
   void Commit(Workload& workload, PlacementTrial trial, int64_t now);
+  // A queued workload's fit: committed, unless blockAdmission holds every
+  // admission (then the trial is dropped and the workload waits).
+  AdmissionOutcome AdmitFit(Workload& workload, PlacementTrial trial,
+                            int64_t now);
+  // waitForPodsReady.blockAdmission (Kueue's waitForPodsReadyIfNeeded):
+  // why no queued workload may be admitted now, if one admitted earlier
+  // has members not bound yet.
+  std::optional<WaitReason> BlockedUntilPodsReady() const;
   // Forgets what depended on free capacity (remembered placement failures,
   // the capacity bound) when events since the last call freed some.
   void NoteFreedCapacity();

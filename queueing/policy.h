@@ -151,6 +151,10 @@ struct SchedulerConfig {
   // by PodsReadyTimeout the next timeout deactivates the workload
   // (RequeuingLimitExceeded). Unset: requeued without end.
   std::optional<int32_t> gang_backoff_limit_count;
+  // waitForPodsReady.blockAdmission: while a queued workload admitted
+  // earlier has members not bound yet, no other queued workload is
+  // admitted (one that must preempt still plans; running gangs still grow).
+  bool gang_block_admission = false;
   // requeuingStrategy.timestamp: with Eviction, a workload rolled back by
   // PodsReadyTimeout queues (and compares in preemption) from its rollback
   // on, as Kueue's GetQueueOrderTimestamp does; gpusched's own default is

@@ -37,6 +37,9 @@ enum class ReasonCode : uint8_t {
   kAdmissionRefused,
   // Its PodGroup API cannot be listed (a broken conversion webhook, 5xx).
   kPodGroupApiUnavailable,
+  // It fits, but waitForPodsReady.blockAdmission holds every admission
+  // while an admitted workload's pods are not all bound (Kueue's reason).
+  kWaitingForPodsReady,
   // What happened to it (Events, never a waiting state).
   kAdmitted,
   kPreempted,
@@ -76,6 +79,8 @@ inline constexpr std::string_view ReasonCodeName(ReasonCode code) {
       return "AdmissionRefused";
     case ReasonCode::kPodGroupApiUnavailable:
       return "PodGroupAPIUnavailable";
+    case ReasonCode::kWaitingForPodsReady:
+      return "WaitingForPodsReady";
     case ReasonCode::kAdmitted:
       return "Admitted";
     case ReasonCode::kPreempted:
