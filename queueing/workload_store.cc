@@ -226,6 +226,7 @@ void ResolveTopology(Workload& w) {
       w.topology_invalid =
           absl::StrCat("pod ", key, " asks for another topology than pod ",
                        w.pods.begin()->first, "; a gang is placed as one unit");
+      return;
     }
   }
 }
