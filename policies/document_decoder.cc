@@ -40,13 +40,14 @@ struct KindInfo {
 };
 
 // Sorted by name: also the "supported values" list of `kind`.
-constexpr std::array<KindInfo, 7> kKinds = {{
+constexpr std::array<KindInfo, 8> kKinds = {{
     {"ClusterQueue", Kind::kClusterQueue, false, kKueueApis},
     {"Cohort", Kind::kCohort, false, kCohortApis},
     {"Configuration", Kind::kConfiguration, false, kKueueConfigApis, false},
     {"LocalQueue", Kind::kLocalQueue, true, kKueueApis},
     {"ResourceFlavor", Kind::kResourceFlavor, false, kKueueApis},
     {"SchedulerConfig", Kind::kSchedulerConfig, false, kGpuschedApis},
+    {"Topology", Kind::kTopology, false, kKueueApis},
     {"WorkloadPriorityClass", Kind::kWorkloadPriorityClass, false, kKueueApis},
 }};
 
@@ -171,6 +172,8 @@ void DecodeBody(DocContext& doc, MapReader& top, const KindInfo& kind,
       return DecodeCohort(doc, top, std::move(origin), draft);
     case Kind::kWorkloadPriorityClass:
       return DecodeWorkloadPriorityClass(doc, top, std::move(origin), draft);
+    case Kind::kTopology:
+      return DecodeTopology(doc, top, std::move(origin), draft);
     case Kind::kSchedulerConfig:
       return DecodeSchedulerConfig(doc, top, std::move(origin), draft);
     case Kind::kConfiguration:

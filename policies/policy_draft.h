@@ -20,6 +20,7 @@ enum class Kind {
   kLocalQueue,
   kCohort,
   kWorkloadPriorityClass,
+  kTopology,
   kSchedulerConfig,
   kConfiguration,  // Kueue's own (config.kueue.x-k8s.io)
 };
@@ -87,6 +88,7 @@ struct PolicyDraft {
   std::vector<Decoded<LocalQueue>> local_queues;
   std::vector<Decoded<Cohort>> cohorts;
   std::vector<Decoded<WorkloadPriorityClass>> priority_classes;
+  std::vector<Decoded<Topology>> topologies;
   std::vector<DecodedSchedulerConfig> configs;
   std::vector<DecodedKueueConfiguration> kueue_configurations;
 };

@@ -80,6 +80,8 @@ void CheckAllReferences(const PolicyDraft& draft, Diagnostics* diagnostics) {
   CheckReferences(draft.cohorts, Kind::kResourceFlavor, flavors, diagnostics);
   CheckReferences(draft.local_queues, Kind::kClusterQueue,
                   Keys(draft.cluster_queues), diagnostics);
+  CheckReferences(draft.flavors, Kind::kTopology, Keys(draft.topologies),
+                  diagnostics);
 }
 
 // The cycle reached by following parents from `start`, or empty.
@@ -168,6 +170,7 @@ void ValidateDraft(const PolicyDraft& draft, Diagnostics* diagnostics) {
   CheckUniqueNames(draft.local_queues, diagnostics);
   CheckUniqueNames(draft.cohorts, diagnostics);
   CheckUniqueNames(draft.priority_classes, diagnostics);
+  CheckUniqueNames(draft.topologies, diagnostics);
   CheckSingleConfig(draft, diagnostics);
   CheckKueueConfiguration(draft, diagnostics);
   CheckAllReferences(draft, diagnostics);
@@ -190,6 +193,7 @@ Policy BuildPolicy(PolicyDraft draft) {
       });
   policy.cohorts = SortedValues(draft.cohorts, by_name);
   policy.priority_classes = SortedValues(draft.priority_classes, by_name);
+  policy.topologies = SortedValues(draft.topologies, by_name);
   if (!draft.configs.empty()) policy.config = std::move(draft.configs[0].value);
   ApplyKueueConfiguration(draft, &policy.config);
   return policy;

@@ -183,6 +183,7 @@ std::vector<AdmissionRun::ClassHead> AdmissionRun::BestEffortHeadsOf(
 bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
   if (w.state != Workload::State::kPending || w.pods.empty()) return false;
   if (w.backoff_until_ms > now || w.podgroup_missing) return false;
+  if (!w.topology_invalid.empty()) return false;
   if (store_.GroupApiFailure(w) != nullptr) return false;
   // Quota must charge every claim before a queued workload is admitted.
   if (IsQueued(w) && w.MemberHeldByClaims() != nullptr) return false;

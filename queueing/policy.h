@@ -94,6 +94,16 @@ struct ResourceFlavor {
   StringMap node_labels;
   std::vector<Taint> node_taints;
   std::vector<Toleration> tolerations;
+  // spec.topologyName: the Topology whose levels a gang placed in this
+  // flavor may name; "" without (the SchedulerConfig's levels then).
+  std::string topology_name;
+};
+
+// Kueue's Topology: the node label keys of its levels, widest domain first
+// (spec.levels[].nodeLabel).
+struct Topology {
+  std::string name;
+  std::vector<std::string> levels;
 };
 
 // Fair-sharing weights are kept in thousandths ("0.5" -> 500) so that
@@ -182,8 +192,14 @@ struct Policy {
   std::vector<LocalQueue> local_queues;
   std::vector<Cohort> cohorts;
   std::vector<WorkloadPriorityClass> priority_classes;
+  std::vector<Topology> topologies;
   SchedulerConfig config;
 };
+
+// The topology levels a gang placed in `flavor` may name: its Topology's
+// when it names one, else the SchedulerConfig's (also for a null flavor).
+const std::vector<std::string>& TopologyLevelsOf(const Policy& policy,
+                                                 const ResourceFlavor* flavor);
 
 }  // namespace gpusched
 

@@ -52,7 +52,7 @@ struct KueueObjectsSnapshot {
 // Thread-safe. The client must outlive the watch.
 class KueueObjects {
  public:
-  static constexpr size_t kKinds = 5;
+  static constexpr size_t kKinds = 6;
 
   KueueObjects(KubeClient& client, KueueObjectsOptions options);
   ~KueueObjects();  // Stop()

@@ -79,6 +79,7 @@ class KueueObjectsTest : public ::testing::Test {
     server_.ServeResource(kKueue, "cohorts", false, "Cohort");
     server_.ServeResource(kKueue, "workloadpriorityclasses", false,
                           "WorkloadPriorityClass");
+    server_.ServeResource(kKueue, "topologies", false, "Topology");
   }
   void Start() {
     client_ = *KubeClient::Create(server_.Config());
@@ -195,6 +196,36 @@ TEST_F(KueueObjectsTest, DocumentsComeFlavorsFirstAndAreNamedForErrors) {
   }
   EXPECT_THAT(names, ElementsAre("resourceflavors/h100", "clusterqueues/team-a",
                                  "localqueues/ml/main"));
+}
+
+// A Topology is handed out before the flavors, so a flavor's topologyName
+// resolves, and the flavor places gangs by the Topology's levels.
+TEST_F(KueueObjectsTest, TopologiesComeFirstAndGiveTheirFlavorsLevels) {
+  Serve();
+  Json flavor = Flavor("h100");
+  flavor["spec"]["topologyName"] = "dc";
+  server_.PutObject(kKueue, "resourceflavors", flavor);
+  server_.PutObject(
+      kKueue, "topologies",
+      Json{{"kind", "Topology"},
+           {"metadata", {{"name", "dc"}}},
+           {"spec",
+            {{"levels",
+              Json::array({{{"nodeLabel", "gpusched.io/rack"}},
+                           {{"nodeLabel", "kubernetes.io/hostname"}}})}}}});
+  Start();
+  const std::optional<KueueObjectsSnapshot> snapshot =
+      objects_->SnapshotIfNewer(0);
+  ASSERT_TRUE(snapshot.has_value());
+  std::vector<std::string> names;
+  for (const PolicyText& text : snapshot->documents) {
+    names.push_back(text.name);
+  }
+  EXPECT_THAT(names, ElementsAre("topologies/dc", "resourceflavors/h100"));
+  const PolicyResult result = Policy();
+  ASSERT_TRUE(result.ok()) << result.errors.at(0).message;
+  EXPECT_THAT(TopologyLevelsOf(*result.policy, &result.policy->flavors[0]),
+              ElementsAre("gpusched.io/rack", "kubernetes.io/hostname"));
 }
 
 // --- KueueGuard ---

@@ -70,7 +70,8 @@ metadata: {name: a}
      {"p.yaml:2: document 1: kind: Unsupported value \"ConfigMap\": supported "
       "values: \"ClusterQueue\", \"Cohort\", \"Configuration\", "
       "\"LocalQueue\", "
-      "\"ResourceFlavor\", \"SchedulerConfig\", \"WorkloadPriorityClass\""}},
+      "\"ResourceFlavor\", \"SchedulerConfig\", \"Topology\", "
+      "\"WorkloadPriorityClass\""}},
     {"WrongApiVersion",
      R"(
 apiVersion: kueue.x-k8s.io/v1

@@ -407,7 +407,7 @@ spec: {queueingStrategy: LIFO, extra: 1}
         "value \"Widget\": supported values: "
         "\"ClusterQueue\", \"Cohort\", \"Configuration\", "
         "\"LocalQueue\", \"ResourceFlavor\", "
-        "\"SchedulerConfig\", "
+        "\"SchedulerConfig\", \"Topology\", "
         "\"WorkloadPriorityClass\"",
         "p.yaml:11: ClusterQueue \"cq\": "
         "spec.extra: Unknown field",
