@@ -62,6 +62,31 @@ class AdmissionFairSharingEngineTest : public EngineFixture {
   bool Admitted(const std::string& name) const {
     return AdmittedIn(*engine_, name);
   }
+  // Kueue's CandidatesOrdering: within a usage-based ClusterQueue, the
+  // victim comes from the LocalQueue that used more (lq-a, seeded with 8
+  // GPUs), though wl-b was admitted later (which alone would make it the
+  // victim). `configured`: with Admission Fair Sharing.
+  std::string VictimOfPreemptionWithinTheQueue(bool configured) {
+    Policy policy = AfsPolicy(configured);
+    policy.cluster_queues[0].preemption.within_cluster_queue =
+        WithinClusterQueue::kLowerPriority;
+    Start(policy, 1);
+    QueueingEngine& engine = *engine_;
+    engine.RestoreAfsUsage("default/lq-a", {{kGpu, 8}});
+    engine.AddPod(PodIn("lq-a", "wl-a", 4, 0), 0);
+    engine.Schedule(0);
+    engine.AddPod(PodIn("lq-b", "wl-b", 4, 1), 1 * kSecond);
+    engine.Schedule(1 * kSecond);
+    Pod urgent = PodIn("lq-c", "wl-c", 4, 2);
+    urgent.priority = 10;
+    engine.AddPod(urgent, 2 * kSecond);
+    engine.Schedule(2 * kSecond);
+    std::string victims;
+    for (const char* name : {"wl-a", "wl-b"}) {
+      if (!AdmittedIn(engine, name)) victims += name;
+    }
+    return victims;
+  }
 };
 
 TEST(AdmissionFairSharingLedgerTest, UsageHalvesAfterOneHalfLife) {
@@ -290,6 +315,14 @@ TEST_F(AdmissionFairSharingEngineTest, AdmissionShowsInExportedUsage) {
   // One half-life later: penalty / 2 + 4 GPUs admitted * 1/2.
   EXPECT_NEAR(engine_->AfsUsages().at("default/lq-a").consumed.at(kGpu),
               penalty / 2 + 2, 1e-9);
+}
+
+TEST_F(AdmissionFairSharingEngineTest, VictimComesFromTheBusierLocalQueue) {
+  EXPECT_EQ(VictimOfPreemptionWithinTheQueue(true), "wl-a");
+}
+
+TEST_F(AdmissionFairSharingEngineTest, WithoutItTheNewestIsTheVictim) {
+  EXPECT_EQ(VictimOfPreemptionWithinTheQueue(false), "wl-b");
 }
 
 }  // namespace
