@@ -5,13 +5,16 @@
 
 #include "policies/kueue_configuration.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "policies/object_decoders.h"
 #include "policies/value_parsers.h"
@@ -169,6 +172,49 @@ void DecodeKueueResources(DocContext& doc, const Value& value,
   if (mappings.present()) out->resources_line = value.line;
 }
 
+// resourceWeights: resource name -> a non-negative number.
+std::map<std::string, double> DecodeResourceWeights(DocContext& doc,
+                                                    const Value& value) {
+  std::map<std::string, double> weights;
+  for (const auto& [resource, text] :
+       ReadStringMap(doc, value).value_or(StringMap{})) {
+    double weight = 0;
+    const std::string path = ChildPath(value.path, resource);
+    if (!absl::SimpleAtod(text, &weight) || !std::isfinite(weight)) {
+      doc.Error(value.line, path, InvalidValue(text, "must be a number"));
+    } else if (weight < 0) {
+      doc.Error(value.line, path,
+                InvalidValue(text, "must be greater than or equal to 0"));
+    } else {
+      weights[resource] = weight;
+    }
+  }
+  return weights;
+}
+
+// admissionFairSharing: {usageHalfLifeTime, usageSamplingInterval,
+// resourceWeights}. Kueue's defaults.go turns a sampling interval of 0
+// into 5m before validation.go asks for more than 0; a half-life of 0
+// forgets usage at every sample.
+void DecodeAdmissionFairSharing(DocContext& doc, const Value& value,
+                                DecodedKueueConfiguration* out) {
+  MapReader reader(doc, value);
+  AdmissionFairSharingConfig afs;
+  ReadDurationInto(doc, reader.Get("usageHalfLifeTime"),
+                   &afs.usage_half_life_ms);
+  int64_t interval_ms = 0;
+  if (ReadDurationInto(doc, reader.Get("usageSamplingInterval"),
+                       &interval_ms) &&
+      interval_ms > 0) {
+    afs.usage_sampling_interval_ms = interval_ms;
+  }
+  afs.resource_weights =
+      DecodeResourceWeights(doc, reader.Get("resourceWeights"));
+  reader.Finish();
+  out->mapped.admission_fair_sharing = std::move(afs);
+  out->admission_fair_sharing_line = value.line;
+}
+
 void Report(Diagnostics* diagnostics, const Origin& origin, int line,
             std::string_view path, std::string_view text) {
   diagnostics->Add(origin.file, line, origin.subject, path, text);
@@ -208,8 +254,10 @@ void DecodeKueueConfiguration(DocContext& doc, MapReader& top, Origin origin,
   }
   const Value resources = top.Get("resources");
   if (resources.present()) DecodeKueueResources(doc, resources, &decoded);
-  top.Unsupported("admissionFairSharing",
-                  "Admission Fair Sharing is not implemented by gpusched");
+  const Value admission_fair_sharing = top.Get("admissionFairSharing");
+  if (admission_fair_sharing.present()) {
+    DecodeAdmissionFairSharing(doc, admission_fair_sharing, &decoded);
+  }
   top.UnsupportedUnless("manageJobsWithoutQueueName", "false",
                         "gpusched queues only pods that name a LocalQueue");
   for (std::string_view field : kManagerFields) top.Ignore(field);
@@ -261,6 +309,9 @@ void ApplyKueueConfiguration(const PolicyDraft& draft,
   }
   if (kueue.resources_line != 0) {
     config->device_class_mappings = mapped.device_class_mappings;
+  }
+  if (kueue.admission_fair_sharing_line != 0) {
+    config->admission_fair_sharing = mapped.admission_fair_sharing;
   }
 }
 

@@ -80,6 +80,7 @@ struct DecodedKueueConfiguration {
   bool wait_for_pods_ready_by_default = false;
   int fair_sharing_line = 0;
   int resources_line = 0;
+  int admission_fair_sharing_line = 0;
 };
 
 struct PolicyDraft {

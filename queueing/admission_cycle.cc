@@ -73,7 +73,8 @@ AdmissionRun::AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in)
       classes_(in.store.classes()),
       placement_(cycle.placement_),
       planner_(cycle.planner_),
-      held_by_head_(cycle.held_by_head_) {}
+      held_by_head_(cycle.held_by_head_),
+      afs_(in.afs) {}
 
 GangPlacementRequest AdmissionRun::RequestFor(const Workload& w,
                                               std::vector<const Pod*> members) {
@@ -162,6 +163,9 @@ void AdmissionRun::Commit(Workload& w, PlacementTrial trial, int64_t now) {
   w.Explain({});
   timers_.Forget(w.key);
   if (first) {
+    // After SetState: the LocalQueue's admitted quota counts it, as
+    // Kueue's cache does when the workload turns Admitted.
+    SettleAfs(w, attempt.charged, now);
     w.admitted_at_ms = now;
     w.failed_attempts = 0;
     timers_.NoteAdmitted(w);
@@ -217,6 +221,7 @@ void AdmissionRun::ReplanLostPlacements(int64_t now) {
 }
 
 void AdmissionRun::Schedule(int64_t now) {
+  CatchUpAfs(now);
   ReplanLostPlacements(now);
   RunTimers(now);
   // Pods, nodes and reservations changed since last time.
@@ -228,6 +233,7 @@ void AdmissionRun::Schedule(int64_t now) {
     pass += AdmitExtraMembers(now);
     if (!pass.progressed()) break;
   }
+  NoteAfsAdmitted();
   ExplainIncompleteGangs(now);
 }
 

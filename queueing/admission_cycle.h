@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "queueing/admission_fair_sharing.h"
 #include "queueing/engine_types.h"
 #include "queueing/gang_timers.h"
 #include "queueing/placement_stage.h"
@@ -40,6 +41,7 @@ struct CycleInputs {
   const EngineOptions& options;
   GangTimers& timers;
   WorkloadStore& store;
+  AdmissionFairSharing& afs;
 };
 
 class AdmissionCycle {

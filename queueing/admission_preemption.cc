@@ -65,8 +65,8 @@ PreemptionPlan AdmissionRun::PlanPreemption(Workload& w, int64_t now,
           }};
   GangPlacementStage::PreemptionTrialScope scope(&placement_);
   const PlanInputs inputs{
-      policy_,    quota_, flavors_, *model_, store_.admitted_by_queue(),
-      only_flavor};
+      policy_,     quota_, flavors_, *model_, store_.admitted_by_queue(),
+      only_flavor, &afs_};
   return planner_.Plan(w, now, trials, inputs);
 }
 

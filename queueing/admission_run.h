@@ -51,6 +51,7 @@ class AdmissionRun {
 
   // admission_passes.cc: the pass over classes and queues.
   bool Ready(const Workload& workload, int64_t now) const;
+  std::function<bool(const Workload*, const Workload*)> AfsOrder() const;
   std::map<std::string, std::vector<Workload*>> PendingByQueue();
   std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
   std::vector<Workload*> Candidates(int64_t now);
@@ -148,6 +149,15 @@ class AdmissionRun {
   void Evict(Workload& workload, int64_t now, EngineEvent::Type type,
              const std::string& by, const std::string& reason);
 
+  // admission_afs.cc: Admission Fair Sharing's samples and penalties.
+  // Admitted quota per LocalQueue (only that one when named).
+  std::map<std::string, ConsumedResources> AfsAdmitted(
+      const std::string* only_local_queue) const;
+  void CatchUpAfs(int64_t now);
+  void NoteAfsAdmitted();
+  void SettleAfs(const Workload& workload, const FrAmounts& charged,
+                 int64_t now);
+
   // admission_timers.cc: carries out what the timers decided.
   void RunTimers(int64_t now);
   std::vector<std::string> NodesReservedFor(const Workload& workload) const;
@@ -172,6 +182,7 @@ class AdmissionRun {
   GangPlacementStage& placement_;
   PreemptionPlanner& planner_;
   std::map<std::string, AdmissionCycle::HeldQuota>& held_by_head_;
+  AdmissionFairSharing& afs_;
 };
 
 }  // namespace gpusched

@@ -7,6 +7,7 @@
 // (cpu in milli-CPU, everything else in base units).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +107,12 @@ struct Topology {
   std::vector<std::string> levels;
 };
 
+// A ClusterQueue's admissionScope.admissionMode: with
+// UsageBasedAdmissionFairSharing (and Kueue's admissionFairSharing
+// configured) its pending workloads go by their LocalQueue's decayed usage
+// first (admission_fair_sharing.h).
+enum class AdmissionMode { kNoAdmissionFairSharing, kUsageBased };
+
 // Fair-sharing weights are kept in thousandths ("0.5" -> 500) so that
 // shares compare as integers.
 inline constexpr int64_t kDefaultFairWeightMilli = 1000;
@@ -120,6 +127,7 @@ struct ClusterQueue {
   PreemptionPolicy preemption;
   FlavorFungibility flavor_fungibility;
   int64_t fair_weight_milli = kDefaultFairWeightMilli;
+  AdmissionMode admission_mode = AdmissionMode::kNoAdmissionFairSharing;
 };
 
 struct LocalQueue {
@@ -144,6 +152,16 @@ enum class RequeuingTimestamp { kEviction, kCreation };
 struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
+};
+
+// Kueue's Configuration admissionFairSharing: how fast a LocalQueue's
+// usage decays, how often it is sampled, and what each resource weighs in
+// the one number that orders LocalQueues.
+struct AdmissionFairSharingConfig {
+  int64_t usage_half_life_ms = 0;  // 0: usage is forgotten at every sample
+  int64_t usage_sampling_interval_ms = 300'000;
+  // Resource name -> weight; a resource not listed weighs 1.
+  std::map<std::string, double> resource_weights;
 };
 
 // gpusched.io/v1alpha1 SchedulerConfig; every field has a default.
@@ -183,6 +201,9 @@ struct SchedulerConfig {
   // which quota resource a DRA claim's devices of a class count as. Empty:
   // the defaults (scheduler/dra_quota.h).
   std::vector<DeviceClassMapping> device_class_mappings;
+  // Set only by Kueue's Configuration; unset: Admission Fair Sharing off,
+  // whatever a ClusterQueue's admissionScope says (as in Kueue).
+  std::optional<AdmissionFairSharingConfig> admission_fair_sharing;
 };
 
 // Everything one policy file (or set of files) defines.
@@ -194,6 +215,12 @@ struct Policy {
   std::vector<WorkloadPriorityClass> priority_classes;
   std::vector<Topology> topologies;
   SchedulerConfig config;
+  // Not written by admins: Admission Fair Sharing's usage per LocalQueue
+  // ("ns/name" -> resource -> amount, cpu in cores) as the LocalQueues'
+  // status.fairSharing.admissionFairSharingStatus kept it when gpusched
+  // started, so that usage survives a restart or a failover as in Kueue.
+  // The engine seeds the LocalQueues it has no usage for.
+  std::map<std::string, std::map<std::string, double>> afs_usage_at_start;
 };
 
 // The topology levels a gang placed in `flavor` may name: its Topology's

@@ -173,6 +173,28 @@ TEST_F(KueueObjectsTest, ADeletedObjectLeavesThePolicy) {
   EXPECT_EQ(Policy().policy->cluster_queues[0].name, "team-a");
 }
 
+// Admission Fair Sharing's usage survives a restart in LocalQueue status:
+// read back, in Kueue's units, though the documents leave status out.
+TEST_F(KueueObjectsTest, LocalQueueAdmissionFairSharingStatusIsReadBack) {
+  Serve();
+  Json queue = ServedLocalQueue("ml", "main", "team-a");
+  queue["status"]["fairSharing"] = {
+      {"weightedShare", 0},
+      {"admissionFairSharingStatus",
+       {{"consumedResources", {{"nvidia.com/gpu", "2500m"}, {"cpu", "4"}}},
+        {"lastUpdate", "2027-01-15T08:01:00Z"}}}};
+  server_.PutObject(kKueue, "localqueues", queue);
+  server_.PutObject(kKueue, "localqueues",
+                    ServedLocalQueue("ml", "fresh", "team-a"));
+  Start();
+  const std::map<std::string, AfsConsumed> usages = objects_->AfsUsages();
+  ASSERT_EQ(usages.size(), 1u);
+  EXPECT_EQ(usages.at("ml/main").at("nvidia.com/gpu"), 2.5);
+  EXPECT_EQ(usages.at("ml/main").at("cpu"), 4.0);
+  EXPECT_EQ(objects_->SnapshotIfNewer(0)->documents[0].text.find("status"),
+            std::string::npos);
+}
+
 TEST_F(KueueObjectsTest, AClusterWithoutKueuesCrdsIsListedEmpty) {
   Start();  // nothing served: every kind is a 404
   PolicyResult result = Policy();

@@ -231,14 +231,6 @@ TEST_P(KueueConfigurationErrorTest, ReportsExactly) {
 }
 
 const ErrorCase kErrorCases[] = {
-    {"AdmissionFairSharingNotImplemented",
-     R"(
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-admissionFairSharing: {usageHalfLifeTime: 168h}
-)",
-     {"p.yaml:3: Configuration (document 1): admissionFairSharing: Unsupported "
-      "field: Admission Fair Sharing is not implemented by gpusched"}},
     {"BackoffBaseNotANumber",
      R"(
 apiVersion: config.kueue.x-k8s.io/v1beta2
