@@ -39,8 +39,9 @@ TEST_F(KueueAdoptionTest, AdmittedUnboundPodHoldsItsQuotaAndWritesNothing) {
   EXPECT_TRUE(sink_.Take().empty());  // no label, no nomination: Kueue's pod
 
   // The default scheduler binds it, wherever it chose: still charged once.
-  loop_->PodUpserted(BoundTo(AdmittedByKueue(QueuedPod("team-a", "admitted", 8)),
-                             "dgx-1", "0,1,2,3,4,5,6,7"));
+  loop_->PodUpserted(
+      BoundTo(AdmittedByKueue(QueuedPod("team-a", "admitted", 8)), "dgx-1",
+              "0,1,2,3,4,5,6,7"));
   loop_->WaitIdle();
   EXPECT_EQ(Usage("team-a"), 8);
   EXPECT_EQ(loop_->Check(fresh).assigned_node, "");
