@@ -100,17 +100,7 @@ func setUpLoadCluster(ctx context.Context, t *testing.T, cp *controlplane.Contro
 		queues = append(queues, cluster.ClusterQueue{Name: team, GPUs: loadQueueGPUs, CPUs: 64,
 			LocalQueues: []cluster.LocalQueue{{Namespace: kueueOnlyNamespace, Name: team}}})
 	}
-	policy, err := cluster.KueuePolicy{Queues: queues}.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects, err := arena.KueueMeaning(policy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kueue.ApplyKueueObjects(ctx, objects); err != nil {
-		t.Fatal(err)
-	}
+	applyKueueQueues(ctx, t, kueue, queues)
 	nodes := &arena.Scenario{Nodes: arena.NodeSpec{Groups: []arena.NodeGroup{{Count: 16, GPUs: 8}}}}
 	if err := arena.CreateScenarioNodes(ctx, cp.Client, cp.Repo, nodes); err != nil {
 		t.Fatal(err)
