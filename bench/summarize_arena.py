@@ -123,6 +123,24 @@ def _order(doc, table, fmt):
                         f"only {b}"], rows) + [""]
 
 
+def _placements(doc, table):
+    """Where each arm placed each workload: flavors and topology domains."""
+    out = []
+    for key, what in (("flavors", "flavor"), ("domains", "topology domain")):
+        c = doc.get(key)
+        if not c:
+            continue
+        a, b = c["arms"]
+        differ = c.get("differ") or []
+        out += [f"Per workload {what}, round {c.get('round')}: "
+                f"{c.get('same')} the same in both arms, {len(differ)} not.", ""]
+        rows = [[d["workload"], " ".join((d.get("values") or {}).get(a) or ["-"]),
+                 " ".join((d.get("values") or {}).get(b) or ["-"])] for d in differ]
+        if rows:
+            out += table(["workload", a, b], rows) + [""]
+    return out
+
+
 def arena_section(name, doc, table, fmt):
     """Lines of one scenario's section."""
     out = [f"## Side by side with Kueue: {doc.get('scenario', name)} "
@@ -132,4 +150,5 @@ def arena_section(name, doc, table, fmt):
     out += _medians(doc, table, fmt)
     out += _rounds(doc, table, fmt)
     out += _order(doc, table, fmt)
+    out += _placements(doc, table)
     return out

@@ -67,14 +67,18 @@ var KueueWaitForPodsReady = WaitForPodsReady{Timeout: 5 * time.Minute}
 // Kueue's bottleneck here. Unset in the figures the README quotes.
 const KueueClientQPSEnv = "ARENA_KUEUE_QPS"
 
-// KueueArmConfig is the Kueue arm's configuration for s.
-func KueueArmConfig(s *Scenario) Config {
+// KueueArmConfig is the Kueue arm's configuration for s: the sections of
+// the scenario's own Kueue Configuration, if its policy has one, over the
+// arm's defaults.
+func KueueArmConfig(s *Scenario) (Config, error) {
 	wait := KueueWaitForPodsReady
 	c := Config{Namespaces: s.Namespaces(), WaitForPodsReady: &wait}
 	if qps, err := strconv.Atoi(os.Getenv(KueueClientQPSEnv)); err == nil && qps > 0 {
 		c.ClientQPS = qps
 	}
-	return c
+	overlay, err := KueueConfigurationOverlay(s.Policy)
+	c.Overlay = overlay
+	return c, err
 }
 
 func (KueueArm) Name() string { return "kueue" }
@@ -86,7 +90,11 @@ func (KueueArm) Start(t testing.TB, s *Scenario) *ArmCluster {
 		SchedulerConfig:         DefaultSchedulerProfile,
 		KubeletFailsDeletedPods: kubeletFailsDeletedPods,
 	})
-	k := StartKueue(t, cp, Options{Config: KueueArmConfig(s)})
+	config, err := KueueArmConfig(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := StartKueue(t, cp, Options{Config: config})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	objects, err := KueueMeaning(s.Policy)

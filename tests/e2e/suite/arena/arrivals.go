@@ -46,6 +46,8 @@ type Arrival struct {
 	// PriorityClass is the WorkloadPriorityClass ("" for none).
 	PriorityClass string
 	NodeSelector  map[string]string
+	// Annotations are added to every pod's.
+	Annotations map[string]string
 }
 
 // GPUs is each pod's nvidia.com/gpu.
@@ -74,7 +76,7 @@ func (s *Scenario) Arrivals() []Arrival {
 				out = append(out, Arrival{
 					At: at, Queue: q, Class: w.Class, Name: fmt.Sprintf("%s-%d-%d", w.Class, setIdx, i),
 					Pods: w.Request, PodGPUs: w.PodGPUs, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
-					NodeSelector: w.NodeSelector,
+					NodeSelector: w.NodeSelector, Annotations: w.Annotations,
 				})
 			}
 		}
@@ -84,7 +86,7 @@ func (s *Scenario) Arrivals() []Arrival {
 		out = append(out, Arrival{
 			At: scale(w.AtMs), Queue: q, Class: w.Class, Name: w.Name,
 			Pods: w.Pods, PodGPUs: w.PodGPUs, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
-			NodeSelector: w.NodeSelector,
+			NodeSelector: w.NodeSelector, Annotations: w.Annotations,
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
@@ -121,14 +123,10 @@ func (a Arrival) Pod(member, attempt int, schedulerName string) *corev1.Pod {
 	gpu := resource.MustParse(strconv.Itoa(a.GPUs()))
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: a.Queue.Namespace,
-			Name:      a.PodName(member, attempt),
-			Labels:    a.podLabels(member),
-			Annotations: map[string]string{
-				PodGroupTotalCountAnnotation: strconv.Itoa(a.Pods),
-				kubelet.RunForAnnotation:     a.Runtime.String(),
-				AttemptAnnotation:            strconv.Itoa(attempt),
-			},
+			Namespace:   a.Queue.Namespace,
+			Name:        a.PodName(member, attempt),
+			Labels:      a.podLabels(member),
+			Annotations: a.podAnnotations(attempt),
 		},
 		Spec: corev1.PodSpec{
 			SchedulerName: schedulerName,
@@ -143,6 +141,18 @@ func (a Arrival) Pod(member, attempt int, schedulerName string) *corev1.Pod {
 			}},
 		},
 	}
+}
+
+// podAnnotations are the scenario's, then the arena's own (which win).
+func (a Arrival) podAnnotations(attempt int) map[string]string {
+	out := map[string]string{}
+	for k, v := range a.Annotations {
+		out[k] = v
+	}
+	out[PodGroupTotalCountAnnotation] = strconv.Itoa(a.Pods)
+	out[kubelet.RunForAnnotation] = a.Runtime.String()
+	out[AttemptAnnotation] = strconv.Itoa(attempt)
+	return out
 }
 
 func (a Arrival) podLabels(member int) map[string]string {

@@ -35,6 +35,10 @@ type Config struct {
 	// ClientQPS, if set, is the manager's clientConnection qps (burst
 	// twice that) instead of the release's.
 	ClientQPS int
+	// Overlay replaces whole sections of the configuration last (a
+	// scenario's own Kueue Configuration: KueueConfigurationOverlay),
+	// waitForPodsReady included.
+	Overlay map[string]any
 }
 
 // ports are the manager's listeners, each on 127.0.0.1.
@@ -81,6 +85,9 @@ func managerConfig(base map[string]any, c Config, p ports, namespace, certDir st
 	if c.FairSharing {
 		cfg["fairSharing"] = map[string]any{
 			"preemptionStrategies": []any{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}}
+	}
+	for key, value := range c.Overlay {
+		cfg[key] = value
 	}
 	return yaml.Marshal(cfg)
 }

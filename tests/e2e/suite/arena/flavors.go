@@ -1,9 +1,6 @@
 package arena
 
-import (
-	"slices"
-	"sort"
-)
+import "slices"
 
 // workloadFlavors is, per workload, the ResourceFlavors its pods were
 // bound on, in the order of their binding (more than one when it was
@@ -54,52 +51,8 @@ func flavorOfNode(flavors []FlavorLabels, labels map[string]string) string {
 	return ""
 }
 
-// FlavorComparison compares the flavors two arms' rounds gave each
-// workload.
-type FlavorComparison struct {
-	Round int       `json:"round"`
-	Arms  [2]string `json:"arms"`
-	// Same counts the workloads both arms ran on the same flavors.
-	Same int `json:"same"`
-	// Differ lists the others, by workload name.
-	Differ []FlavorDifference `json:"differ,omitempty"`
-}
+// CompareFlavors compares the flavors a's and b's rounds (the same
+// scenario) gave each workload.
+func CompareFlavors(a, b Round) PlacementComparison { return comparePlacements(a, b, flavorsOf) }
 
-// FlavorDifference is one workload's flavors in each arm (absent: it was
-// never bound there).
-type FlavorDifference struct {
-	Workload string              `json:"workload"`
-	Flavors  map[string][]string `json:"flavors"`
-}
-
-// CompareFlavors compares a's and b's rounds (the same scenario).
-func CompareFlavors(a, b Round) FlavorComparison {
-	c := FlavorComparison{Round: a.Round, Arms: [2]string{a.Arm, b.Arm}}
-	names := map[string]bool{}
-	for name := range a.Measures.Flavors {
-		names[name] = true
-	}
-	for name := range b.Measures.Flavors {
-		names[name] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for name := range names {
-		sorted = append(sorted, name)
-	}
-	sort.Strings(sorted)
-	for _, name := range sorted {
-		fa, fb := a.Measures.Flavors[name], b.Measures.Flavors[name]
-		if slices.Equal(fa, fb) {
-			c.Same++
-			continue
-		}
-		c.Differ = append(c.Differ, FlavorDifference{Workload: name, Flavors: map[string][]string{a.Arm: fa, b.Arm: fb}})
-	}
-	return c
-}
-
-func firstFlavorComparison(rounds []Round, first, second string) *FlavorComparison {
-	return firstComparison(rounds, first, second, func(a, b Round) bool {
-		return len(a.Measures.Flavors)+len(b.Measures.Flavors) > 0
-	}, CompareFlavors)
-}
+func flavorsOf(m Measures) map[string][]string { return m.Flavors }

@@ -58,9 +58,9 @@ func TestCompareFlavorsCountsTheSameAndListsTheOthers(t *testing.T) {
 	if c.Same != 1 {
 		t.Errorf("Same = %d, want 1 (x)", c.Same)
 	}
-	want := []FlavorDifference{
-		{Workload: "y", Flavors: map[string][]string{"kueue": {"h100"}, "gpusched": {"a100"}}},
-		{Workload: "z", Flavors: map[string][]string{"kueue": {"a100"}, "gpusched": nil}},
+	want := []PlacementDifference{
+		{Workload: "y", Values: map[string][]string{"kueue": {"h100"}, "gpusched": {"a100"}}},
+		{Workload: "z", Values: map[string][]string{"kueue": {"a100"}, "gpusched": nil}},
 	}
 	if !reflect.DeepEqual(c.Differ, want) {
 		t.Errorf("Differ = %+v, want %+v", c.Differ, want)

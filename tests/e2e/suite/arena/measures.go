@@ -58,6 +58,9 @@ type Measures struct {
 	// Flavors each workload's pods were bound on (workloadFlavors), when
 	// the policy has more than one ResourceFlavor.
 	Flavors map[string][]string `json:"flavors,omitempty"`
+	// Domains each workload's pods ran in (workloadDomains), when the
+	// scenario names a DomainLabel.
+	Domains map[string][]string `json:"domains,omitempty"`
 }
 
 // Quantiles of a set of values (nearest rank).
@@ -142,6 +145,8 @@ type MeasureInput struct {
 	// NodeLabels are the scenario's labels of each node (NodeLabels), to
 	// tell the flavor a pod ran on.
 	NodeLabels map[string]map[string]string
+	// DomainLabel is the scenario's (workloadDomains).
+	DomainLabel string
 }
 
 // Compute derives the round's measures.
@@ -172,6 +177,7 @@ func Compute(in MeasureInput) Measures {
 	m.Reclaim = reclaimMeasures(in, ws)
 	m.AdmissionOrder = admissionOrder(in, ws)
 	m.Flavors = workloadFlavors(in, ws)
+	m.Domains = workloadDomains(in, ws)
 	return m
 }
 

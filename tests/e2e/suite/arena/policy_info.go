@@ -43,6 +43,9 @@ func ParsePolicy(policy string) (*PolicyInfo, error) {
 	}
 	p := &PolicyInfo{NominalGPUs: map[string]int64{}, ClusterQueueOf: map[QueueRef]string{}, PriorityClasses: map[string]int64{}}
 	for _, obj := range objs {
+		if isKueueConfiguration(obj) {
+			continue
+		}
 		if group := obj.GroupVersionKind().Group; group != KueueGroup {
 			return nil, fmt.Errorf("policy: %s %s is in group %q, not %s", obj.GetKind(), objectName(obj), group, KueueGroup)
 		}

@@ -32,9 +32,11 @@ type Report struct {
 	// AdmissionOrder compares the arms' admission order in the first
 	// round both ran.
 	AdmissionOrder *OrderComparison `json:"admission_order,omitempty"`
-	// Flavors compares the flavor each workload got, same round.
-	Flavors *FlavorComparison `json:"flavors,omitempty"`
-	Runs    []Round           `json:"runs"`
+	// Flavors and Domains compare the flavors and the topology domains
+	// each workload got, same round.
+	Flavors *PlacementComparison `json:"flavors,omitempty"`
+	Domains *PlacementComparison `json:"domains,omitempty"`
+	Runs    []Round              `json:"runs"`
 }
 
 // Definitions says what each figure measures, in the result file.
@@ -53,6 +55,8 @@ var Definitions = map[string]string{
 	"cpu_s.arm":            "the arm's own process: kueue's manager or gpusched",
 	"replacements":         "pods the replay created for members that ended without succeeding (preempted)",
 	"gang_violations":      "pods bound while a member slot of their workload had no pod (none live, none Succeeded)",
+	"workloads_across_domains": "workloads whose pods ran under more than one value of the scenario's domainLabel " +
+		"(a rack, say): what a required topology forbids",
 	"bound_before_gang_admitted": "pods bound while another member of their workload was still gated: the gang " +
 		"existed whole but was not released whole",
 }
@@ -81,6 +85,9 @@ func (r Round) Figures() map[string]float64 {
 		"ungated_at_creation":        float64(m.UngatedAtCreation),
 		"pods":                       float64(m.Pods),
 		"setup_s":                    r.SetupSeconds,
+	}
+	if m.Domains != nil {
+		f["workloads_across_domains"] = float64(acrossDomains(m.Domains))
 	}
 	maps.Copy(f, m.Trace.Figures())
 	for class, c := range m.Classes {
@@ -140,7 +147,8 @@ func NewReport(s *Scenario, file string, rounds []Round) Report {
 		r.Targets = append(r.Targets, t.Judge(r.Medians))
 	}
 	r.AdmissionOrder = firstRoundOfArms(rounds, "kueue", "gpusched")
-	r.Flavors = firstFlavorComparison(rounds, "kueue", "gpusched")
+	r.Flavors = firstPlacementComparison(rounds, "kueue", "gpusched", flavorsOf)
+	r.Domains = firstPlacementComparison(rounds, "kueue", "gpusched", domainsOf)
 	return r
 }
 

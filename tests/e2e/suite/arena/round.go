@@ -90,7 +90,7 @@ func RunRound(t testing.TB, arm Arm, s *Scenario, opts RoundOptions) Round {
 	in := replay(ctx, c, s, arrivals, replayer, rec, &round, opts)
 	in.Policy, in.Arrivals, in.Pods = info, arrivals, rec.Records()
 	_, in.ClusterGPUs = s.Nodes.Total()
-	in.NodeLabels = NodeLabels(s)
+	in.NodeLabels, in.DomainLabel = NodeLabels(s), s.DomainLabel
 	round.Measures = Compute(in)
 	if opts.KeepPods {
 		round.Pods = podTimes(in.Pods, in.Start)

@@ -44,8 +44,15 @@ type Scenario struct {
 	Timeout string   `json:"timeout"`
 	Nodes   NodeSpec `json:"nodes"`
 	// Policy is Kueue objects as YAML (ResourceFlavor, Cohort,
-	// ClusterQueue, LocalQueue, WorkloadPriorityClass).
+	// ClusterQueue, LocalQueue, WorkloadPriorityClass, Topology) and at
+	// most one Kueue Configuration (config.kueue.x-k8s.io), whose sections
+	// the Kueue arm's manager runs with (KueueConfigurationOverlay) and
+	// gpusched reads from its --policy, the same text.
 	Policy string `json:"policy"`
+	// DomainLabel, if set, is a node label (a rack, say) whose values each
+	// workload's pods ran under are measured and compared between arms
+	// (workloadDomains): topology-aware placement.
+	DomainLabel string `json:"domainLabel,omitempty"`
 	// Queues are the LocalQueues workloads are sent to, each in its own
 	// namespace (Kueue's generator names both after the ClusterQueue).
 	Queues       []QueueRef    `json:"queues"`
@@ -133,6 +140,9 @@ type WorkloadSet struct {
 	Queues []string `json:"queues,omitempty"`
 	// NodeSelector goes on every pod (a GPU model's label, say).
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Annotations go on every pod (Kueue's podset topology annotations,
+	// say).
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // WorkloadSpec is one workload listed by itself: Pods pods of PodGPUs
@@ -147,6 +157,7 @@ type WorkloadSpec struct {
 	PodGPUs       int               `json:"podGPUs,omitempty"`
 	PriorityClass string            `json:"priorityClass,omitempty"`
 	NodeSelector  map[string]string `json:"nodeSelector,omitempty"`
+	Annotations   map[string]string `json:"annotations,omitempty"`
 }
 
 // ScenarioDir is where the scenario files are, relative to the repo.
