@@ -48,6 +48,9 @@ type Arrival struct {
 	NodeSelector  map[string]string
 	// Annotations are added to every pod's.
 	Annotations map[string]string
+	// FirstReadyAfter holds the readiness of each member's first pod
+	// (attempt 0) back that long after it starts.
+	FirstReadyAfter time.Duration
 }
 
 // GPUs is each pod's nvidia.com/gpu.
@@ -76,7 +79,7 @@ func (s *Scenario) Arrivals() []Arrival {
 				out = append(out, Arrival{
 					At: at, Queue: q, Class: w.Class, Name: fmt.Sprintf("%s-%d-%d", w.Class, setIdx, i),
 					Pods: w.Request, PodGPUs: w.PodGPUs, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
-					NodeSelector: w.NodeSelector, Annotations: w.Annotations,
+					NodeSelector: w.NodeSelector, Annotations: w.Annotations, FirstReadyAfter: scale(w.FirstReadyAfterMs),
 				})
 			}
 		}
@@ -86,7 +89,7 @@ func (s *Scenario) Arrivals() []Arrival {
 		out = append(out, Arrival{
 			At: scale(w.AtMs), Queue: q, Class: w.Class, Name: w.Name,
 			Pods: w.Pods, PodGPUs: w.PodGPUs, Runtime: scale(w.RuntimeMs), PriorityClass: w.PriorityClass,
-			NodeSelector: w.NodeSelector, Annotations: w.Annotations,
+			NodeSelector: w.NodeSelector, Annotations: w.Annotations, FirstReadyAfter: scale(w.FirstReadyAfterMs),
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
@@ -152,6 +155,9 @@ func (a Arrival) podAnnotations(attempt int) map[string]string {
 	out[PodGroupTotalCountAnnotation] = strconv.Itoa(a.Pods)
 	out[kubelet.RunForAnnotation] = a.Runtime.String()
 	out[AttemptAnnotation] = strconv.Itoa(attempt)
+	if attempt == 0 && a.FirstReadyAfter > 0 {
+		out[kubelet.ReadyAfterAnnotation] = a.FirstReadyAfter.String()
+	}
 	return out
 }
 

@@ -143,6 +143,11 @@ type WorkloadSet struct {
 	// Annotations go on every pod (Kueue's podset topology annotations,
 	// say).
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// FirstReadyAfterMs, if set, holds the readiness of each member's
+	// first pod back that long after it starts (the fake kubelet's
+	// e2e.gpusched.io/ready-after); replacements are Ready at once: a first
+	// start that hangs (a slow image pull, say) and a retry that works.
+	FirstReadyAfterMs int `json:"firstReadyAfterMs,omitempty"`
 }
 
 // WorkloadSpec is one workload listed by itself: Pods pods of PodGPUs
@@ -158,6 +163,8 @@ type WorkloadSpec struct {
 	PriorityClass string            `json:"priorityClass,omitempty"`
 	NodeSelector  map[string]string `json:"nodeSelector,omitempty"`
 	Annotations   map[string]string `json:"annotations,omitempty"`
+	// FirstReadyAfterMs: as WorkloadSet's.
+	FirstReadyAfterMs int `json:"firstReadyAfterMs,omitempty"`
 }
 
 // ScenarioDir is where the scenario files are, relative to the repo.
@@ -218,8 +225,8 @@ func (s *Scenario) checkFields() error {
 		return fmt.Errorf("two queues share a namespace: workload names are unique per queue only")
 	}
 	for _, w := range s.WorkloadSets {
-		if w.Class == "" || w.Count <= 0 || w.IntervalMs <= 0 || w.RuntimeMs <= 0 || w.Request <= 0 || w.PodGPUs < 0 || w.StartMs < 0 {
-			return fmt.Errorf("workload set %+v: class, count, intervalMs, runtimeMs and request are required; podGPUs and startMs not negative", w)
+		if w.Class == "" || w.Count <= 0 || w.IntervalMs <= 0 || w.RuntimeMs <= 0 || w.Request <= 0 || w.PodGPUs < 0 || w.StartMs < 0 || w.FirstReadyAfterMs < 0 {
+			return fmt.Errorf("workload set %+v: class, count, intervalMs, runtimeMs and request are required; podGPUs, startMs and firstReadyAfterMs not negative", w)
 		}
 		for _, ns := range w.Queues {
 			if !slices.Contains(s.Namespaces(), ns) {
@@ -230,8 +237,8 @@ func (s *Scenario) checkFields() error {
 	seen := map[string]bool{}
 	for _, w := range s.Workloads {
 		key := w.Queue + "/" + w.Name
-		if w.Name == "" || w.Class == "" || w.AtMs < 0 || w.RuntimeMs <= 0 || w.Pods <= 0 || w.PodGPUs < 0 || seen[key] {
-			return fmt.Errorf("workload %+v: name (unique in its queue), class, runtimeMs and pods are required; atMs and podGPUs not negative", w)
+		if w.Name == "" || w.Class == "" || w.AtMs < 0 || w.RuntimeMs <= 0 || w.Pods <= 0 || w.PodGPUs < 0 || w.FirstReadyAfterMs < 0 || seen[key] {
+			return fmt.Errorf("workload %+v: name (unique in its queue), class, runtimeMs and pods are required; atMs, podGPUs and firstReadyAfterMs not negative", w)
 		}
 		seen[key] = true
 		if !slices.Contains(s.Namespaces(), w.Queue) {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gpusched.io/e2e/suite/controlplane"
+	"gpusched.io/e2e/suite/kubelet"
 )
 
 // Every scenario file under ScenarioDir loads and passes Check, its Kueue
@@ -124,5 +125,17 @@ func TestWorkloadDomainsListEachWorkloadsRacks(t *testing.T) {
 	in.DomainLabel = ""
 	if got := workloadDomains(in, groupWorkloads(in)); got != nil {
 		t.Errorf("without DomainLabel: %v, want nil", got)
+	}
+}
+
+// Only a member's first pod is held back; its replacements are Ready at
+// once.
+func TestFirstReadyAfterHoldsOnlyTheFirstAttempt(t *testing.T) {
+	a := Arrival{Name: "g", Pods: 1, Runtime: time.Second, FirstReadyAfter: 40 * time.Second}
+	if got := a.Pod(0, 0, "s").Annotations[kubelet.ReadyAfterAnnotation]; got != "40s" {
+		t.Errorf("first pod's ready-after = %q, want 40s", got)
+	}
+	if got, ok := a.Pod(0, 1, "s").Annotations[kubelet.ReadyAfterAnnotation]; ok {
+		t.Errorf("replacement's ready-after = %q, want none", got)
 	}
 }

@@ -26,6 +26,13 @@ import (
 // before the fake kubelet marks it Succeeded. Without it a pod runs forever.
 const RunForAnnotation = "e2e.gpusched.io/run-for"
 
+// ReadyAfterAnnotation on a pod is how long after it starts running its
+// containers become Ready (a Go duration): until then it is Running with
+// condition Ready False, as a pod whose readiness probe has not passed
+// yet (a slow image, a model still loading). Without it a running pod is
+// Ready at once. Its run-for counts from the start, not from Ready.
+const ReadyAfterAnnotation = "e2e.gpusched.io/ready-after"
+
 // syncTimeout bounds the wait for the pod informer's first list.
 const syncTimeout = 30 * time.Second
 
@@ -159,12 +166,37 @@ func (k *FakeKubelet) sync(ctx context.Context, key string) error {
 		return k.finishDeletion(ctx, pod)
 	case pod.Spec.NodeName == "":
 		return nil
+	case pod.Status.Phase == corev1.PodPending && pod.Annotations[ReadyAfterAnnotation] != "":
+		return k.updateStatus(ctx, pod, corev1.PodPending, markRunningNotReady)
 	case pod.Status.Phase == corev1.PodPending:
 		return k.updateStatus(ctx, pod, corev1.PodPending, markRunning)
+	case pod.Status.Phase == corev1.PodRunning && !podReady(pod) && pod.Annotations[ReadyAfterAnnotation] != "":
+		return k.readyWhenDue(ctx, key, pod)
 	case pod.Status.Phase == corev1.PodRunning && pod.Annotations[RunForAnnotation] != "":
 		return k.finishWhenDue(ctx, key, pod)
 	}
 	return nil
+}
+
+// readyWhenDue marks a running pod Ready once its ready-after has passed
+// since it started (a bad value: Ready at once, said in the log), unless
+// its run-for ends first: then it finishes without ever being Ready.
+func (k *FakeKubelet) readyWhenDue(ctx context.Context, key string, pod *corev1.Pod) error {
+	after, err := time.ParseDuration(pod.Annotations[ReadyAfterAnnotation])
+	if err != nil {
+		k.logf("%s: bad %s: %v (ready at once)", key, ReadyAfterAnnotation, err)
+		after = 0
+	}
+	started := k.startedAt(pod)
+	left := time.Until(started.Add(after))
+	if runFor, err := time.ParseDuration(pod.Annotations[RunForAnnotation]); err == nil && runFor < after {
+		return k.finishWhenDue(ctx, key, pod)
+	}
+	if left > 0 {
+		k.queue.AddAfter(key, left)
+		return nil
+	}
+	return k.updateStatus(ctx, pod, corev1.PodRunning, markReady)
 }
 
 // finishDeletion deletes a terminating pod at once: its containers "stop"

@@ -25,6 +25,37 @@ func markRunning(pod *corev1.Pod, now metav1.Time) {
 	}
 }
 
+// markRunningNotReady is a pod whose containers run but are not Ready yet.
+func markRunningNotReady(pod *corev1.Pod, now metav1.Time) {
+	markRunning(pod, now)
+	setCondition(pod, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", now)
+	setCondition(pod, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", now)
+	for i := range pod.Status.ContainerStatuses {
+		pod.Status.ContainerStatuses[i].Ready = false
+	}
+}
+
+// markReady is a running pod whose containers became Ready.
+func markReady(pod *corev1.Pod, now metav1.Time) {
+	setCondition(pod, corev1.ContainersReady, corev1.ConditionTrue, "", now)
+	setCondition(pod, corev1.PodReady, corev1.ConditionTrue, "", now)
+	for i := range pod.Status.ContainerStatuses {
+		pod.Status.ContainerStatuses[i].Ready = true
+	}
+}
+
+// podReady reports the pod's Ready condition (a pod without one, as
+// markRunning writes none for a pod another kubelet started, counts as
+// Ready: only this kubelet's ready-after makes a pod not Ready).
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return true
+}
+
 // markSucceeded is the status of a pod whose containers all exited 0.
 func markSucceeded(pod *corev1.Pod, now metav1.Time) {
 	pod.Status.Phase = corev1.PodSucceeded
