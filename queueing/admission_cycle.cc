@@ -167,6 +167,7 @@ void AdmissionRun::Commit(Workload& w, PlacementTrial trial, int64_t now) {
     // Kueue's cache does when the workload turns Admitted.
     SettleAfs(w, attempt.charged, now);
     w.admitted_at_ms = now;
+    w.pods_ready_once = false;
     w.failed_attempts = 0;
     timers_.NoteAdmitted(w);
     Emit(now, EngineEvent::Type::kAdmitted, w, "",

@@ -87,16 +87,14 @@ AdmissionOutcome AdmissionRun::AdmitFit(Workload& w, PlacementTrial trial,
 std::optional<WaitReason> AdmissionRun::BlockedUntilPodsReady() const {
   if (!policy_.config.gang_block_admission) return std::nullopt;
   for (const auto& [key, admitted] : admitted_) {
-    if (!IsQueued(*admitted) ||
-        admitted->bound.size() >= admitted->placements.size()) {
-      continue;
-    }
+    if (!IsQueued(*admitted) || admitted->PodsReady()) continue;
     return WaitReason{
         ReasonCode::kWaitingForPodsReady,
         absl::StrCat("waiting for all admitted workloads to be in PodsReady "
                      "condition (waitForPodsReady.blockAdmission): ",
-                     key, " has ", admitted->bound.size(), " of ",
-                     admitted->placements.size(), " members bound")};
+                     key, " has ", admitted->ReadyMembers(), " of ",
+                     admitted->placements.size(), " members bound",
+                     admitted->readiness_reported ? " and Ready" : "")};
   }
   return std::nullopt;
 }

@@ -78,6 +78,13 @@ class QueueingEngine {
   void NodeUp(const std::string& node, int64_t now);
   // kube-scheduler bound an admitted member to its assigned node.
   void MarkBound(const std::string& pod_key);
+  // A live pod watch saw whether the member's pod is Ready (condition Ready
+  // True, or Succeeded). Once reported for a workload, its members must be
+  // Ready as well as bound for Kueue's PodsReady (waitForPodsReady's
+  // timeout and blockAdmission); unreported, bound is ready (simulator).
+  void SetMemberReadiness(const std::string& pod_key, bool ready) {
+    store_.SetMemberReadiness(pod_key, ready);
+  }
   // The caller could not publish the placements the last Schedule gave
   // `pods` (members of `workload`): it planned on a copy of the cluster and
   // another scheduler took those devices meanwhile. They are taken back as

@@ -54,13 +54,13 @@ std::vector<TimerOutcome> GangTimers::UnboundPastTimeout(
   std::vector<TimerOutcome> fired;
   for (const auto& [key, each] : live) {
     Workload& w = *each;
-    if (!w.admitted() || w.bound.size() >= w.placements.size()) continue;
+    if (!w.admitted() || w.PodsReady()) continue;
     const int64_t timeout = TimeoutOf(config, w);
     if (now - w.admitted_at_ms < timeout) continue;
-    const std::string what =
-        absl::StrCat("only ", w.bound.size(), " of ", w.placements.size(),
-                     " members bound within ", Seconds(timeout),
-                     "; quota and GPUs released, ");
+    const std::string what = absl::StrCat(
+        "only ", w.ReadyMembers(), " of ", w.placements.size(),
+        " members bound", w.readiness_reported ? " and Ready" : "", " within ",
+        Seconds(timeout), "; quota and GPUs released, ");
     if (PastRequeuingLimit(config, w)) {
       fired.push_back(
           {TimerOutcome::Kind::kRequeuingLimitExceeded, &w,
@@ -193,7 +193,7 @@ std::optional<int64_t> GangTimers::NextWakeup(
   }
   for (const auto& [key, each] : live) {
     const Workload& w = *each;
-    if (w.admitted() && w.bound.size() < w.placements.size()) {
+    if (w.admitted() && !w.PodsReady()) {
       consider(w.admitted_at_ms + TimeoutOf(config, w));
     }
     // A victim leaving its minimum runtime may unblock a pending preemptor.

@@ -57,6 +57,20 @@ std::vector<const Pod*> Workload::MembersToAdmit() const {
   return members;
 }
 
+size_t Workload::ReadyMembers() const {
+  size_t n = 0;
+  for (const std::string& pod : bound) {
+    n += placements.contains(pod) &&
+         (!readiness_reported || ready.contains(pod));
+  }
+  return n;
+}
+
+bool Workload::PodsReady() const {
+  if (bound.size() < placements.size()) return false;
+  return pods_ready_once || ReadyMembers() >= placements.size();
+}
+
 bool Workload::ShortOfPods() const {
   return is_gang &&
          static_cast<int>(pods.size() + succeeded.size()) < min_member;

@@ -83,7 +83,16 @@ struct Workload {
   State state = State::kPending;
   std::map<std::string, Placement> placements;  // admitted members
   std::set<std::string> bound;  // members whose bind confirmed the placement
-  FrAmounts charged;            // quota held while admitted
+  // Kueue's PodsReady, from a live pod watch: the members whose pod reports
+  // condition Ready (or Succeeded). Only once a watch has reported a
+  // member's readiness (readiness_reported) does a member need it; the
+  // simulator's and the forecast's members are ready once bound.
+  std::set<std::string> ready;
+  bool readiness_reported = false;
+  // Every admitted member was bound and ready once since the admission: a
+  // member's readiness lost later is not the admission's timeout.
+  bool pods_ready_once = false;
+  FrAmounts charged;  // quota held while admitted
   int64_t admitted_at_ms = -1;
   // When its run began, where that is not its admission: a workload
   // adopted after a restart ran from its members' start (status.startTime),
@@ -126,6 +135,12 @@ struct Workload {
   }
   // A gang with fewer pods, counting those that succeeded, than minMember.
   bool ShortOfPods() const;
+  // Admitted members bound and ready (Kueue: Ready or Succeeded pods).
+  size_t ReadyMembers() const;
+  // Every admitted member bound and ready, or they all were once since the
+  // admission: Kueue's PodsReady condition, which waitForPodsReady's
+  // timeout and blockAdmission wait for.
+  bool PodsReady() const;
   // Members admission would place now: all existing pods for a single pod;
   // for a gang not yet admitted, the first by name of those still needed
   // (minMember less the members that succeeded).

@@ -286,6 +286,7 @@ void WorkloadStore::DropPlacedMember(ClusterModel& model, Workload& w,
 void WorkloadStore::ForgetMember(const StoreInputs& in, Workload& w,
                                  std::string pod) {
   DropPlacedMember(in.model, w, pod);
+  w.ready.erase(pod);
   w.pods.erase(pod);
   w.signature_id = -1;
   classes_.Reindex(w, in.flavors);
@@ -335,6 +336,7 @@ void WorkloadStore::Release(ClusterModel& model, QuotaTree& quota,
   if (!w.admitted()) return;
   TakeOff(model, quota, w);
   w.bound.clear();
+  w.pods_ready_once = false;
 }
 
 void WorkloadStore::WithdrawPlacements(const StoreInputs& in,
@@ -467,11 +469,35 @@ void WorkloadStore::PostponeAdmissions(int64_t ms) {
   }
 }
 
+namespace {
+
+// Kueue's PodsReady turns true once; losing it later is not the
+// admission's timeout (Workload::pods_ready_once).
+void LatchPodsReady(Workload& w) {
+  if (w.admitted() && w.PodsReady()) w.pods_ready_once = true;
+}
+
+}  // namespace
+
 void WorkloadStore::MarkBound(const std::string& pod_key) {
   auto it = workload_of_pod_.find(pod_key);
   if (it == workload_of_pod_.end()) return;
   Workload& w = workloads_[it->second];
   if (w.placements.contains(pod_key)) w.bound.insert(pod_key);
+  LatchPodsReady(w);
+}
+
+void WorkloadStore::SetMemberReadiness(const std::string& pod_key, bool ready) {
+  auto it = workload_of_pod_.find(pod_key);
+  if (it == workload_of_pod_.end()) return;
+  Workload& w = workloads_[it->second];
+  w.readiness_reported = true;
+  if (ready) {
+    w.ready.insert(pod_key);
+  } else {
+    w.ready.erase(pod_key);
+  }
+  LatchPodsReady(w);
 }
 
 std::vector<std::string> WorkloadStore::ForgetFinished() {

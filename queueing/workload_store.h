@@ -62,6 +62,8 @@ class WorkloadStore {
   void NodeDown(const StoreInputs& in, const std::string& node, int64_t now);
   void NodeUp(ClusterModel& model, const std::string& node);
   void MarkBound(const std::string& pod_key);
+  // A live pod watch saw the member's Ready condition (or Succeeded).
+  void SetMemberReadiness(const std::string& pod_key, bool ready);
   // engine.h says what: the placements of `pods` taken back unpublished.
   void WithdrawPlacements(const StoreInputs& in, const std::string& key,
                           const std::vector<std::string>& pods);

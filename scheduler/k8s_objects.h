@@ -197,6 +197,9 @@ struct Pod {
   std::optional<int32_t> priority;
   std::string priority_class_name;
   PodPhase phase = PodPhase::kPending;
+  // status.conditions' Ready is True: the kubelet reports every container
+  // ready (Kueue's PodsReady counts these).
+  bool ready = false;
   // status.startTime as Unix seconds (the kubelet accepted the pod); 0
   // when absent.
   int64_t start_unix_seconds = 0;

@@ -234,6 +234,31 @@ absl::Status DecodePodPhase(const V& v, const PathSegment& at, PodPhase* out) {
   return absl::OkStatus();
 }
 
+// status.conditions: only whether the Ready condition is True is kept.
+template <K8sValue V>
+absl::Status DecodePodReady(const V& v, const PathSegment& at, bool* ready) {
+  if (v.kind() == ValueKind::kNull) return absl::OkStatus();
+  std::vector<std::pair<std::string, std::string>> conditions;
+  absl::Status status = DecodeList(
+      v, at, &conditions,
+      [](const V& e, const PathSegment& p,
+         std::pair<std::string, std::string>* c) {
+        return DecodeFields(e, p, [&](std::string_view key, const V& child) {
+          if (key == "type")
+            return DecodeString(child, p.Field(key), &c->first);
+          if (key == "status") {
+            return DecodeString(child, p.Field(key), &c->second);
+          }
+          return absl::OkStatus();
+        });
+      });
+  if (!status.ok()) return status;
+  for (const auto& [type, value] : conditions) {
+    if (type == "Ready") *ready = value == "True";
+  }
+  return absl::OkStatus();
+}
+
 // status.resourceClaimStatuses go to `claim_statuses`, to be joined with
 // spec.resourceClaims once both are read (JSON may carry them in any order).
 template <K8sValue V>
@@ -242,6 +267,7 @@ absl::Status DecodePodStatus(const V& v, const PathSegment& at, Pod* pod,
   return DecodeFields(v, at, [&](std::string_view key, const V& child) {
     const PathSegment here = at.Field(key);
     if (key == "phase") return DecodePodPhase(child, here, &pod->phase);
+    if (key == "conditions") return DecodePodReady(child, here, &pod->ready);
     if (key == "startTime") {
       return DecodeTimestamp(child, here, &pod->start_unix_seconds);
     }

@@ -416,11 +416,15 @@ void AdmissionLoop::ApplyPod(const Pod& pod, int64_t now) {
   if (!Manages(pod)) return;
   if (IsTerminal(pod)) {
     ApplyTerminal(pod, now);
-  } else if (Leaving(pod)) {
-    ApplyLeaving(pod, now);
-  } else if (!AdoptIfAdmitted(pod, now)) {
-    AddPending(pod, now);
+    return;
   }
+  if (Leaving(pod)) {
+    ApplyLeaving(pod, now);
+    return;
+  }
+  if (!AdoptIfAdmitted(pod, now)) AddPending(pod, now);
+  // Kueue's PodsReady reads the pods' Ready condition, not their binding.
+  engine_->SetMemberReadiness(pod.Key(), pod.ready);
 }
 
 // A member that succeeded has done its part. One that failed leaves its
@@ -436,6 +440,7 @@ void AdmissionLoop::ApplyTerminal(const Pod& pod, int64_t now) {
   if (pod.phase == PodPhase::kFailed) {
     engine_->Delete(key, now);
   } else {
+    engine_->SetMemberReadiness(key, true);  // Kueue counts Succeeded ready
     engine_->Finish(key, now);
   }
 }

@@ -152,6 +152,28 @@ TEST(K8sJsonTest, SchedulingFields) {
   EXPECT_EQ(pod->nominated_node_name, "n2");
 }
 
+// Kueue's PodsReady counts pods whose Ready condition is True; the other
+// conditions, and Ready with any other status, leave a pod not ready.
+TEST(K8sJsonTest, ReadyConditionMarksThePodReady) {
+  const std::pair<std::string_view, bool> cases[] = {
+      {R"({"status": {"conditions": [{"type": "PodScheduled", "status":
+           "True"}, {"type": "Ready", "status": "True"}]}})",
+       true},
+      {R"({"status": {"conditions": [{"type": "Ready", "status": "False",
+           "reason": "ContainersNotReady"}]}})",
+       false},
+      {R"({"status": {"conditions": [{"type": "ContainersReady",
+           "status": "True"}]}})",
+       false},
+      {R"({"status": {"phase": "Running"}})", false},
+  };
+  for (const auto& [json, ready] : cases) {
+    absl::StatusOr<Pod> pod = PodFromJson(json);
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    EXPECT_EQ(pod->ready, ready) << json;
+  }
+}
+
 TEST(K8sJsonTest, RequiredNodeAffinityTerms) {
   absl::StatusOr<Pod> pod = PodFromJson(R"({"spec": {"affinity": {
     "podAntiAffinity": {"ignored": true},
@@ -313,6 +335,10 @@ TEST(K8sJsonTest, PodErrorsNameTheFieldPath) {
            {"name": "b", "resourceClaimName": ["c"]}]}})",
        "Pod.status.resourceClaimStatuses[1].resourceClaimName: expected "
        "string, got array"},
+      {R"({"status": {"conditions": {"type": "Ready"}}})",
+       "Pod.status.conditions: expected array, got object"},
+      {R"({"status": {"conditions": [{"type": "Ready", "status": true}]}})",
+       "Pod.status.conditions[0].status: expected string, got boolean"},
       {R"({"status": {"extendedResourceClaimStatus": "c"}})",
        "Pod.status.extendedResourceClaimStatus: expected object, got string"},
       {R"([1, 2])", "Pod: expected object, got array"},

@@ -157,6 +157,34 @@ TEST_F(ReasonCodeTest, BlockAdmissionHoldsAFitUntilEveryAdmittedMemberIsBound) {
   EXPECT_TRUE(engine_->workloads().at("team-a/second").admitted());
 }
 
+// With a live pod watch reporting readiness, bound is not enough: Kueue's
+// PodsReady waits for every member's Ready condition.
+TEST_F(ReasonCodeTest, BlockAdmissionWaitsForReportedReadinessNotOnlyBinds) {
+  Policy policy = TwoTeams();
+  policy.config.gang_block_admission = true;
+  Start(std::move(policy));
+  SubmitGang("first", 2, 1, 0);
+  SubmitGang("second", 2, 1, 1);
+  for (const char* pod : {"team-a/first-0", "team-a/first-1", "team-a/second-0",
+                          "team-a/second-1"}) {
+    engine_->SetMemberReadiness(pod, false);
+  }
+  engine_->Schedule(2);
+  engine_->MarkBound("team-a/first-0");
+  engine_->MarkBound("team-a/first-1");
+  engine_->Schedule(3);
+  EXPECT_EQ(Reason("team-a/second"),
+            "waiting for all admitted workloads to be in PodsReady condition "
+            "(waitForPodsReady.blockAdmission): team-a/first has 0 of 2 "
+            "members bound and Ready");
+  engine_->SetMemberReadiness("team-a/first-0", true);
+  engine_->Schedule(4);
+  EXPECT_EQ(Code("team-a/second"), ReasonCode::kWaitingForPodsReady);
+  engine_->SetMemberReadiness("team-a/first-1", true);
+  engine_->Schedule(5);
+  EXPECT_TRUE(engine_->workloads().at("team-a/second").admitted());
+}
+
 TEST_F(ReasonCodeTest, WithoutBlockAdmissionFitsAreAdmittedTogether) {
   Start(TwoTeams());
   SubmitGang("first", 2, 1, 0);

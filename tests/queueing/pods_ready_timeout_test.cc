@@ -144,5 +144,49 @@ TEST_F(PodsReadyTimeoutEngineTest, DeactivatedWorkloadWaitsUntilANewPod) {
   EXPECT_EQ(W().requeue_count, 0);
 }
 
+// A gang whose readiness a live pod watch reports: bound members that are
+// not Ready still time out, as Kueue's PodsReady waits for Ready.
+class PodsReadyFromWatchTest : public PodsReadyTimeoutEngineTest {
+ protected:
+  // Admits team-a/train (2 pods), both bound, with `ready` reported.
+  void AdmitBound(bool ready) {
+    SubmitGang("team-a", "train", 2, 4, 0);
+    for (const char* pod : {"team-a/train-0", "team-a/train-1"}) {
+      engine_->SetMemberReadiness(pod, false);
+    }
+    engine_->Schedule(0);
+    ASSERT_TRUE(W().admitted());
+    for (const char* pod : {"team-a/train-0", "team-a/train-1"}) {
+      engine_->MarkBound(pod);
+      engine_->SetMemberReadiness(pod, ready);
+    }
+  }
+};
+
+TEST_F(PodsReadyFromWatchTest, BoundButNotReadyTimesOut) {
+  AdmitBound(/*ready=*/false);
+  engine_->Schedule(60'000);
+  EXPECT_EQ(W().state, Workload::State::kPending);
+  EXPECT_EQ(W().code, ReasonCode::kPodsReadyTimeout);
+  EXPECT_EQ(W().reason,
+            "only 0 of 2 members bound and Ready within 60s; quota and GPUs "
+            "released, retry in 10s");
+}
+
+TEST_F(PodsReadyFromWatchTest, ReadyMembersKeepTheAdmission) {
+  AdmitBound(/*ready=*/true);
+  engine_->Schedule(60'000);
+  EXPECT_TRUE(W().admitted());
+}
+
+// Kueue's PodsReady turns true once: a member that loses readiness later
+// (a restarting container) is not the admission's timeout.
+TEST_F(PodsReadyFromWatchTest, ReadinessLostAfterPodsReadyIsNoTimeout) {
+  AdmitBound(/*ready=*/true);
+  engine_->SetMemberReadiness("team-a/train-1", false);
+  engine_->Schedule(60'000);
+  EXPECT_TRUE(W().admitted());
+}
+
 }  // namespace
 }  // namespace gpusched
