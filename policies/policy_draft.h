@@ -22,6 +22,8 @@ enum class Kind {
   kWorkloadPriorityClass,
   kSchedulerConfig,
   kConfiguration,  // Kueue's own (config.kueue.x-k8s.io)
+  kAdmissionCheck,
+  kProvisioningRequestConfig,
 };
 
 std::string_view KindName(Kind kind);
@@ -89,6 +91,8 @@ struct PolicyDraft {
   std::vector<Decoded<WorkloadPriorityClass>> priority_classes;
   std::vector<DecodedSchedulerConfig> configs;
   std::vector<DecodedKueueConfiguration> kueue_configurations;
+  std::vector<Decoded<AdmissionCheck>> admission_checks;
+  std::vector<Decoded<ProvisioningRequestConfig>> provisioning_request_configs;
 };
 
 }  // namespace gpusched::policy_internal

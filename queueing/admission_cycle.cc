@@ -66,7 +66,8 @@ AdmissionRun::AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in)
       classes_(in.store.classes()),
       placement_(cycle.placement_),
       planner_(cycle.planner_),
-      held_by_head_(cycle.held_by_head_) {}
+      held_by_head_(cycle.held_by_head_),
+      reserving_(cycle.reserving_) {}
 
 GangPlacementRequest AdmissionRun::RequestFor(const Workload& w,
                                               std::vector<const Pod*> members) {

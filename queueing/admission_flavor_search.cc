@@ -56,6 +56,12 @@ struct AdmissionRun::FlavorWalk {
 
 AdmissionOutcome AdmissionRun::TryAdmit(Workload& w, int64_t now) {
   const ClusterQueue* cq = flavors_.ClusterQueueNamed(w.cluster_queue);
+  if (cq != nullptr) {
+    if (std::optional<AdmissionOutcome> reserved =
+            ReserveForChecks(w, *cq, now)) {
+      return *std::move(reserved);
+    }
+  }
   const ResourceList total = TotalRequests(w.MembersToAdmit());
   // Other groups take the first flavor that fits, as Fit always did (one
   // multi-flavor group is the usual GPU ClusterQueue).

@@ -117,6 +117,18 @@ class QueueingEngine {
   // admitted but uncharged until they finish.
   absl::Status UpdatePolicy(Policy policy);
 
+  // An admission check of `workload` has a new state, as its controller
+  // (gpusched's ProvisioningRequest watch, or a scenario event) says:
+  // Ready on every check admits it at the next Schedule; Retry gives its
+  // quota back and requeues it after the check's backoff; Rejected, or
+  // Retry past backoffLimitCount, deactivates it (admission_checks.h).
+  CheckUpdate SetCheckState(const std::string& workload,
+                            const std::string& check, CheckState state,
+                            std::string message, int64_t now) {
+    return cycle_.SetCheckState(ForCycle(), workload, check, state,
+                                std::move(message), now);
+  }
+
   // Runs admission passes until one admits nothing, and the timers due.
   void Schedule(int64_t now);
   // The dry run of explain: what preempting for the pending workload `key`
