@@ -73,6 +73,20 @@ void ResetChecksOnEviction(std::vector<WorkloadCheck>& checks) {
   }
 }
 
+// The checks `cq` runs now for the reserved flavors (a new policy may have
+// added or removed some, as Kueue's reconcileSyncAdmissionChecks follows
+// the ClusterQueue): a check kept keeps its state, a new one is Pending.
+void SyncChecks(Workload& w, const ClusterQueue& cq) {
+  std::vector<WorkloadCheck> synced;
+  for (const std::string& name :
+       ChecksForFlavors(cq, w.check_reservation->flavors)) {
+    auto it = std::find_if(w.checks.begin(), w.checks.end(),
+                           [&](const auto& c) { return c.name == name; });
+    synced.push_back(it != w.checks.end() ? *it : WorkloadCheck{.name = name});
+  }
+  w.checks = std::move(synced);
+}
+
 }  // namespace
 
 std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
@@ -125,6 +139,7 @@ void AdmissionRun::HoldCheckReservations() {
       it = reserving_.erase(it);
       continue;
     }
+    SyncChecks(*w, *flavors_.ClusterQueueNamed(w->cluster_queue));
     quota_.AddUsage(w->cluster_queue, w->check_reservation->amounts);
     ++it;
   }

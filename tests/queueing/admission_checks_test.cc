@@ -217,6 +217,18 @@ TEST_F(AdmissionChecksTest, ManagedResourceRequestedNeedsTheCheck) {
   EXPECT_EQ(w.checks[0].state, CheckState::kPending);
 }
 
+// A new policy whose ClusterQueue no longer names the check: nothing is
+// left to wait for, and the reservation is admitted.
+TEST_F(AdmissionChecksTest, CheckRemovedFromQueueAdmitsTheReservation) {
+  StartReserved();
+  Policy policy = CheckedPolicy();
+  policy.cluster_queues[0].admission_checks.clear();
+  ASSERT_TRUE(engine_->UpdatePolicy(std::move(policy)).ok());
+  engine_->Schedule(1'000);
+  EXPECT_TRUE(W("team-a/g").admitted());
+  EXPECT_TRUE(W("team-a/g").checks.empty());
+}
+
 TEST(AdmissionCheckRulesTest, BackoffDoublesFromBaseAndCapsAtMaximum) {
   const ProvisioningRetryStrategy strategy;  // 60 s, max 1800 s
   EXPECT_EQ(CheckRetryBackoffMs(strategy, 1), 60'000);
