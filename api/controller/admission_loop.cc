@@ -181,6 +181,11 @@ void AdmissionLoop::EvictionBlocked(EvictionRefusal refusal) {
 void AdmissionLoop::AdmissionRefused(AdmissionRefusal refusal) {
   Push(std::move(refusal));
 }
+void AdmissionLoop::CheckStateChanged(std::string workload, std::string check,
+                                      CheckState state, std::string message) {
+  Push(CheckChanged{std::move(workload), std::move(check), state,
+                    std::move(message)});
+}
 
 void AdmissionLoop::WaitIdle() {
   std::unique_lock lock(inbox_mu_);
@@ -390,6 +395,9 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     ApplyAdmissionRefused(*refused, now);
   } else if (auto* bound = std::get_if<BoundMember>(&input)) {
     engine_->MarkBound(bound->pod_key);
+  } else if (auto* check = std::get_if<CheckChanged>(&input)) {
+    engine_->SetCheckState(check->workload, check->check, check->state,
+                           std::move(check->message), now);
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
     // Validated by the caller; a rejected one keeps the old policy.
     (void)engine_->UpdatePolicy(std::move(*policy));

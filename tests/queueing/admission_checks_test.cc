@@ -12,30 +12,11 @@
 
 #include "gtest/gtest.h"
 #include "queueing/engine.h"
+#include "tests/queueing/checked_policy.h"
 #include "tests/queueing/engine_fixture.h"
 
 namespace gpusched {
 namespace {
-
-constexpr char kCheck[] = "prov";
-
-// TwoTeams with check "prov" on team-a, its config retrying `limit` times
-// from a 10 s base.
-Policy CheckedPolicy(int32_t limit = 2) {
-  Policy policy = TwoTeams();
-  policy.cluster_queues[0].admission_checks = {{.name = kCheck}};
-  policy.admission_checks = {
-      {.name = kCheck,
-       .controller_name = std::string(kProvisioningRequestController),
-       .provisioning_request_config = "prc"}};
-  policy.provisioning_request_configs = {
-      {.name = "prc",
-       .provisioning_class_name = "check-capacity.autoscaling.x-k8s.io",
-       .retry_strategy = {.backoff_limit_count = limit,
-                          .backoff_base_seconds = 10,
-                          .backoff_max_seconds = 15}}};
-  return policy;
-}
 
 class AdmissionChecksTest : public EngineFixture {
  protected:
