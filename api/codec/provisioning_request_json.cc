@@ -46,8 +46,10 @@ void WriteOwner(JsonWriter& w, const OwnerReference& owner) {
   w.Raw("}");
 }
 
-void WriteMetadata(JsonWriter& w, const ProvisioningRequestSpec& spec) {
-  w.Key("metadata").Raw("{").Key("name").String(spec.name);
+// `name`'s metadata: the request's namespace, label and owners.
+void WriteMetadata(JsonWriter& w, const ProvisioningRequestSpec& spec,
+                   std::string_view name) {
+  w.Key("metadata").Raw("{").Key("name").String(name);
   w.Raw(",").Key("namespace").String(spec.namespace_name);
   w.Raw(",").Key("labels").Raw("{").Key(kManagedByKueueLabel).String("true");
   w.Raw("}");
@@ -126,7 +128,7 @@ std::string ProvisioningRequestJson(const ProvisioningRequestSpec& spec) {
   JsonWriter w;
   w.Raw("{").Key("apiVersion").String("autoscaling.x-k8s.io/v1");
   w.Raw(",").Key("kind").String("ProvisioningRequest").Raw(",");
-  WriteMetadata(w, spec);
+  WriteMetadata(w, spec, spec.name);
   w.Raw(",").Key("spec").Raw("{");
   w.Key("provisioningClassName").String(spec.class_name);
   w.Raw(",").Key("parameters").Raw("{");
@@ -147,6 +149,18 @@ std::string ProvisioningRequestJson(const ProvisioningRequestSpec& spec) {
     w.Raw("},").Key("count").Int(spec.pod_sets[i].count).Raw("}");
   }
   w.Raw("]}}");
+  return w.Take();
+}
+
+std::string ProvisioningPodTemplateJson(const ProvisioningRequestSpec& request,
+                                        std::string_view name,
+                                        std::string_view pod_spec_json) {
+  JsonWriter w;
+  w.Raw("{").Key("apiVersion").String("v1");
+  w.Raw(",").Key("kind").String("PodTemplate").Raw(",");
+  WriteMetadata(w, request, name);
+  w.Raw(",").Key("template").Raw("{").Key("spec").Raw(pod_spec_json);
+  w.Raw("}}");
   return w.Take();
 }
 

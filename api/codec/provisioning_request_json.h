@@ -75,6 +75,14 @@ struct ProvisioningRequestSpec {
 // The request as the JSON body of a create.
 std::string ProvisioningRequestJson(const ProvisioningRequestSpec& spec);
 
+// The PodTemplate `name` of one of `request`'s pod sets, in its namespace
+// with its label and owners, its template's spec `pod_spec_json` (a member
+// pod's spec as the API server returned it, as Kueue copies the job's pod
+// template).
+std::string ProvisioningPodTemplateJson(const ProvisioningRequestSpec& request,
+                                        std::string_view name,
+                                        std::string_view pod_spec_json);
+
 // status.conditions of a ProvisioningRequest: which of Accepted,
 // Provisioned, Failed, BookingExpired and CapacityRevoked are True, with
 // their messages.
