@@ -163,6 +163,7 @@ void ServeApp::Shutdown() {
   if (role_label_ != nullptr) role_label_->Stop();
   if (history_store_ != nullptr) history_store_->Stop();
   if (kueue_guard_ != nullptr) kueue_guard_->Stop();
+  if (provisioning_ != nullptr) provisioning_->Stop();
   if (policy_source_ != nullptr) policy_source_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
@@ -476,6 +477,11 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   StartRoleLabel(config);
   StartRuntimeHistory(config);
   StartKueueGuard(config);
+  if (gate_ != nullptr) {
+    provisioning_ = std::make_unique<ProvisioningRequestController>(
+        live_->client(), *gate_, ProvisioningRequestControllerOptions{});
+    provisioning_->Start();
+  }
   if (gate_ != nullptr && config.policy_source == "kueue") {
     kueue_status_ = std::make_unique<KueueStatusPublisher>(live_->client());
   }

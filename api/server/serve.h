@@ -17,6 +17,7 @@
 #include "api/controller/gpu_map_publisher.h"
 #include "api/controller/kueue_status.h"
 #include "api/controller/loop_feed.h"
+#include "api/controller/provisioning_requests.h"
 #include "api/http/server.h"
 #include "api/kube/kueue_guard.h"
 #include "api/kube/lease_follower.h"
@@ -130,6 +131,9 @@ class ServeApp {
   std::unique_ptr<kube::KueueGuard> kueue_guard_;  // live, with queues
   // --policy-source=kueue: the queues' status on Kueue's objects.
   std::unique_ptr<KueueStatusPublisher> kueue_status_;
+  // The kueue.x-k8s.io/provisioning-request checks' controller (live, with
+  // a gate).
+  std::unique_ptr<ProvisioningRequestController> provisioning_;
   mutable std::mutex deciding_mu_;  // guards the three below
   bool leading_ = true;
   bool kueue_active_ = true;  // until the guard's first answer
