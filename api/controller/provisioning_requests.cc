@@ -156,7 +156,7 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
         for (const ProvisioningPodSetRef& set : view.request.pod_sets) {
           t.templates.push_back(set.pod_template);
         }
-        create = deciding && !t.created;
+        create = deciding && !t.created && !absent_;
       }
       const bool created = create && Create(view, stop).ok();
       std::lock_guard lock(mu_);
@@ -286,8 +286,14 @@ void ProvisioningRequestController::Event(kube::WatchEventType type,
   conditions_.erase(std::string(name));
 }
 
+void ProvisioningRequestController::EndList() {
+  std::lock_guard lock(mu_);
+  absent_ = false;
+}
+
 void ProvisioningRequestController::Absent(const absl::Status& why) {
   std::lock_guard lock(mu_);
+  absent_ = true;
   if (said_absent_) return;
   said_absent_ = true;
   spdlog::info(

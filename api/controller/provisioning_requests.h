@@ -90,7 +90,7 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   // kube::ListWatchSink, on the watch thread.
   void BeginList() override {}
   void ListItem(simdjson::dom::element item) override { Observe(item); }
-  void EndList() override {}
+  void EndList() override;  // a complete list: the requests are served
   void Event(kube::WatchEventType type, simdjson::dom::element object) override;
   void Absent(const absl::Status& why) override;
 
@@ -102,7 +102,10 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   // The watched requests' conditions by name (some not tracked yet: the
   // watch ran ahead of the sync); guarded by mu_.
   std::map<std::string, RequestConditions> conditions_;
-  bool said_absent_ = false;  // guarded by mu_
+  // The requests are not listed yet, or cannot be (no CRD, no rule, which
+  // is said once): nothing is created until a list arrives. Guarded by mu_.
+  bool absent_ = true;
+  bool said_absent_ = false;
   std::jthread watch_;
   std::jthread sync_;
 };

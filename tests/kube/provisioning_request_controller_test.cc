@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <variant>
 
 #include "api/controller/provisioning_requests.h"
@@ -27,7 +28,9 @@ constexpr char kRequests[] = "provisioningrequests";
 class ProvisioningRequestControllerTest : public AdmissionLoopTest {
  protected:
   void SetUp() override {
-    server_.ServeResource(kApi, kRequests, true, "ProvisioningRequest");
+    if (ServeRequests()) {
+      server_.ServeResource(kApi, kRequests, true, "ProvisioningRequest");
+    }
     server_.ServeResource("v1", "podtemplates", true, "PodTemplate");
     auto client = KubeClient::Create(server_.Config());
     ASSERT_TRUE(client.ok()) << client.status();
@@ -47,6 +50,8 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
         ProvisioningRequestControllerOptions{.sync_period = 20ms});
     controller_->Start();
   }
+  // False: the cluster has no ProvisioningRequest CRD.
+  virtual bool ServeRequests() const { return true; }
   void TearDown() override {
     controller_->Stop();
     AdmissionLoopTest::TearDown();
@@ -99,12 +104,28 @@ TEST_F(ProvisioningRequestControllerTest, ProvisionedAdmitsTheWorkload) {
 TEST_F(ProvisioningRequestControllerTest, FailedDeletesAndRetriesNextAttempt) {
   ASSERT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
   SetCondition("g-prov-1", "Failed");
-  ASSERT_TRUE(WaitUntil([&] { return Request("g-prov-1").is_null(); }));
-  EXPECT_TRUE(server_.Object("v1", "podtemplates", "team-a/ppt-g-prov-1-main")
-                  .is_null());
+  // The request, then its template.
+  EXPECT_TRUE(WaitUntil([&] {
+    return Request("g-prov-1").is_null() &&
+           server_.Object("v1", "podtemplates", "team-a/ppt-g-prov-1-main")
+               .is_null();
+  }));
   now_ += 10'000;  // the config's backoff
   loop_->WaitIdle();
   EXPECT_TRUE(WaitUntil([&] { return !Request("g-prov-2").is_null(); }));
+  EXPECT_FALSE(Admitted());
+}
+
+class WithoutRequestsCrdTest : public ProvisioningRequestControllerTest {
+ protected:
+  bool ServeRequests() const override { return false; }
+};
+
+// No CRD: the list says so and nothing is created, not even the pod
+// templates a request would name; the workload keeps its reservation.
+TEST_F(WithoutRequestsCrdTest, NothingIsCreatedWhileRequestsAreNotServed) {
+  std::this_thread::sleep_for(300ms);  // fifteen sync periods
+  EXPECT_EQ(server_.Count("CREATE podtemplates"), 0);
   EXPECT_FALSE(Admitted());
 }
 
