@@ -1,6 +1,6 @@
 // ClusterQueue: cohort, namespaceSelector, queueingStrategy, resourceGroups,
-// preemption, flavorFungibility, fairSharing, with Kueue's field names and
-// defaults.
+// preemption, flavorFungibility, fairSharing, admissionScope, with Kueue's
+// field names and defaults.
 
 #include <array>
 #include <cstdint>
@@ -26,6 +26,8 @@ constexpr std::array<std::string_view, 3> kReclaimWithinCohort = {
     "Never", "LowerPriority", "Any"};
 constexpr std::array<std::string_view, 2> kBorrowWithinCohort = {
     "Never", "LowerPriority"};
+constexpr std::array<std::string_view, 2> kAdmissionModes = {
+    "NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing"};
 constexpr std::array<std::string_view, 4> kSelectorOperators = {
     "In", "NotIn", "Exists", "DoesNotExist"};
 
@@ -139,13 +141,24 @@ void DecodePreemption(DocContext& doc, const Value& value,
   reader.Finish();
 }
 
+// admissionScope: {admissionMode}, which both v1beta1 and v1beta2 require
+// once the section is there.
+void DecodeAdmissionScope(DocContext& doc, const Value& value,
+                          DecodedClusterQueue* queue) {
+  if (!value.present()) return;
+  MapReader reader(doc, value);
+  const Value mode = reader.Get("admissionMode");
+  if (RequirePresent(doc, mode)) {
+    ReadEnumInto(doc, mode, kAdmissionModes, &queue->value.admission_mode);
+  }
+  reader.Finish();
+}
+
 // Kueue fields gpusched does not implement: an error rather than a silent
 // difference in behaviour.
 void RejectUnsupported(MapReader& spec) {
   spec.UnsupportedUnless("stopPolicy", "None",
                          "gpusched does not stop ClusterQueues; only None");
-  spec.Unsupported("admissionScope",
-                   "gpusched does not implement Admission Fair Sharing");
 }
 
 }  // namespace
@@ -174,6 +187,7 @@ void DecodeClusterQueue(DocContext& doc, MapReader& top, Origin origin,
   queue.value.admission_checks = DecodeClusterQueueChecks(
       doc, spec, queue.origin.api_version == "kueue.x-k8s.io/v1beta1",
       &queue.references);
+  DecodeAdmissionScope(doc, spec.Get("admissionScope"), &queue);
   RejectUnsupported(spec);
   spec.Finish();
   top.Ignore("status");

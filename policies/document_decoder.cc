@@ -40,7 +40,7 @@ struct KindInfo {
 };
 
 // Sorted by name: also the "supported values" list of `kind`.
-constexpr std::array<KindInfo, 9> kKinds = {{
+constexpr std::array<KindInfo, 10> kKinds = {{
     {"AdmissionCheck", Kind::kAdmissionCheck, false, kKueueApis},
     {"ClusterQueue", Kind::kClusterQueue, false, kKueueApis},
     {"Cohort", Kind::kCohort, false, kCohortApis},
@@ -50,6 +50,7 @@ constexpr std::array<KindInfo, 9> kKinds = {{
      kKueueApis},
     {"ResourceFlavor", Kind::kResourceFlavor, false, kKueueApis},
     {"SchedulerConfig", Kind::kSchedulerConfig, false, kGpuschedApis},
+    {"Topology", Kind::kTopology, false, kKueueApis},
     {"WorkloadPriorityClass", Kind::kWorkloadPriorityClass, false, kKueueApis},
 }};
 
@@ -174,6 +175,8 @@ void DecodeBody(DocContext& doc, MapReader& top, const KindInfo& kind,
       return DecodeCohort(doc, top, std::move(origin), draft);
     case Kind::kWorkloadPriorityClass:
       return DecodeWorkloadPriorityClass(doc, top, std::move(origin), draft);
+    case Kind::kTopology:
+      return DecodeTopology(doc, top, std::move(origin), draft);
     case Kind::kSchedulerConfig:
       return DecodeSchedulerConfig(doc, top, std::move(origin), draft);
     case Kind::kConfiguration:

@@ -5,13 +5,16 @@
 
 #include "policies/kueue_configuration.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "policies/object_decoders.h"
 #include "policies/value_parsers.h"
@@ -101,22 +104,10 @@ void DecodeRequeuingStrategy(DocContext& doc, const Value& value,
   reader.Finish();
 }
 
-// blockAdmission: gpusched admits past workloads whose pods are not all
-// bound yet, so only false is accepted. v1beta1 defaults it to `enable`.
-void CheckBlockAdmission(DocContext& doc, const Value& block,
-                         bool v1beta1_enabled, const Value& enable) {
-  constexpr std::string_view kWhy =
-      "blockAdmission: true is not implemented by gpusched (it admits while "
-      "earlier workloads' pods are not all bound); set it to false";
-  std::optional<bool> blocks = ReadBool(doc, block);
-  if (blocks.value_or(false)) {
-    doc.Error(block.line, block.path, UnsupportedField(kWhy));
-  } else if (v1beta1_enabled && !block.present()) {
-    doc.Error(enable.line, enable.path,
-              InvalidValue("true", absl::StrCat("v1beta1 then defaults "
-                                                "blockAdmission to true; ",
-                                                Sv(kWhy))));
-  }
+// blockAdmission: v1beta1 defaults it to `enable`, v1beta2 to false.
+void DecodeBlockAdmission(DocContext& doc, const Value& block,
+                          bool v1beta1_enabled, SchedulerConfig* config) {
+  config->gang_block_admission = ReadBool(doc, block).value_or(v1beta1_enabled);
 }
 
 // recoveryTimeout: defaults to the timeout; Kueue's "0s" (never evict a
@@ -159,7 +150,8 @@ void DecodeWaitForPodsReady(DocContext& doc, const Value& value, bool v1beta1,
   WaitForPodsReadyDefaults(timeout_ms, &out->mapped);
   DecodeRecoveryTimeout(doc, reader.Get("recoveryTimeout"), &out->mapped);
   DecodeRequeuingStrategy(doc, reader.Get("requeuingStrategy"), &out->mapped);
-  CheckBlockAdmission(doc, reader.Get("blockAdmission"), v1beta1 && on, enable);
+  DecodeBlockAdmission(doc, reader.Get("blockAdmission"), v1beta1 && on,
+                       &out->mapped);
   reader.Finish();
   if (on) out->wait_for_pods_ready_line = value.line;
 }
@@ -178,6 +170,49 @@ void DecodeKueueResources(DocContext& doc, const Value& value,
   out->mapped.device_class_mappings =
       DecodeDeviceClassMappings(doc, mappings, classes);
   if (mappings.present()) out->resources_line = value.line;
+}
+
+// resourceWeights: resource name -> a non-negative number.
+std::map<std::string, double> DecodeResourceWeights(DocContext& doc,
+                                                    const Value& value) {
+  std::map<std::string, double> weights;
+  for (const auto& [resource, text] :
+       ReadStringMap(doc, value).value_or(StringMap{})) {
+    double weight = 0;
+    const std::string path = ChildPath(value.path, resource);
+    if (!absl::SimpleAtod(text, &weight) || !std::isfinite(weight)) {
+      doc.Error(value.line, path, InvalidValue(text, "must be a number"));
+    } else if (weight < 0) {
+      doc.Error(value.line, path,
+                InvalidValue(text, "must be greater than or equal to 0"));
+    } else {
+      weights[resource] = weight;
+    }
+  }
+  return weights;
+}
+
+// admissionFairSharing: {usageHalfLifeTime, usageSamplingInterval,
+// resourceWeights}. Kueue's defaults.go turns a sampling interval of 0
+// into 5m before validation.go asks for more than 0; a half-life of 0
+// forgets usage at every sample.
+void DecodeAdmissionFairSharing(DocContext& doc, const Value& value,
+                                DecodedKueueConfiguration* out) {
+  MapReader reader(doc, value);
+  AdmissionFairSharingConfig afs;
+  ReadDurationInto(doc, reader.Get("usageHalfLifeTime"),
+                   &afs.usage_half_life_ms);
+  int64_t interval_ms = 0;
+  if (ReadDurationInto(doc, reader.Get("usageSamplingInterval"),
+                       &interval_ms) &&
+      interval_ms > 0) {
+    afs.usage_sampling_interval_ms = interval_ms;
+  }
+  afs.resource_weights =
+      DecodeResourceWeights(doc, reader.Get("resourceWeights"));
+  reader.Finish();
+  out->mapped.admission_fair_sharing = std::move(afs);
+  out->admission_fair_sharing_line = value.line;
 }
 
 void Report(Diagnostics* diagnostics, const Origin& origin, int line,
@@ -219,8 +254,10 @@ void DecodeKueueConfiguration(DocContext& doc, MapReader& top, Origin origin,
   }
   const Value resources = top.Get("resources");
   if (resources.present()) DecodeKueueResources(doc, resources, &decoded);
-  top.Unsupported("admissionFairSharing",
-                  "Admission Fair Sharing is not implemented by gpusched");
+  const Value admission_fair_sharing = top.Get("admissionFairSharing");
+  if (admission_fair_sharing.present()) {
+    DecodeAdmissionFairSharing(doc, admission_fair_sharing, &decoded);
+  }
   top.UnsupportedUnless("manageJobsWithoutQueueName", "false",
                         "gpusched queues only pods that name a LocalQueue");
   for (std::string_view field : kManagerFields) top.Ignore(field);
@@ -264,6 +301,7 @@ void ApplyKueueConfiguration(const PolicyDraft& draft,
     config->gang_backoff_max_ms = mapped.gang_backoff_max_ms;
     config->gang_backoff_limit_count = mapped.gang_backoff_limit_count;
     config->requeuing_timestamp = mapped.requeuing_timestamp;
+    config->gang_block_admission = mapped.gang_block_admission;
   }
   if (kueue.fair_sharing_line != 0) {
     config->fair_sharing = mapped.fair_sharing;
@@ -271,6 +309,9 @@ void ApplyKueueConfiguration(const PolicyDraft& draft,
   }
   if (kueue.resources_line != 0) {
     config->device_class_mappings = mapped.device_class_mappings;
+  }
+  if (kueue.admission_fair_sharing_line != 0) {
+    config->admission_fair_sharing = mapped.admission_fair_sharing;
   }
 }
 

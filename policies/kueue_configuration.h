@@ -4,7 +4,8 @@
 // Internal: Kueue's own Configuration (the controller_manager_config.yaml
 // of its kueue-manager-config ConfigMap) as a policy document. What of it
 // has a meaning for gpusched (waitForPodsReady, fairSharing,
-// resources.deviceClassMappings) maps onto SchedulerConfig; the manager's
+// admissionFairSharing, resources.deviceClassMappings) maps onto
+// SchedulerConfig; the manager's
 // own settings (webhook, metrics, leader election, ...) are accepted and
 // dropped. The decoder itself is DecodeKueueConfiguration
 // (object_decoders.h).

@@ -1,9 +1,10 @@
 // Decoders of the small kinds: ResourceFlavor, LocalQueue, Cohort,
-// WorkloadPriorityClass. ClusterQueue and SchedulerConfig have files of
-// their own.
+// WorkloadPriorityClass, Topology. ClusterQueue and SchedulerConfig have files
+// of their own.
 
 #include "policies/object_decoders.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -22,6 +23,7 @@ constexpr std::array<std::string_view, 3> kTaintEffects = {
 // A toleration's empty effect matches every effect.
 constexpr std::array<std::string_view, 4> kTolerationEffects = {
     "", "NoSchedule", "PreferNoSchedule", "NoExecute"};
+constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
 constexpr std::array<std::string_view, 2> kTolerationOperators = {"Equal",
                                                                   "Exists"};
 
@@ -129,12 +131,62 @@ void DecodeResourceFlavor(DocContext& doc, MapReader& top, Origin origin,
   for (const Value& item : ReadList(doc, spec.Get("tolerations"))) {
     flavor.tolerations.push_back(DecodeToleration(doc, item));
   }
-  spec.Unsupported("topologyName",
-                   "gpusched reads topology levels from "
-                   "SchedulerConfig spec.topologyLevels; remove it");
+  Decoded<ResourceFlavor> decoded{.origin = origin};
+  const Value topology = spec.Get("topologyName");
+  if (topology.present()) {
+    flavor.topology_name =
+        ReadName(doc, topology, DnsSubdomainError).value_or("");
+    if (!flavor.topology_name.empty()) {
+      decoded.references.push_back({Kind::kTopology, flavor.topology_name,
+                                    topology.path, topology.line});
+    }
+    // Kueue's CRD rule: a topology flavor's nodes are found by its labels.
+    if (flavor.node_labels.empty()) {
+      doc.Error(topology.line, spec.path(),
+                Forbidden("at least one nodeLabel is required when "
+                          "topology is set"));
+    }
+  }
   spec.Finish();
   top.Ignore("status");
-  draft->flavors.push_back({.value = std::move(flavor), .origin = origin});
+  decoded.value = std::move(flavor);
+  draft->flavors.push_back(std::move(decoded));
+}
+
+// spec.levels, as Kueue's CRD validates them: 1 to 16 node label keys,
+// each once, kubernetes.io/hostname only as the lowest.
+void DecodeTopology(DocContext& doc, MapReader& top, Origin origin,
+                    PolicyDraft* draft) {
+  MapReader spec(doc, top.Get("spec"));
+  Decoded<Topology> topology{.value = {.name = origin.key}, .origin = origin};
+  const Value levels = spec.Get("levels");
+  const std::vector<Value> items = ReadList(doc, levels);
+  if (RequirePresent(doc, levels) && (items.empty() || items.size() > 16)) {
+    doc.Error(levels.line, levels.path,
+              InvalidNonScalar("must have 1 to 16 levels"));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    MapReader level(doc, items[i]);
+    const Value label = level.Get("nodeLabel");
+    level.Finish();
+    if (!RequirePresent(doc, label)) continue;
+    std::optional<std::string> key = ReadName(doc, label, QualifiedNameError);
+    if (!key) continue;
+    std::vector<std::string>& known = topology.value.levels;
+    if (std::find(known.begin(), known.end(), *key) != known.end()) {
+      doc.Error(label.line, label.path,
+                DuplicateValue(*key, "each level may appear once"));
+    } else if (*key == kHostnameLabel && i + 1 != items.size()) {
+      doc.Error(label.line, label.path,
+                InvalidValue(*key,
+                             "the kubernetes.io/hostname label can "
+                             "only be used at the lowest level of "
+                             "topology"));
+    }
+    known.push_back(*std::move(key));
+  }
+  spec.Finish();
+  draft->topologies.push_back(std::move(topology));
 }
 
 void DecodeLocalQueue(DocContext& doc, MapReader& top, Origin origin,

@@ -30,6 +30,8 @@ void DecodeCohort(DocContext& doc, MapReader& top, Origin origin,
                   PolicyDraft* draft);
 void DecodeWorkloadPriorityClass(DocContext& doc, MapReader& top, Origin origin,
                                  PolicyDraft* draft);
+void DecodeTopology(DocContext& doc, MapReader& top, Origin origin,
+                    PolicyDraft* draft);
 void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
                            PolicyDraft* draft);
 // Kueue's Configuration (policies/kueue_configuration.cc).

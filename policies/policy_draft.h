@@ -20,6 +20,7 @@ enum class Kind {
   kLocalQueue,
   kCohort,
   kWorkloadPriorityClass,
+  kTopology,
   kSchedulerConfig,
   kConfiguration,  // Kueue's own (config.kueue.x-k8s.io)
   kAdmissionCheck,
@@ -81,6 +82,7 @@ struct DecodedKueueConfiguration {
   bool wait_for_pods_ready_by_default = false;
   int fair_sharing_line = 0;
   int resources_line = 0;
+  int admission_fair_sharing_line = 0;
 };
 
 struct PolicyDraft {
@@ -89,6 +91,7 @@ struct PolicyDraft {
   std::vector<Decoded<LocalQueue>> local_queues;
   std::vector<Decoded<Cohort>> cohorts;
   std::vector<Decoded<WorkloadPriorityClass>> priority_classes;
+  std::vector<Decoded<Topology>> topologies;
   std::vector<DecodedSchedulerConfig> configs;
   std::vector<DecodedKueueConfiguration> kueue_configurations;
   std::vector<Decoded<AdmissionCheck>> admission_checks;

@@ -309,6 +309,20 @@ std::string AdmissionCheckTable(const Policy& policy) {
   return table.Render();
 }
 
+// Each Topology's levels, widest first, and the flavors that name it.
+std::string TopologyTable(const Policy& p) {
+  Table table({"TOPOLOGY", "LEVELS", "FLAVORS"});
+  for (const Topology& topology : p.topologies) {
+    std::vector<std::string> flavors;
+    for (const ResourceFlavor& f : p.flavors) {
+      if (f.topology_name == topology.name) flavors.push_back(f.name);
+    }
+    table.AddRow({topology.name, absl::StrJoin(topology.levels, " > "),
+                  flavors.empty() ? "-" : absl::StrJoin(flavors, ", ")});
+  }
+  return table.Render();
+}
+
 bool HasQuotas(const Policy& p) {
   for (const Cohort& c : p.cohorts) {
     if (!c.resource_groups.empty()) return true;
@@ -343,6 +357,9 @@ std::string PolicySummary(const Policy& policy) {
   }
   if (!policy.admission_checks.empty()) {
     absl::StrAppend(&out, "\nAdmissionChecks:\n", AdmissionCheckTable(policy));
+  }
+  if (!policy.topologies.empty()) {
+    absl::StrAppend(&out, "\nTopologies:\n", TopologyTable(policy));
   }
   absl::StrAppend(&out, "\nSchedulerConfig:\n", ConfigText(policy.config));
   return out;

@@ -84,6 +84,8 @@ void CheckAllReferences(const PolicyDraft& draft, Diagnostics* diagnostics) {
                   Keys(draft.admission_checks), diagnostics);
   CheckReferences(draft.admission_checks, Kind::kProvisioningRequestConfig,
                   Keys(draft.provisioning_request_configs), diagnostics);
+  CheckReferences(draft.flavors, Kind::kTopology, Keys(draft.topologies),
+                  diagnostics);
 }
 
 // The cycle reached by following parents from `start`, or empty.
@@ -174,6 +176,7 @@ void ValidateDraft(const PolicyDraft& draft, Diagnostics* diagnostics) {
   CheckUniqueNames(draft.priority_classes, diagnostics);
   CheckUniqueNames(draft.admission_checks, diagnostics);
   CheckUniqueNames(draft.provisioning_request_configs, diagnostics);
+  CheckUniqueNames(draft.topologies, diagnostics);
   CheckSingleConfig(draft, diagnostics);
   CheckKueueConfiguration(draft, diagnostics);
   CheckAllReferences(draft, diagnostics);
@@ -199,6 +202,7 @@ Policy BuildPolicy(PolicyDraft draft) {
   policy.admission_checks = SortedValues(draft.admission_checks, by_name);
   policy.provisioning_request_configs =
       SortedValues(draft.provisioning_request_configs, by_name);
+  policy.topologies = SortedValues(draft.topologies, by_name);
   if (!draft.configs.empty()) policy.config = std::move(draft.configs[0].value);
   ApplyKueueConfiguration(draft, &policy.config);
   return policy;

@@ -109,7 +109,14 @@ std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
   const std::vector<std::string> names =
       ChecksForFlavors(cq, reservation.flavors);
   if (names.empty()) return std::nullopt;  // no check runs on its flavors
+  // Kueue's scheduler waits for PodsReady before it reserves quota, checks
+  // or not (v0.19.2 pkg/scheduler/scheduler.go waitForPodsReadyIfNeeded).
+  if (std::optional<WaitReason> blocked = BlockedUntilPodsReady()) {
+    w.Explain(*blocked);
+    return AdmissionOutcome::Waiting(*std::move(blocked));
+  }
   quota_.AddUsage(cq.name, reservation.amounts);  // held for this pass
+  PushAfsPenalty(w, reservation.amounts);
   w.checks = StartChecks(w.checks, names);
   const std::vector<std::string> requested = RequestedResources(w);
   for (WorkloadCheck& c : w.checks) {
@@ -134,8 +141,10 @@ void AdmissionRun::HoldCheckReservations() {
         w->check_reservation->cluster_queue == w->cluster_queue &&
         flavors_.ClusterQueueNamed(w->cluster_queue) != nullptr;
     if (!holds) {
-      // Its queue changed or vanished (a new policy): it queues again.
+      // Its queue changed or vanished (a new policy): it queues again,
+      // and a new reservation pushes a new penalty.
       if (w != nullptr) w->check_reservation.reset();
+      afs_.DropPenalty(*it);
       it = reserving_.erase(it);
       continue;
     }
@@ -221,6 +230,9 @@ void AdmissionRun::DeactivateRejected(Workload& w, int64_t now) {
       ChecksInStateMessage(w.checks, CheckState::kRejected);
   ResetChecksOnEviction(w.checks);
   DropCheckedAdmission(w);
+  // Inactive without a reservation: Kueue drops the pending penalty (a
+  // Retry keeps it: the workload stays active in its LocalQueue).
+  afs_.DropPenalty(w.key);
   w.deactivated = true;
   // Held as a backoff without end: nothing admits or wakes it.
   w.backoff_until_ms = std::numeric_limits<int64_t>::max();

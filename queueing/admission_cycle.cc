@@ -12,13 +12,14 @@ namespace gpusched {
 namespace {
 
 // Fills `request` with the flavors `pick` chooses (one per group): their
-// node labels and tolerations; returns what they charge.
+// node labels, tolerations and topology levels; returns what they charge.
 FrAmounts ApplyFlavors(const Policy& policy,
                        const std::vector<std::vector<FlavorOption>>& options,
                        const std::vector<size_t>& pick,
                        GangPlacementRequest& request,
                        std::vector<std::string>& names) {
   FrAmounts charged;
+  bool topology_set = false;
   for (size_t g = 0; g < options.size(); ++g) {
     const FlavorOption& option = options[g][pick[g]];
     names.push_back(option.flavor->flavor);
@@ -27,6 +28,12 @@ FrAmounts ApplyFlavors(const Policy& policy,
       request.node_labels.insert(f->node_labels.begin(), f->node_labels.end());
       request.tolerations.insert(request.tolerations.end(),
                                  f->tolerations.begin(), f->tolerations.end());
+      // The first flavor with a Topology gives the levels (Kueue allows
+      // one topology flavor per pod set).
+      if (!f->topology_name.empty() && !topology_set) {
+        request.levels = TopologyLevelsOf(policy, f);
+        topology_set = true;
+      }
     }
   }
   return charged;
@@ -67,7 +74,8 @@ AdmissionRun::AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in)
       placement_(cycle.placement_),
       planner_(cycle.planner_),
       held_by_head_(cycle.held_by_head_),
-      reserving_(cycle.reserving_) {}
+      reserving_(cycle.reserving_),
+      afs_(in.afs) {}
 
 GangPlacementRequest AdmissionRun::RequestFor(const Workload& w,
                                               std::vector<const Pod*> members) {
@@ -75,6 +83,8 @@ GangPlacementRequest AdmissionRun::RequestFor(const Workload& w,
                               .members = std::move(members),
                               .required_level = w.topology_required,
                               .preferred_level = w.topology_preferred,
+                              .slice_level = w.topology_slice_level,
+                              .slice_size = w.topology_slice_size,
                               .levels = policy_.config.topology_levels,
                               .weights = &weights_,
                               .sorted_nodes = placement_.SortedNodes(*model_),
@@ -154,6 +164,9 @@ void AdmissionRun::Commit(Workload& w, PlacementTrial trial, int64_t now) {
   w.Explain({});
   timers_.Forget(w.key);
   if (first) {
+    // After SetState: the LocalQueue's admitted quota counts it, as
+    // Kueue's cache does when the workload turns Admitted.
+    SettleAfs(w, attempt.charged, now);
     w.admitted_at_ms = now;
     w.failed_attempts = 0;
     timers_.NoteAdmitted(w);
@@ -209,6 +222,7 @@ void AdmissionRun::ReplanLostPlacements(int64_t now) {
 }
 
 void AdmissionRun::Schedule(int64_t now) {
+  CatchUpAfs(now);
   ReplanLostPlacements(now);
   RunTimers(now);
   // Pods, nodes and reservations changed since last time.
@@ -220,6 +234,7 @@ void AdmissionRun::Schedule(int64_t now) {
     pass += AdmitExtraMembers(now);
     if (!pass.progressed()) break;
   }
+  NoteAfsAdmitted();
   ExplainIncompleteGangs(now);
 }
 
@@ -247,7 +262,9 @@ void AdmissionRun::ExplainIncompleteGangs(int64_t now) {
 void AdmissionRun::ExplainHolds() {
   for (auto& [key, w] : live_) {
     if (w->state != Workload::State::kPending) continue;
-    if (const std::string* failure = store_.GroupApiFailure(*w)) {
+    if (!w->topology_invalid.empty()) {
+      w->Explain({ReasonCode::kInadmissible, w->topology_invalid});
+    } else if (const std::string* failure = store_.GroupApiFailure(*w)) {
       w->Explain({ReasonCode::kPodGroupApiUnavailable,
                   absl::StrCat("its PodGroup API cannot be listed, so its "
                                "minMember is not known: ",

@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 
+#include "queueing/admission_fair_sharing.h"
 #include "queueing/engine_types.h"
 #include "queueing/gang_timers.h"
 #include "queueing/placement_stage.h"
@@ -41,6 +42,7 @@ struct CycleInputs {
   const EngineOptions& options;
   GangTimers& timers;
   WorkloadStore& store;
+  AdmissionFairSharing& afs;
 };
 
 class AdmissionCycle {

@@ -14,7 +14,9 @@
 //  3. The best flavor is admitted, or its plan's victims are evicted; the
 //     workload waits when no flavor is viable.
 #include <algorithm>
+#include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "queueing/admission_run.h"
 
 namespace gpusched {
@@ -71,12 +73,50 @@ AdmissionOutcome AdmissionRun::TryAdmit(Workload& w, int64_t now) {
       });
   if (group != nullptr) return SearchFlavors(w, *cq, *group, now);
   FitResult fit = Fit(w);
-  if (fit.trial) {
-    Commit(w, *std::move(fit.trial), now);
-    return AdmissionOutcome::Admitted();
-  }
+  if (fit.trial) return AdmitFit(w, *std::move(fit.trial), now);
   w.Explain(std::move(fit.why));
   return TryPreempt(w, now);
+}
+
+AdmissionOutcome AdmissionRun::AdmitFit(Workload& w, PlacementTrial trial,
+                                        int64_t now) {
+  if (std::optional<WaitReason> blocked = BlockedUntilPodsReady()) {
+    w.Explain(*blocked);
+    return AdmissionOutcome::Waiting(*std::move(blocked));
+  }
+  Commit(w, std::move(trial), now);
+  return AdmissionOutcome::Admitted();
+}
+
+// Kueue blocks only a workload that fits: one that must preempt still
+// plans and evicts, and a running gang still takes its extra members.
+// A workload holding quota while its admission checks run blocks too: its
+// pods are not ready, and Kueue's cache counts every workload with a quota
+// reservation (v0.19.2 pkg/cache/scheduler/cache.go
+// addOrUpdateWorkloadWithoutLock, clusterqueue.go WorkloadsNotReady).
+std::optional<WaitReason> AdmissionRun::BlockedUntilPodsReady() const {
+  if (!policy_.config.gang_block_admission) return std::nullopt;
+  if (!reserving_.empty()) {
+    return WaitReason{
+        ReasonCode::kWaitingForPodsReady,
+        absl::StrCat("waiting for all admitted workloads to be in PodsReady "
+                     "condition (waitForPodsReady.blockAdmission): ",
+                     *reserving_.begin(),
+                     " holds quota, waiting for its admission checks")};
+  }
+  for (const auto& [key, admitted] : admitted_) {
+    if (!IsQueued(*admitted) ||
+        admitted->bound.size() >= admitted->placements.size()) {
+      continue;
+    }
+    return WaitReason{
+        ReasonCode::kWaitingForPodsReady,
+        absl::StrCat("waiting for all admitted workloads to be in PodsReady "
+                     "condition (waitForPodsReady.blockAdmission): ",
+                     key, " has ", admitted->bound.size(), " of ",
+                     admitted->placements.size(), " members bound")};
+  }
+  return std::nullopt;
 }
 
 AdmissionOutcome AdmissionRun::SearchFlavors(Workload& w,
@@ -91,8 +131,7 @@ AdmissionOutcome AdmissionRun::SearchFlavors(Workload& w,
       const FlavorVerdict verdict{
           FlavorMode::kFit, quota_.BorrowHeight(cq.name, fit.trial->charged())};
       if (!walk.search.Offer(i, verdict)) continue;
-      Commit(w, *std::move(fit.trial), now);
-      return AdmissionOutcome::Admitted();
+      return AdmitFit(w, *std::move(fit.trial), now);
     }
     walk.NoteRefusal(fit);
     if (!PreemptionMayHelp(fit.why)) {
@@ -156,10 +195,7 @@ AdmissionOutcome AdmissionRun::AdmitChosen(Workload& w,
   if (best && mode == FlavorMode::kFit) {
     // Tried before on this same state: it places again.
     FitResult fit = Fit(w, &group.flavors[*best].flavor);
-    if (fit.trial) {
-      Commit(w, *std::move(fit.trial), now);
-      return AdmissionOutcome::Admitted();
-    }
+    if (fit.trial) return AdmitFit(w, *std::move(fit.trial), now);
   }
   if (best && (mode == FlavorMode::kPreempt || mode == FlavorMode::kReclaim)) {
     return EvictThenAdmit(w, *walk.plans[*best], now,

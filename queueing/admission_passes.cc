@@ -45,20 +45,67 @@ struct CursorAfter {
 using CursorHeap =
     std::priority_queue<ClassCursor, std::vector<ClassCursor>, CursorAfter>;
 using ReadyFn = std::function<bool(const Workload&)>;
+using PushFn = std::function<void(ClassCursor)>;
+
+// Admission Fair Sharing inside the heap: of a usage-based ClusterQueue's
+// classes (one LocalQueue each) only one is on the heap at a time, the one
+// whose next workload goes first by its LocalQueue's usage, as Kueue's
+// ClusterQueue offers that one as its head; the rest wait in the pool.
+// Usage moves with every admission, so the pool is looked at again after
+// each attempt. Other ClusterQueues' classes go on the heap directly.
+class AfsTurns {
+ public:
+  AfsTurns(const AdmissionFairSharing& afs, const PendingClasses& classes)
+      : afs_(afs), classes_(classes) {}
+
+  void Push(ClassCursor cursor, CursorHeap& heap) {
+    const std::string& cq = classes_.queue_of(cursor.signature);
+    if (!afs_.Orders(cq)) {
+      heap.push(std::move(cursor));
+    } else {
+      pools_[cq].push_back(std::move(cursor));
+    }
+  }
+  // The heap gave up `cursor`: its ClusterQueue's turn is over.
+  void Popped(const ClassCursor& cursor) {
+    on_heap_.erase(classes_.queue_of(cursor.signature));
+  }
+  // Each usage-based ClusterQueue without a class on the heap puts its
+  // first there.
+  void Refill(CursorHeap& heap) {
+    for (auto& [cq, pool] : pools_) {
+      if (pool.empty() || on_heap_.contains(cq)) continue;
+      auto first =
+          std::min_element(pool.begin(), pool.end(),
+                           [&](const ClassCursor& a, const ClassCursor& b) {
+                             return afs_.Before(a.next, b.next);
+                           });
+      heap.push(std::move(*first));
+      pool.erase(first);
+      on_heap_.insert(cq);
+    }
+  }
+
+ private:
+  const AdmissionFairSharing& afs_;
+  const PendingClasses& classes_;
+  std::map<std::string, std::vector<ClassCursor>> pools_;
+  std::set<std::string> on_heap_;
+};
 
 // Parked classes whose failure the changes may have turned (their tree
 // moved, or capacity was freed and they searched nodes) go back on the
 // heap from their head.
 void Unpark(const PendingClasses& classes, const ReadyFn& ready,
             const std::set<std::string>& trees, bool capacity_freed,
-            std::vector<ClassCursor>& parked, CursorHeap& heap) {
+            std::vector<ClassCursor>& parked, const PushFn& push) {
   std::vector<ClassCursor> still_parked;
   for (ClassCursor& c : parked) {
     if (!trees.contains(c.tree) && !(capacity_freed && c.needs_capacity)) {
       still_parked.push_back(std::move(c));
     } else if ((c.next = classes.ReadyFrom(c.signature, nullptr, ready)) !=
                nullptr) {
-      heap.push(std::move(c));
+      push(std::move(c));
     }
   }
   parked = std::move(still_parked);
@@ -68,11 +115,11 @@ void Unpark(const PendingClasses& classes, const ReadyFn& ready,
 // tried): at once after an admission, after a failure only once the state
 // changes (Unpark).
 void Advance(ClassCursor cursor, Workload* next, bool admitted,
-             std::vector<ClassCursor>& parked, CursorHeap& heap) {
+             std::vector<ClassCursor>& parked, const PushFn& push) {
   cursor.next = next;
   if (next == nullptr) return;
   if (admitted) {
-    heap.push(std::move(cursor));
+    push(std::move(cursor));
   } else {
     parked.push_back(std::move(cursor));
   }
@@ -113,9 +160,12 @@ AdmissionRun::PassChanges AdmissionRun::ChangesSince(
 PassResult AdmissionRun::AdmitBestEffortClasses(int64_t now) {
   const ReadyFn ready = [&](const Workload& w) { return Ready(w, now); };
   CursorHeap heap;
+  AfsTurns turns(afs_, classes_);
+  const PushFn push = [&](ClassCursor c) { turns.Push(std::move(c), heap); };
   for (const ClassHead& head : BestEffortHeadsOf(ready)) {
-    heap.push({head.signature, head.borrow_height, head.workload});
+    push({head.signature, head.borrow_height, head.workload});
   }
+  turns.Refill(heap);
   PassResult pass;
   std::vector<ClassCursor> parked;
   // Preemption could in principle bounce between two workloads; every
@@ -124,6 +174,7 @@ PassResult AdmissionRun::AdmitBestEffortClasses(int64_t now) {
   while (!heap.empty() && budget-- > 0) {
     ClassCursor cursor = heap.top();
     heap.pop();
+    turns.Popped(cursor);
     Workload& w = *cursor.next;
     const PendingClasses::OrderKey at{-w.priority, w.created_ms, w.key};
     const HeadAttempt attempt = TryClassHead(w, now);
@@ -131,7 +182,7 @@ PassResult AdmissionRun::AdmitBestEffortClasses(int64_t now) {
     if (attempt.changes) {
       // Classes whose failure the events may have changed try again.
       Unpark(classes_, ready, attempt.changes->trees,
-             attempt.changes->capacity_freed, parked, heap);
+             attempt.changes->capacity_freed, parked, push);
     }
     if (!attempt.admitted) {
       cursor.tree = flavors_.TreeOf(w.cluster_queue);
@@ -139,7 +190,8 @@ PassResult AdmissionRun::AdmitBestEffortClasses(int64_t now) {
       classes_.RecordFailure(cursor.signature, w, {w.code, w.reason});
     }
     Workload* next = classes_.ReadyFrom(cursor.signature, &at, ready);
-    Advance(std::move(cursor), next, attempt.admitted, parked, heap);
+    Advance(std::move(cursor), next, attempt.admitted, parked, push);
+    turns.Refill(heap);
   }
   return pass;
 }
@@ -183,10 +235,20 @@ std::vector<AdmissionRun::ClassHead> AdmissionRun::BestEffortHeadsOf(
   return heads;
 }
 
+// QueueOrder, with a usage-based ClusterQueue's LocalQueues by usage first.
+std::function<bool(const Workload*, const Workload*)> AdmissionRun::AfsOrder()
+    const {
+  if (!afs_.enabled()) return QueueOrder;
+  return [this](const Workload* a, const Workload* b) {
+    return afs_.Before(a, b);
+  };
+}
+
 bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
   if (w.state != Workload::State::kPending || w.pods.empty()) return false;
   if (w.backoff_until_ms > now || w.podgroup_missing) return false;
   if (w.check_reservation) return false;  // AdmitCheckedReady's
+  if (!w.topology_invalid.empty()) return false;
   if (store_.GroupApiFailure(w) != nullptr) return false;
   // Quota must charge every claim before a queued workload is admitted.
   if (IsQueued(w) && w.MemberHeldByClaims() != nullptr) return false;
@@ -204,7 +266,7 @@ std::map<std::string, std::vector<Workload*>> AdmissionRun::PendingByQueue() {
     }
   }
   for (auto& [cq, pending] : by_queue) {
-    std::sort(pending.begin(), pending.end(), QueueOrder);
+    std::sort(pending.begin(), pending.end(), AfsOrder());
   }
   return by_queue;
 }
@@ -318,10 +380,13 @@ PassResult AdmissionRun::AdmitFairSharing(int64_t now) {
           Contender{w, classes_.demand_of(classes_.SignatureId(*w, flavors_))});
     }
   }
-  FairSharingTournament tournament(quota_, std::move(queues), QueueOrder);
+  FairSharingTournament tournament(quota_, std::move(queues), AfsOrder());
   while (Workload* w = tournament.Next()) {
     classes_.StampAttempt(*w);
-    if (TryAdmit(*w, now).admitted()) ++pass.admitted;
+    if (!TryAdmit(*w, now).admitted()) continue;
+    ++pass.admitted;
+    // Its LocalQueue's usage grew by the entry penalty.
+    if (afs_.Orders(w->cluster_queue)) tournament.Reorder(w->cluster_queue);
   }
   return pass;
 }

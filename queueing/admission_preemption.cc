@@ -65,8 +65,8 @@ PreemptionPlan AdmissionRun::PlanPreemption(Workload& w, int64_t now,
           }};
   GangPlacementStage::PreemptionTrialScope scope(&placement_);
   const PlanInputs inputs{
-      policy_,    quota_, flavors_, *model_, store_.admitted_by_queue(),
-      only_flavor};
+      policy_,     quota_, flavors_, *model_, store_.admitted_by_queue(),
+      only_flavor, &afs_};
   return planner_.Plan(w, now, trials, inputs);
 }
 
@@ -83,8 +83,13 @@ AdmissionOutcome AdmissionRun::EvictThenAdmit(Workload& w,
   }
   FitResult fit = Fit(w, only_flavor);
   if (fit.trial) {
-    Commit(w, *std::move(fit.trial), now);
-    decision.verdict = AdmissionOutcome::Verdict::kAdmitted;
+    // Or, under blockAdmission, it waits with the victims gone.
+    const AdmissionOutcome admit = AdmitFit(w, *std::move(fit.trial), now);
+    decision.verdict = admit.admitted()
+                           ? AdmissionOutcome::Verdict::kAdmitted
+                           : AdmissionOutcome::Verdict::kPreempting;
+    decision.code = admit.code;
+    decision.reason = admit.reason;
     return decision;
   }
   // The victims are on their way out; their capacity comes back when

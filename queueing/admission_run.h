@@ -55,6 +55,7 @@ class AdmissionRun {
 
   // admission_passes.cc: the pass over classes and queues.
   bool Ready(const Workload& workload, int64_t now) const;
+  std::function<bool(const Workload*, const Workload*)> AfsOrder() const;
   std::map<std::string, std::vector<Workload*>> PendingByQueue();
   std::map<std::string, std::vector<Workload*>> ReadyByQueue(int64_t now);
   std::vector<Workload*> Candidates(int64_t now);
@@ -139,6 +140,14 @@ class AdmissionRun {
                               const GangPlacementRequest& request,
                               const std::vector<std::string>& flavors);
   void Commit(Workload& workload, PlacementTrial trial, int64_t now);
+  // A queued workload's fit: committed, unless blockAdmission holds every
+  // admission (then the trial is dropped and the workload waits).
+  AdmissionOutcome AdmitFit(Workload& workload, PlacementTrial trial,
+                            int64_t now);
+  // waitForPodsReady.blockAdmission (Kueue's waitForPodsReadyIfNeeded):
+  // why no queued workload may be admitted now, if one admitted earlier
+  // has members not bound yet.
+  std::optional<WaitReason> BlockedUntilPodsReady() const;
   // Forgets what depended on free capacity (remembered placement failures,
   // the capacity bound) when events since the last call freed some.
   void NoteFreedCapacity();
@@ -154,6 +163,17 @@ class AdmissionRun {
                          const std::vector<Workload*>& candidates);
   void Evict(Workload& workload, int64_t now, EngineEvent::Type type,
              const std::string& by, const std::string& reason);
+
+  // admission_afs.cc: Admission Fair Sharing's samples and penalties.
+  // Admitted quota per LocalQueue (only that one when named).
+  std::map<std::string, ConsumedResources> AfsAdmitted(
+      const std::string* only_local_queue) const;
+  void CatchUpAfs(int64_t now);
+  void NoteAfsAdmitted();
+  void SettleAfs(const Workload& workload, const FrAmounts& charged,
+                 int64_t now);
+  // The entry penalty of a reservation whose admission checks run.
+  void PushAfsPenalty(const Workload& workload, const FrAmounts& reserved);
 
   // admission_timers.cc: carries out what the timers decided.
   void RunTimers(int64_t now);
@@ -180,6 +200,7 @@ class AdmissionRun {
   PreemptionPlanner& planner_;
   std::map<std::string, AdmissionCycle::HeldQuota>& held_by_head_;
   std::set<std::string>& reserving_;
+  AdmissionFairSharing& afs_;
 };
 
 }  // namespace gpusched

@@ -57,12 +57,29 @@ void FromSubtree(const PreemptionAsk& ask, const std::string& node,
   }
 }
 
-void SortCandidates(std::vector<VictimCandidate>& list,
-                    const std::string& own) {
+void SortCandidates(std::vector<VictimCandidate>& list, const std::string& own,
+                    const AdmissionFairSharing* afs) {
   std::stable_sort(list.begin(), list.end(),
                    [&](const VictimCandidate& a, const VictimCandidate& b) {
-                     return CandidateBefore(*a.workload, *b.workload, own);
+                     return CandidateBefore(*a.workload, *b.workload, own, afs);
                    });
+}
+
+// Kueue v0.19.2's CandidatesOrdering (pkg/scheduler/preemption/common/
+// ordering.go): two workloads of one usage-based ClusterQueue in different
+// LocalQueues go by usage, the higher first. 0: no order by usage.
+int AfsCompare(const Workload& a, const Workload& b,
+               const AdmissionFairSharing* afs) {
+  if (afs == nullptr || a.cluster_queue != b.cluster_queue ||
+      !afs->Orders(a.cluster_queue) ||
+      (a.namespace_name == b.namespace_name &&
+       a.local_queue == b.local_queue)) {
+    return 0;
+  }
+  const double usage_a = afs->Usage(LocalQueueKeyOf(a));
+  const double usage_b = afs->Usage(LocalQueueKeyOf(b));
+  if (usage_a == usage_b) return 0;
+  return usage_a > usage_b ? -1 : 1;
 }
 
 }  // namespace
@@ -99,10 +116,14 @@ bool UsesAny(const Workload& v, const std::vector<FlavorResource>& frs) {
 }
 
 bool CandidateBefore(const Workload& a, const Workload& b,
-                     const std::string& own_queue) {
+                     const std::string& own_queue,
+                     const AdmissionFairSharing* afs) {
   const bool a_other = a.cluster_queue != own_queue;
   const bool b_other = b.cluster_queue != own_queue;
   if (a_other != b_other) return a_other;
+  if (const int by_usage = AfsCompare(a, b, afs); by_usage != 0) {
+    return by_usage < 0;
+  }
   if (a.priority != b.priority) return a.priority < b.priority;
   if (a.RunStartMs() != b.RunStartMs()) {
     return a.RunStartMs() > b.RunStartMs();
@@ -142,7 +163,7 @@ ClassicalCandidates CollectClassical(const PreemptionAsk& ask) {
   out.none_from_other_queues = hierarchy.empty() && priority.empty();
   out.none_for_hierarchical_reclaim = hierarchy.empty();
   for (auto* list : {&hierarchy, &priority, &own}) {
-    SortCandidates(*list, ask.cq->name);
+    SortCandidates(*list, ask.cq->name, ask.afs);
     out.ordered.insert(out.ordered.end(), list->begin(), list->end());
   }
   return out;

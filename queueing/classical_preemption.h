@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "queueing/admission_fair_sharing.h"
 #include "queueing/policy.h"
 #include "queueing/quota_tree.h"
 #include "queueing/workload.h"
@@ -47,6 +48,9 @@ struct PreemptionAsk {
       nullptr;
   // Not too young, not refused lately, not the preemptor itself.
   std::function<bool(const Workload&)> eligible;
+  // Admission Fair Sharing's usage, which orders candidates of one
+  // usage-based ClusterQueue; null: not consulted.
+  const AdmissionFairSharing* afs = nullptr;
 };
 
 // Kueue's SatisfiesPreemptionPolicy: may `w` preempt `v` under `policy`
@@ -57,10 +61,12 @@ bool PolicyAllows(ReclaimWithinCohort policy, const Workload& w,
                   const Workload& v);
 // `v` holds quota of some flavor-resource in `frs`.
 bool UsesAny(const Workload& v, const std::vector<FlavorResource>& frs);
-// Kueue's candidate order: other queues first, lower priority, most
-// recently admitted, key.
+// Kueue's candidate order: other queues first, (Admission Fair Sharing,
+// within a usage-based ClusterQueue) the LocalQueue that used more, lower
+// priority, most recently admitted, key.
 bool CandidateBefore(const Workload& a, const Workload& b,
-                     const std::string& own_queue);
+                     const std::string& own_queue,
+                     const AdmissionFairSharing* afs = nullptr);
 
 struct ClassicalCandidates {
   // Hierarchical-reclaim candidates, then the other queues' candidates,

@@ -34,6 +34,12 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
     weights_ = *parsed;
   // Signatures read the queues: index them first.
   flavors_.Rebuild(policy_, quota_);
+  afs_.Configure(policy_);
+  // Positions follow Admission Fair Sharing's order; the ledger lives as
+  // long as the engine and the store.
+  store_.SetQueueOrder([this](const Workload* a, const Workload* b) {
+    return afs_.Before(a, b);
+  });
   store_.RebuildIndexes(flavors_);
 }
 
@@ -115,6 +121,7 @@ absl::Status QueueingEngine::UpdatePolicy(Policy policy) {
   policy_ = std::move(policy);
   quota_ = *std::move(quota);
   flavors_.Rebuild(policy_, quota_);  // it pointed into the old policy
+  afs_.Configure(policy_);
   store_.ResolveAgain(ForStore());
   // Signatures name queues and quotas of the old policy.
   store_.ForgetSignatures();

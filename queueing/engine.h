@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "queueing/admission_cycle.h"
+#include "queueing/admission_fair_sharing.h"
 #include "queueing/engine_types.h"
 #include "queueing/gang_timers.h"
 #include "queueing/policy.h"
@@ -175,6 +176,22 @@ class QueueingEngine {
   // PendingReason's code: why the workload waits, as one word (kNone when
   // it does not wait).
   ReasonCode PendingCode(const Workload& workload) const;
+  // Admission Fair Sharing's decayed usage per LocalQueue ("ns/name"), as
+  // the last pass left it: what LocalQueue status reports.
+  const std::map<std::string, AfsQueueUsage>& AfsUsages() const {
+    return afs_.usages();
+  }
+  // The weighted usage that orders the LocalQueue's workloads.
+  double AfsUsage(const std::string& local_queue) const {
+    return afs_.Usage(local_queue);
+  }
+  // Seeds a LocalQueue's usage from what its status kept (a restart or a
+  // failover); the next pass starts its decay clock. Before the first
+  // Schedule; a LocalQueue the engine already samples keeps its own.
+  void RestoreAfsUsage(const std::string& local_queue,
+                       ConsumedResources consumed) {
+    afs_.Restore(local_queue, std::move(consumed));
+  }
   // The PodGroup the engine knows by that key ("ns/name"), or nullptr.
   const PodGroup* FindPodGroup(const std::string& key) const;
 
@@ -187,8 +204,8 @@ class QueueingEngine {
     return {policy_, flavors_, quota_, *model_, timers_, options_};
   }
   CycleInputs ForCycle() {
-    return {policy_,  quota_,   flavors_, *model_,
-            weights_, options_, timers_,  store_};
+    return {policy_,  quota_,  flavors_, *model_, weights_,
+            options_, timers_, store_,   afs_};
   }
 
   Policy policy_;
@@ -200,6 +217,8 @@ class QueueingEngine {
   // and quota_ are replaced.
   QuotaFlavors flavors_;
   GangTimers timers_;
+  // Admission Fair Sharing's usage per LocalQueue; configured from policy_.
+  AdmissionFairSharing afs_;
   WorkloadStore store_;
   AdmissionCycle cycle_;
 };

@@ -63,6 +63,15 @@ FairSharingTournament::Pick FairSharingTournament::Winner(
   return best;
 }
 
+void FairSharingTournament::Reorder(const std::string& cluster_queue) {
+  auto queue = queues_.find(cluster_queue);
+  if (queue == queues_.end()) return;
+  std::stable_sort(queue->second.begin(), queue->second.end(),
+                   [&](const Contender& a, const Contender& b) {
+                     return queue_order_(a.workload, b.workload);
+                   });
+}
+
 Workload* FairSharingTournament::Next() {
   Pick best;
   for (const std::string& root : roots_) {

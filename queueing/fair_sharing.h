@@ -38,6 +38,9 @@ class FairSharingTournament {
   // The next winner under the current usage, taken off its queue; nullptr
   // when every queue is empty.
   Workload* Next();
+  // Sorts the ClusterQueue's contenders again (an order that reads state
+  // an admission changed, as Admission Fair Sharing's usage).
+  void Reorder(const std::string& cluster_queue);
 
  private:
   struct Pick {

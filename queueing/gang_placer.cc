@@ -1,9 +1,11 @@
 #include "queueing/gang_placer.h"
 
 #include <algorithm>
+#include <span>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "queueing/workload.h"
 #include "scheduler/node_fit.h"
 #include "scheduler/node_predicates.h"
@@ -64,18 +66,33 @@ class Attempt {
   // Places all members on `nodes`; on failure undoes and returns false.
   bool Run(const std::vector<Pod>& members, const NodeList& nodes,
            const std::string& affinity_level) {
-    for (size_t i = 0; i < members.size(); ++i) {
-      const Pod& pod = members[i];
-      NodeScoreMemo::Table* memo = request_.memo != nullptr
-                                       ? &request_.memo->Lookup(shapes_[i])
-                                       : nullptr;
+    if (RunPart(members, 0, nodes, affinity_level)) return true;
+    Undo();
+    return false;
+  }
+
+  // Places `part`, members[offset...] of the gang, on `nodes`, keeping what
+  // is placed already; on failure undoes only what it placed.
+  bool RunPart(std::span<const Pod> part, size_t offset, const NodeList& nodes,
+               const std::string& affinity_level) {
+    const size_t mark = uids_.size();
+    for (size_t i = 0; i < part.size(); ++i) {
+      const Pod& pod = part[i];
+      NodeScoreMemo::Table* memo =
+          request_.memo != nullptr ? &request_.memo->Lookup(shapes_[offset + i])
+                                   : nullptr;
       const NodeState* best = BestNode(pod, memo, nodes, affinity_level);
       if (best == nullptr || !Commit(pod, *best)) {
-        Undo();
+        UndoTo(mark);
         return false;
       }
     }
     return true;
+  }
+
+  void Undo() {
+    UndoTo(0);
+    used_domains_.clear();
   }
 
   std::map<std::string, Placement> Take() { return std::move(placed_); }
@@ -164,20 +181,25 @@ class Attempt {
     }
     placed_[pod.Key()] = Placement{node.name(), best_assignment_};
     uids_.push_back(PodUid(pod));
+    keys_.push_back(pod.Key());
     return true;
   }
 
-  void Undo() {
-    for (const std::string& uid : uids_) model_.RemovePod(uid);
-    uids_.clear();
-    placed_.clear();
-    used_domains_.clear();
+  // Takes back every placement after the first `mark`.
+  void UndoTo(size_t mark) {
+    for (size_t i = mark; i < uids_.size(); ++i) {
+      model_.RemovePod(uids_[i]);
+      placed_.erase(keys_[i]);
+    }
+    uids_.resize(mark);
+    keys_.resize(mark);
   }
 
   ClusterModel& model_;
   const GangPlacementRequest& request_;
   std::map<std::string, Placement> placed_;
   std::vector<std::string> uids_;
+  std::vector<std::string> keys_;  // the pod keys of uids_, in order
   std::set<std::string> used_domains_;
   GpuAssignment best_assignment_;
   std::vector<std::string> shapes_;
@@ -242,6 +264,74 @@ struct GangSearch {
   int64_t demand_milli = 0;
 };
 
+// Places every member within `nodes`: with slices, each run of slice_size
+// members (in placement order) in one domain of the slice level, fullest
+// domain that can still hold it first, and nothing placed on failure
+// (Kueue places slices greedily too); else all members at once.
+bool PlaceWithin(const GangSearch& search, const NodeList& nodes,
+                 const std::string& affinity_level) {
+  const GangPlacementRequest& request = search.request;
+  if (request.slice_size <= 0) {
+    return search.attempt.Run(search.members, nodes, affinity_level);
+  }
+  const std::span<const Pod> members(search.members);
+  const size_t size = static_cast<size_t>(request.slice_size);
+  for (size_t begin = 0; begin < members.size(); begin += size) {
+    const std::span<const Pod> slice = members.subspan(begin, size);
+    int64_t demand = 0;
+    for (const Pod& pod : slice) demand += GpuDemandMilli(pod);
+    bool placed = false;
+    for (const NodeList& domain :
+         DomainsOf(nodes, request.slice_level, demand)) {
+      placed = search.attempt.RunPart(slice, begin, domain, "");
+      if (placed) break;
+    }
+    if (!placed) {
+      search.attempt.Undo();
+      return false;
+    }
+  }
+  return true;
+}
+
+// " in slices of N per <level>", or "" without slices.
+std::string SliceWords(const GangPlacementRequest& request) {
+  if (request.slice_size <= 0) return "";
+  return absl::StrCat(" in slices of ", request.slice_size, " per ",
+                      request.slice_level);
+}
+
+// Why the request's levels cannot be honoured in this flavor, or "": each
+// level it names must be one of the flavor's (Kueue: "does not contain
+// the requested level"), the slice level no wider than the gang's, and
+// the slices must divide the members.
+std::string LevelProblem(const GangPlacementRequest& request, size_t members) {
+  const std::vector<std::string>& levels = request.levels;
+  auto index = [&](const std::string& key) {
+    return std::find(levels.begin(), levels.end(), key) - levels.begin();
+  };
+  for (const std::string* key :
+       {&request.required_level, &request.preferred_level,
+        &request.slice_level}) {
+    if (key->empty() || index(*key) < std::ssize(levels)) continue;
+    return absl::StrCat("the topology levels (", absl::StrJoin(levels, " > "),
+                        ") do not contain the requested level ", *key);
+  }
+  if (request.slice_size <= 0) return "";
+  const std::string& gang_level = request.required_level.empty()
+                                      ? request.preferred_level
+                                      : request.required_level;
+  if (!gang_level.empty() && index(request.slice_level) < index(gang_level)) {
+    return absl::StrCat("the slice level ", request.slice_level,
+                        " is above the gang's level ", gang_level);
+  }
+  if (members % static_cast<size_t>(request.slice_size) != 0) {
+    return absl::StrCat("slices of ", request.slice_size,
+                        " do not divide the gang's ", members, " members");
+  }
+  return "";
+}
+
 GangPlacement Placed(Attempt& attempt) {
   return GangPlacement{.outcome = GangPlacement::Outcome::kPlaced,
                        .placements = attempt.Take()};
@@ -253,11 +343,11 @@ GangPlacement PlaceInOneDomain(const GangSearch& search) {
   Attempt& attempt = search.attempt;
   for (const NodeList& domain : DomainsOf(
            search.candidates, request.required_level, search.demand_milli)) {
-    if (attempt.Run(search.members, domain, "")) return Placed(attempt);
+    if (PlaceWithin(search, domain, "")) return Placed(attempt);
   }
   return {.reason = absl::StrCat(
               "no ", request.required_level, " domain can hold all ",
-              search.members.size(), " members",
+              search.members.size(), " members", SliceWords(request),
               attempt.last_reason().empty() ? "" : "; ", attempt.last_reason()),
           .code = ReasonCode::kTopologyUnsatisfiable};
 }
@@ -274,11 +364,11 @@ GangPlacement PlacePreferringDomains(const GangSearch& search) {
     --it;
     for (const NodeList& domain :
          DomainsOf(search.candidates, *it, search.demand_milli)) {
-      if (attempt.Run(search.members, domain, "")) return Placed(attempt);
+      if (PlaceWithin(search, domain, "")) return Placed(attempt);
     }
     if (it == level) break;
   }
-  if (attempt.Run(search.members, search.candidates, request.preferred_level)) {
+  if (PlaceWithin(search, search.candidates, request.preferred_level)) {
     return Placed(attempt);
   }
   return {.reason = attempt.last_reason(),
@@ -305,14 +395,19 @@ GangPlacement PlaceGang(ClusterModel& model,
   }
   Attempt attempt(model, request, std::move(shapes));
   const GangSearch search{attempt, request, members, candidates, demand};
+  if (std::string problem = LevelProblem(request, members.size());
+      !problem.empty()) {
+    return {.reason = std::move(problem),
+            .code = ReasonCode::kTopologyUnsatisfiable};
+  }
   if (!request.required_level.empty()) return PlaceInOneDomain(search);
   if (!request.preferred_level.empty()) return PlacePreferringDomains(search);
-  if (attempt.Run(members, candidates, "")) return Placed(attempt);
+  if (PlaceWithin(search, candidates, "")) return Placed(attempt);
   if (candidates.empty()) {
     return {.reason = "no node matches the flavor's node labels",
             .code = ReasonCode::kNoMatchingFlavor};
   }
-  return {.reason = attempt.last_reason(),
+  return {.reason = absl::StrCat(attempt.last_reason(), SliceWords(request)),
           .code = ReasonCode::kInsufficientGpus};
 }
 

@@ -35,7 +35,13 @@ struct GangPlacementRequest {
   std::vector<Toleration> tolerations;  // the flavor's, added to members
   std::string required_level;           // node label key, or ""
   std::string preferred_level;          // node label key, or ""
-  std::vector<std::string> levels;      // topology level keys, widest first
+  // Kueue's slices: every slice_size members (in placement order) within
+  // one domain of slice_level, at or below the required level; 0: none.
+  std::string slice_level;
+  int slice_size = 0;
+  // The flavor's topology level keys, widest first: the levels above must
+  // be among them.
+  std::vector<std::string> levels;
   const ScoringWeights* weights = nullptr;
   // Nodes held for another workload (a starvation reservation).
   std::set<std::string> excluded_nodes;
@@ -72,12 +78,16 @@ struct GangPlacement {
 // lock and may undo with ClusterModel::RemovePod); on failure `model` is
 // exactly as before.
 //
-// Steps: 1. candidate nodes: the flavor's labels match; 2. with a required
+// Steps: 0. every level the request names is one of `levels` (else
+// kTopologyUnsatisfiable, nothing searched); 1. candidate nodes: the
+// flavor's labels match; 2. with a required
 // level, one domain of that level at a time, fullest domain that can still
 // hold the gang first (bin-packing domains, as KAI does); with a preferred
 // level, one domain at each level from the narrowest up to it, then
 // anywhere with nodes in already used domains preferred; 3. inside a
-// domain, members largest first, each on the best scoring node that fits.
+// domain, members largest first, each on the best scoring node that fits;
+// with slices, each run of slice_size of them within one domain of the
+// slice level.
 GangPlacement PlaceGang(ClusterModel& model,
                         const GangPlacementRequest& request);
 

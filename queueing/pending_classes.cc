@@ -1,5 +1,7 @@
 #include "queueing/pending_classes.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace gpusched {
 
 bool QueueOrder(const Workload* a, const Workload* b) {
@@ -23,8 +25,16 @@ void PendingClasses::Reset(std::map<std::string, Workload>& workloads) {
 
 int PendingClasses::SignatureId(Workload& w, const QuotaFlavors& flavors) {
   if (w.signature_id >= 0) return w.signature_id;
+  std::string signature = AdmissionSignature(w);
+  // Admission Fair Sharing orders a ClusterQueue's workloads by LocalQueue:
+  // a class then holds one LocalQueue's.
+  if (const ClusterQueue* cq = flavors.ClusterQueueNamed(w.cluster_queue);
+      cq != nullptr && cq->admission_mode == AdmissionMode::kUsageBased) {
+    absl::StrAppend(&signature, "\nlocal queue ", w.namespace_name, "/",
+                    w.local_queue);
+  }
   auto [it, inserted] =
-      ids_.try_emplace(AdmissionSignature(w), static_cast<int>(ids_.size()));
+      ids_.try_emplace(std::move(signature), static_cast<int>(ids_.size()));
   if (inserted) {
     demand_.push_back(flavors.FirstFlavorDemand(w));
     queue_.push_back(w.cluster_queue);

@@ -7,6 +7,7 @@
 // (cpu in milli-CPU, everything else in base units).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -94,7 +95,23 @@ struct ResourceFlavor {
   StringMap node_labels;
   std::vector<Taint> node_taints;
   std::vector<Toleration> tolerations;
+  // spec.topologyName: the Topology whose levels a gang placed in this
+  // flavor may name; "" without (the SchedulerConfig's levels then).
+  std::string topology_name;
 };
+
+// Kueue's Topology: the node label keys of its levels, widest domain first
+// (spec.levels[].nodeLabel).
+struct Topology {
+  std::string name;
+  std::vector<std::string> levels;
+};
+
+// A ClusterQueue's admissionScope.admissionMode: with
+// UsageBasedAdmissionFairSharing (and Kueue's admissionFairSharing
+// configured) its pending workloads go by their LocalQueue's decayed usage
+// first (admission_fair_sharing.h).
+enum class AdmissionMode { kNoAdmissionFairSharing, kUsageBased };
 
 // Fair-sharing weights are kept in thousandths ("0.5" -> 500) so that
 // shares compare as integers.
@@ -163,6 +180,7 @@ struct ClusterQueue {
   FlavorFungibility flavor_fungibility;
   int64_t fair_weight_milli = kDefaultFairWeightMilli;
   std::vector<AdmissionCheckRule> admission_checks;  // sorted by name
+  AdmissionMode admission_mode = AdmissionMode::kNoAdmissionFairSharing;
 };
 
 struct LocalQueue {
@@ -189,6 +207,16 @@ struct WorkloadPriorityClass {
   int32_t value = 0;
 };
 
+// Kueue's Configuration admissionFairSharing: how fast a LocalQueue's
+// usage decays, how often it is sampled, and what each resource weighs in
+// the one number that orders LocalQueues.
+struct AdmissionFairSharingConfig {
+  int64_t usage_half_life_ms = 0;  // 0: usage is forgotten at every sample
+  int64_t usage_sampling_interval_ms = 300'000;
+  // Resource name -> weight; a resource not listed weighs 1.
+  std::map<std::string, double> resource_weights;
+};
+
 // gpusched.io/v1alpha1 SchedulerConfig; every field has a default.
 struct SchedulerConfig {
   bool fair_sharing = false;  // Kueue's default: off
@@ -204,6 +232,10 @@ struct SchedulerConfig {
   // by PodsReadyTimeout the next timeout deactivates the workload
   // (RequeuingLimitExceeded). Unset: requeued without end.
   std::optional<int32_t> gang_backoff_limit_count;
+  // waitForPodsReady.blockAdmission: while a queued workload admitted
+  // earlier has members not bound yet, no other queued workload is
+  // admitted (one that must preempt still plans; running gangs still grow).
+  bool gang_block_admission = false;
   // requeuingStrategy.timestamp: with Eviction, a workload rolled back by
   // PodsReadyTimeout queues (and compares in preemption) from its rollback
   // on, as Kueue's GetQueueOrderTimestamp does; gpusched's own default is
@@ -222,6 +254,9 @@ struct SchedulerConfig {
   // which quota resource a DRA claim's devices of a class count as. Empty:
   // the defaults (scheduler/dra_quota.h).
   std::vector<DeviceClassMapping> device_class_mappings;
+  // Set only by Kueue's Configuration; unset: Admission Fair Sharing off,
+  // whatever a ClusterQueue's admissionScope says (as in Kueue).
+  std::optional<AdmissionFairSharingConfig> admission_fair_sharing;
 };
 
 // Everything one policy file (or set of files) defines.
@@ -233,8 +268,20 @@ struct Policy {
   std::vector<WorkloadPriorityClass> priority_classes;
   std::vector<AdmissionCheck> admission_checks;  // sorted by name
   std::vector<ProvisioningRequestConfig> provisioning_request_configs;
+  std::vector<Topology> topologies;
   SchedulerConfig config;
+  // Not written by admins: Admission Fair Sharing's usage per LocalQueue
+  // ("ns/name" -> resource -> amount, cpu in cores) as the LocalQueues'
+  // status.fairSharing.admissionFairSharingStatus kept it when gpusched
+  // started, so that usage survives a restart or a failover as in Kueue.
+  // The engine seeds the LocalQueues it has no usage for.
+  std::map<std::string, std::map<std::string, double>> afs_usage_at_start;
 };
+
+// The topology levels a gang placed in `flavor` may name: its Topology's
+// when it names one, else the SchedulerConfig's (also for a null flavor).
+const std::vector<std::string>& TopologyLevelsOf(const Policy& policy,
+                                                 const ResourceFlavor* flavor);
 
 }  // namespace gpusched
 

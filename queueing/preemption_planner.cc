@@ -103,6 +103,7 @@ class PreemptionPlanner::Run {
         model_(&in.model),
         admitted_(&in.admitted),
         only_flavor_(in.only_flavor),
+        afs_(in.afs),
         refused_(refused) {}
 
   PreemptionPlan Plan(Workload& w, int64_t now, const Trials& trials);
@@ -170,6 +171,7 @@ class PreemptionPlanner::Run {
   ClusterModel* model_;
   const AdmittedByQueue* admitted_;
   const std::string* only_flavor_;
+  const AdmissionFairSharing* afs_;
   const std::map<std::string, Refusal>& refused_;
 };
 
@@ -267,8 +269,11 @@ PreemptionAsk PreemptionPlanner::Run::AskFor(const Workload& w,
                                              const ClusterQueue& cq,
                                              int64_t now,
                                              std::string* blocked) const {
-  PreemptionAsk ask{
-      .quota = quota_, .cq = &cq, .preemptor = &w, .admitted = admitted_};
+  PreemptionAsk ask{.quota = quota_,
+                    .cq = &cq,
+                    .preemptor = &w,
+                    .admitted = admitted_,
+                    .afs = afs_};
   const int64_t minimum = policy_->config.preemption_minimum_runtime_ms;
   ask.eligible = [this, &w, now, minimum, blocked](const Workload& v) {
     if (&v == &w || v.cluster_queue.empty() || now - v.RunStartMs() < minimum) {
@@ -390,7 +395,7 @@ std::vector<Workload*> PreemptionPlanner::Run::FairCandidates(
     });
   }
   std::stable_sort(out.begin(), out.end(), [&](Workload* a, Workload* b) {
-    return CandidateBefore(*a, *b, ask.cq->name);
+    return CandidateBefore(*a, *b, ask.cq->name, ask.afs);
   });
   return out;
 }

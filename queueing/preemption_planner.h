@@ -76,6 +76,8 @@ struct PlanInputs {
   // When set, preemption is planned on this flavor alone in the resource
   // group that lists it (the flavor search judges flavors one by one).
   const std::string* only_flavor = nullptr;
+  // Admission Fair Sharing's usage, for the candidates' order.
+  const AdmissionFairSharing* afs = nullptr;
 };
 
 // Chooses victims. What it keeps between calls is what it was told about

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "queueing/engine.h"
 #include "queueing/pending_classes.h"
 
@@ -123,6 +124,9 @@ ClusterQueueView ClusterQueueOf(const QueueingEngine& engine,
   }
   view.quota = Lines(std::move(lines));
   view.pending = PendingInOrder(engine, cq.name);
+  if (engine.policy().config.fair_sharing) {
+    view.weighted_share = engine.quota().WeightedShare(cq.name);
+  }
   return view;
 }
 
@@ -249,13 +253,16 @@ class CohortBuilder {
 namespace {
 
 std::vector<LocalQueueView> LocalQueuesOf(
-    const Policy& policy, const std::vector<ClusterQueueView>& cqs) {
+    const QueueingEngine& engine, const std::vector<ClusterQueueView>& cqs) {
   std::map<std::pair<std::string, std::string>, LocalQueueView> by_name;
-  for (const LocalQueue& lq : policy.local_queues) {
-    by_name[{lq.namespace_name, lq.name}] = {
-        .namespace_name = lq.namespace_name,
-        .name = lq.name,
-        .cluster_queue = lq.cluster_queue};
+  const std::map<std::string, AfsQueueUsage>& usages = engine.AfsUsages();
+  for (const LocalQueue& lq : engine.policy().local_queues) {
+    LocalQueueView& view = by_name[{lq.namespace_name, lq.name}];
+    view = {.namespace_name = lq.namespace_name,
+            .name = lq.name,
+            .cluster_queue = lq.cluster_queue};
+    auto usage = usages.find(absl::StrCat(lq.namespace_name, "/", lq.name));
+    if (usage != usages.end()) view.admission_fair_sharing = usage->second;
   }
   for (const ClusterQueueView& cq : cqs) {
     for (const PendingWorkload& w : cq.pending) {
@@ -307,7 +314,7 @@ QueueView BuildQueueView(const QueueingEngine& engine, uint64_t pass,
             });
   AddAdmitted(engine, view.cluster_queues);
   view.cohorts = CohortBuilder(engine, view.cluster_queues).Build();
-  view.local_queues = LocalQueuesOf(engine.policy(), view.cluster_queues);
+  view.local_queues = LocalQueuesOf(engine, view.cluster_queues);
   return view;
 }
 

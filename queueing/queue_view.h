@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "queueing/admission_fair_sharing.h"
 #include "queueing/quota_tree.h"
 #include "queueing/reason_code.h"
 #include "queueing/workload.h"
@@ -96,6 +97,8 @@ struct ClusterQueueView {
   std::vector<QuotaUsage> quota;           // by flavor, then resource
   std::vector<PendingWorkload> pending;    // in admission order
   std::vector<AdmittedWorkload> admitted;  // by key
+  // With fair sharing: Kueue's weighted share (QuotaTree::WeightedShare).
+  std::optional<int64_t> weighted_share;
   size_t PendingWith(PendingStatus status) const;
   friend bool operator==(const ClusterQueueView&,
                          const ClusterQueueView&) = default;
@@ -107,6 +110,8 @@ struct LocalQueueView {
   std::string cluster_queue;
   size_t pending = 0;
   size_t admitted = 0;
+  // With Admission Fair Sharing configured: its decayed usage.
+  std::optional<AfsQueueUsage> admission_fair_sharing;
   friend bool operator==(const LocalQueueView&,
                          const LocalQueueView&) = default;
 };

@@ -160,6 +160,16 @@ const ResourceFlavor* FindFlavor(const Policy& policy,
   return nullptr;
 }
 
+const std::vector<std::string>& TopologyLevelsOf(const Policy& policy,
+                                                 const ResourceFlavor* flavor) {
+  if (flavor != nullptr && !flavor->topology_name.empty()) {
+    for (const Topology& topology : policy.topologies) {
+      if (topology.name == flavor->topology_name) return topology.levels;
+    }
+  }
+  return policy.config.topology_levels;
+}
+
 void QuotaFlavors::Rebuild(const Policy& policy, const QuotaTree& quota) {
   cluster_queue_by_name_.clear();
   for (const ClusterQueue& cq : policy.cluster_queues) {

@@ -43,6 +43,9 @@ enum class ReasonCode : uint8_t {
   // An admission check in Retry (quota given back, requeued after its
   // backoff) or Rejected (deactivated): Kueue's eviction reason.
   kAdmissionCheck,
+  // It fits, but waitForPodsReady.blockAdmission holds every admission
+  // while an admitted workload's pods are not all bound (Kueue's reason).
+  kWaitingForPodsReady,
   // What happened to it (Events, never a waiting state).
   kAdmitted,
   kPreempted,
@@ -86,6 +89,8 @@ inline constexpr std::string_view ReasonCodeName(ReasonCode code) {
       return "UnsatisfiedChecks";
     case ReasonCode::kAdmissionCheck:
       return "AdmissionCheck";
+    case ReasonCode::kWaitingForPodsReady:
+      return "WaitingForPodsReady";
     case ReasonCode::kAdmitted:
       return "Admitted";
     case ReasonCode::kPreempted:

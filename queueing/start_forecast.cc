@@ -128,6 +128,11 @@ ForecastSnapshot TakeForecastSnapshot(const QueueingEngine& engine,
   copy->SyncFrom(model);
   ForecastSnapshot out{
       .now_ms = now, .policy = engine.policy(), .model = std::move(copy)};
+  // The copy orders by Admission Fair Sharing's usage as it stands.
+  out.policy.afs_usage_at_start.clear();
+  for (const auto& [local_queue, usage] : engine.AfsUsages()) {
+    out.policy.afs_usage_at_start[local_queue] = usage.consumed;
+  }
   for (const auto& [key, w] : engine.workloads()) {
     if (w.state == Workload::State::kFinished || w.pods.empty()) continue;
     out.runtimes[key] = EstimateRuntime(MembersOf(w), w.cluster_queue, history);

@@ -146,7 +146,8 @@ std::string MemberSignature(const Pod& pod) {
 
 std::string PlacementSignature(const Workload& w) {
   std::string out =
-      absl::StrCat(w.topology_required, "\n", w.topology_preferred, "\n");
+      absl::StrCat(w.topology_required, "\n", w.topology_preferred, "\n",
+                   w.topology_slice_level, "/", w.topology_slice_size, "\n");
   for (const Pod* pod : w.MembersToAdmit()) AppendMember(&out, *pod);
   return out;
 }

@@ -69,6 +69,13 @@ struct Workload {
   std::optional<int64_t> schedule_timeout_ms;  // coscheduling override
   std::string topology_required;               // node label key of a level
   std::string topology_preferred;
+  // Every topology_slice_size members share a domain of this level (Kueue's
+  // slices); "" and 0 without.
+  std::string topology_slice_level;
+  int topology_slice_size = 0;
+  // Why its members' topology request cannot be honoured (invalid
+  // annotations, members that disagree); it waits while this is set.
+  std::string topology_invalid;
   // Volcano spec.minResources: the quota the gang needs free before its
   // first admission, even when its pods request less.
   ResourceList min_resources;

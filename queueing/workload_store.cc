@@ -202,6 +202,37 @@ void WorkloadStore::AddPodGroup(const StoreInputs& in, const PodGroup& group,
   }
 }
 
+namespace {
+
+// The gang's topology request is its first member's; a gang is placed as
+// one unit, so a member that asks for another one holds it back.
+void ResolveTopology(Workload& w) {
+  const PodAdmissionState& first = w.pods.begin()->second.admission;
+  w.topology_required = first.topology_required;
+  w.topology_preferred = first.topology_preferred;
+  w.topology_slice_level = first.topology_slice_level;
+  w.topology_slice_size = first.topology_slice_size;
+  w.topology_invalid.clear();
+  for (const auto& [key, pod] : w.pods) {
+    const PodAdmissionState& a = pod.admission;
+    if (!a.topology_invalid.empty()) {
+      w.topology_invalid = absl::StrCat("pod ", key, ": ", a.topology_invalid);
+      return;
+    }
+    if (a.topology_required != first.topology_required ||
+        a.topology_preferred != first.topology_preferred ||
+        a.topology_slice_level != first.topology_slice_level ||
+        a.topology_slice_size != first.topology_slice_size) {
+      w.topology_invalid =
+          absl::StrCat("pod ", key, " asks for another topology than pod ",
+                       w.pods.begin()->first, "; a gang is placed as one unit");
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 void WorkloadStore::Resolve(const StoreInputs& in, Workload& w) {
   w.signature_id = -1;
   if (w.pods.empty()) return;
@@ -224,8 +255,7 @@ void WorkloadStore::Resolve(const StoreInputs& in, Workload& w) {
                absl::StrCat("LocalQueue ", w.namespace_name, "/", w.local_queue,
                             " does not exist")});
   }
-  w.topology_required = first.admission.topology_required;
-  w.topology_preferred = first.admission.topology_preferred;
+  ResolveTopology(w);
   IndexAdmitted(w);
   IndexOutside(w);
   classes_.Reindex(w, in.flavors);

@@ -124,6 +124,12 @@ class WorkloadStore {
     return it == failing_group_apis_.end() ? nullptr : &it->second;
   }
 
+  // The order within a ClusterQueue positions are given in (QueueOrder
+  // unless set: Admission Fair Sharing orders by usage first).
+  void SetQueueOrder(
+      std::function<bool(const Workload*, const Workload*)> queue_order) {
+    queue_order_ = std::move(queue_order);
+  }
   // Pending workloads in queue order, and why they wait
   // (workload_store_pending.cc); engine.h says what each returns.
   std::vector<const Workload*> PendingOrder(const std::string& cq) const;
@@ -137,6 +143,8 @@ class WorkloadStore {
   ReasonCode PendingCode(const Workload& w) const;
 
  private:
+  std::function<bool(const Workload*, const Workload*)> queue_order_ =
+      QueueOrder;
   Workload& WorkloadFor(const Pod& pod, int64_t now);
   // Fills what the workload's pods and PodGroup say: queue, priority,
   // minMember, timeouts, topology.

@@ -27,7 +27,7 @@ std::vector<const Workload*> WorkloadStore::PendingOrder(
       pending.push_back(w);
     }
   }
-  std::sort(pending.begin(), pending.end(), QueueOrder);
+  std::sort(pending.begin(), pending.end(), queue_order_);
   return pending;
 }
 
@@ -58,7 +58,7 @@ WorkloadStore::PendingPositions() const {
     }
   }
   for (auto& [cq, pending] : by_queue) {
-    std::sort(pending.begin(), pending.end(), QueueOrder);
+    std::sort(pending.begin(), pending.end(), queue_order_);
     for (size_t i = 0; i < pending.size(); ++i) {
       positions[pending[i]] = {i + 1, pending.size()};
     }

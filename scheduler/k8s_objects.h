@@ -115,6 +115,13 @@ struct PodAdmissionState {
   // be placed within; "" without.
   std::string topology_required;
   std::string topology_preferred;
+  // Kueue's slices: every topology_slice_size members (in placement order)
+  // share one domain of the level topology_slice_level; 0 and "" without.
+  std::string topology_slice_level;
+  int topology_slice_size = 0;
+  // Why the pod's topology annotations cannot be honoured, naming the
+  // annotation; "" when they can. Its workload waits while it is set.
+  std::string topology_invalid;
   // The pod carries gpusched's scheduling gate, or one of Kueue's (read as
   // gpusched's once Kueue is gone): it was never admitted (admission lifts
   // the gate).

@@ -163,18 +163,44 @@ absl::StatusOr<AdmissionReviewRequest> DecodeAdmissionReview(
   return review;
 }
 
-// Keys in the order nlohmann::json wrote them (sorted), so that the bytes
-// on the wire did not change when the writer did.
-std::string EncodeAddGatePatch(GateListing listing, std::string_view gate) {
-  JsonWriter w;
-  w.Raw(R"([{"op":"add","path":)");
+namespace {
+
+// One "add" of `gate`: the list whole when there is none ("add" to
+// /spec/schedulingGates/- needs the list to exist), else appended. Keys in
+// the order nlohmann::json wrote them (sorted), so that the bytes on the
+// wire did not change when the writer did.
+void WriteAddGateOp(JsonWriter& w, GateListing listing, std::string_view gate) {
+  w.Raw(R"({"op":"add","path":)");
   if (listing == GateListing::kNoList) {
     w.String("/spec/schedulingGates").Raw(R"(,"value":[{"name":)");
-    w.String(gate).Raw("}]}]");
+    w.String(gate).Raw("}]}");
   } else {
     w.String("/spec/schedulingGates/-").Raw(R"(,"value":{"name":)");
-    w.String(gate).Raw("}}]");
+    w.String(gate).Raw("}}");
   }
+}
+
+}  // namespace
+
+std::string EncodeAddGatePatch(GateListing listing, std::string_view gate) {
+  JsonWriter w;
+  w.Raw("[");
+  WriteAddGateOp(w, listing, gate);
+  w.Raw("]");
+  return w.Take();
+}
+
+std::string EncodeAdoptPatch(GateListing listing, std::string_view gate,
+                             std::string_view scheduler_name) {
+  JsonWriter w;
+  // "add" sets a member that exists as well as one that does not.
+  w.Raw(R"([{"op":"add","path":"/spec/schedulerName","value":)");
+  w.String(scheduler_name).Raw("}");
+  if (listing != GateListing::kWithGate) {
+    w.Raw(",");
+    WriteAddGateOp(w, listing, gate);
+  }
+  w.Raw("]");
   return w.Take();
 }
 

@@ -50,6 +50,11 @@ absl::StatusOr<AdmissionReviewRequest> DecodeAdmissionReview(
 // needs the list to exist, so an absent list is created whole.
 std::string EncodeAddGatePatch(GateListing listing, std::string_view gate);
 
+// The JSONPatch that moves a pod to `scheduler_name` (spec.schedulerName)
+// and adds the gate unless `listing` is kWithGate.
+std::string EncodeAdoptPatch(GateListing listing, std::string_view gate,
+                             std::string_view scheduler_name);
+
 // The AdmissionReview response: allowed, with `json_patch` (base64 encoded
 // on the wire) unless it is empty.
 std::string EncodeAdmissionResponse(std::string_view uid,

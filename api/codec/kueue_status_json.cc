@@ -1,5 +1,8 @@
 #include "api/codec/kueue_status_json.h"
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -40,16 +43,37 @@ void WriteUsage(JsonWriter& w, const std::vector<KueueFlavorUsage>& usage,
   w.Raw("]");
 }
 
+std::string Rfc3339(std::chrono::system_clock::time_point at) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(at),
+                          absl::UTCTimeZone());
+}
+
+// status.fairSharing: Kueue writes weightedShare (required) whenever it
+// writes the section, 0 on a LocalQueue.
+void WriteFairSharing(JsonWriter& w, const KueueQueueStatus& status) {
+  w.Raw(",").Key("fairSharing").Raw("{");
+  w.Key("weightedShare").Int(status.weighted_share.value_or(0));
+  if (const auto& afs = status.admission_fair_sharing) {
+    w.Raw(",").Key("admissionFairSharingStatus").Raw("{");
+    w.Key("consumedResources").Raw("{");
+    bool first = true;
+    for (const auto& [resource, amount] : afs->consumed) {
+      if (!first) w.Raw(",");
+      first = false;
+      w.Key(resource).String(KueueDecimalQuantity(amount));
+    }
+    w.Raw("},").Key("lastUpdate").String(Rfc3339(afs->last_update));
+    w.Raw("}");
+  }
+  w.Raw("}");
+}
+
 void WriteActive(JsonWriter& w, const KueueActiveCondition& c) {
   w.Raw("[{").Key("type").String("Active");
   w.Raw(",").Key("status").String(c.active ? "True" : "False");
   w.Raw(",").Key("reason").String(c.reason);
   w.Raw(",").Key("message").String(c.message);
-  w.Raw(",")
-      .Key("lastTransitionTime")
-      .String(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                               absl::FromChrono(c.last_transition),
-                               absl::UTCTimeZone()));
+  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(c.last_transition));
   w.Raw("}]");
 }
 
@@ -65,18 +89,39 @@ std::string EncodeKueueStatusPatch(const KueueQueueStatus& status, bool local) {
   WriteUsage(w, status.usage, local);
   w.Raw(",").Key("flavorsUsage");
   WriteUsage(w, status.usage, local);
-  if (status.weighted_share) {
-    w.Raw(",")
-        .Key("fairSharing")
-        .Raw("{")
-        .Key("weightedShare")
-        .Int(*status.weighted_share)
-        .Raw("}");
+  if (status.weighted_share || status.admission_fair_sharing) {
+    WriteFairSharing(w, status);
   }
   w.Raw(",").Key("conditions");
   WriteActive(w, status.condition);
   w.Raw("}}");
   return w.Take();
+}
+
+// Kueue's MulByFloat rounds down to 9 decimals; Kubernetes prints a
+// decimal quantity with the largest SI suffix that keeps it whole.
+std::string KueueDecimalQuantity(double amount) {
+  if (!std::isfinite(amount) || amount <= 0) return "0";
+  // Whole units and nano units apart, so that bytes stay exact; the
+  // fraction goes down, but not below a nano unit the sum of doubles
+  // missed by an ulp (1e-6 is 999.99999999999995 nano units as a double).
+  const double whole = std::floor(amount);
+  auto nanos = static_cast<int64_t>(std::floor((amount - whole) * 1e9 + 1e-3));
+  __int128 mantissa = static_cast<__int128>(whole) * 1'000'000'000 +
+                      std::min<int64_t>(nanos, 999'999'999);
+  if (mantissa == 0) return "0";
+  static constexpr std::string_view kSuffixes[] = {"n", "u", "m", "",  "k",
+                                                   "M", "G", "T", "P", "E"};
+  size_t suffix = 0;
+  while (suffix + 1 < std::size(kSuffixes) && mantissa % 1000 == 0) {
+    mantissa /= 1000;
+    ++suffix;
+  }
+  std::string digits;
+  for (; mantissa > 0; mantissa /= 10) {
+    digits.insert(digits.begin(), static_cast<char>('0' + mantissa % 10));
+  }
+  return digits.append(kSuffixes[suffix]);
 }
 
 }  // namespace gpusched

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,15 @@ struct KueueActiveCondition {
   bool operator==(const KueueActiveCondition&) const = default;
 };
 
+// A LocalQueue's status.fairSharing.admissionFairSharingStatus: Admission
+// Fair Sharing's decayed usage, in Kueue's units (cpu in cores), and when
+// it was last sampled.
+struct KueueAfsStatus {
+  std::map<std::string, double> consumed;
+  std::chrono::system_clock::time_point last_update;
+  bool operator==(const KueueAfsStatus&) const = default;
+};
+
 struct KueueQueueStatus {
   int32_t pending = 0;
   int32_t reserving = 0;
@@ -48,6 +58,8 @@ struct KueueQueueStatus {
   std::vector<KueueFlavorUsage> usage;
   // status.fairSharing.weightedShare; unset: not written.
   std::optional<int64_t> weighted_share;
+  // LocalQueues with Admission Fair Sharing on; unset: not written.
+  std::optional<KueueAfsStatus> admission_fair_sharing;
   KueueActiveCondition condition;
   bool operator==(const KueueQueueStatus&) const = default;
 };
@@ -55,6 +67,11 @@ struct KueueQueueStatus {
 // {"status":{...}} for a ClusterQueue (borrowed amounts written) or a
 // LocalQueue (`local`: no borrowed).
 std::string EncodeKueueStatusPatch(const KueueQueueStatus& status, bool local);
+
+// `amount` as Kueue writes a quantity it scaled by a float: rounded down
+// to nano units, in the canonical decimal form ("66666666n", "2500m",
+// "8", "4k").
+std::string KueueDecimalQuantity(double amount);
 
 }  // namespace gpusched
 

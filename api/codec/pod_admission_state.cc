@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/codec/pod_topology_request.h"
 #include "scheduler/base/strings.h"
 
 namespace gpusched {
@@ -100,10 +101,7 @@ PodAdmissionState DecodePodAdmissionState(const Pod& pod) {
   }
   state.priority_class = ValueOf(meta.labels, kPriorityClassLabel);
   DecodeGroup(pod, state);
-  state.topology_required =
-      ValueOf(meta.annotations, kTopologyRequiredAnnotation);
-  state.topology_preferred =
-      ValueOf(meta.annotations, kTopologyPreferredAnnotation);
+  DecodeTopologyRequest(meta, state);
   state.gated_by_us = std::any_of(
       pod.scheduling_gates.begin(), pod.scheduling_gates.end(),
       [](const std::string& gate) { return IsAdmissionGate(gate); });
@@ -141,6 +139,13 @@ absl::StatusOr<int64_t> ParseExpectedRuntimeMs(std::string_view text) {
         "\"", Sv(text), "\" is not a positive duration such as 45m or 2h30m"));
   }
   return absl::ToInt64Milliseconds(duration);
+}
+
+bool IsAdmittedByKueue(const Pod& pod) {
+  auto managed = pod.meta.labels.find(kKueueManagedLabel);
+  return managed != pod.meta.labels.end() && managed->second == "true" &&
+         !pod.admission.gated_by_us && pod.node_name.empty() &&
+         pod.phase == PodPhase::kPending;
 }
 
 void ReadPodAdmissionState(Pod& pod) {

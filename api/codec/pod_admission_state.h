@@ -34,6 +34,20 @@ inline constexpr char kTopologyRequiredAnnotation[] =
     "gpusched.io/topology-required";
 inline constexpr char kTopologyPreferredAnnotation[] =
     "gpusched.io/topology-preferred";
+// Kueue's topology-aware scheduling annotations, read as gpusched's own
+// (api/codec/pod_topology_request.h says how).
+inline constexpr char kKueueRequiredTopologyAnnotation[] =
+    "kueue.x-k8s.io/podset-required-topology";
+inline constexpr char kKueuePreferredTopologyAnnotation[] =
+    "kueue.x-k8s.io/podset-preferred-topology";
+inline constexpr char kKueueUnconstrainedTopologyAnnotation[] =
+    "kueue.x-k8s.io/podset-unconstrained-topology";
+inline constexpr char kKueueSliceTopologyAnnotation[] =
+    "kueue.x-k8s.io/podset-slice-required-topology";
+inline constexpr char kKueueSliceSizeAnnotation[] =
+    "kueue.x-k8s.io/podset-slice-size";
+inline constexpr char kKueuePodSetGroupAnnotation[] =
+    "kueue.x-k8s.io/podset-group-name";
 // What gpusched's admission writes: the label and annotation that mark a
 // pod admitted on a node, and the scheduling gate its webhook puts on its
 // pods, which admission removes (kube-scheduler leaves gated pods alone).
@@ -54,6 +68,13 @@ inline constexpr char kKueueTopologyGate[] = "kueue.x-k8s.io/topology";
 
 // Whether a scheduling gate is one gpusched's admission lifts.
 bool IsAdmissionGate(std::string_view gate);
+
+// Kueue's pod webhook labels the pods it manages so.
+inline constexpr char kKueueManagedLabel[] = "kueue.x-k8s.io/managed";
+
+// A pod Kueue admitted that no node has bound yet: Kueue manages it, and
+// has lifted its gates (it lifts them on admission only).
+bool IsAdmittedByKueue(const Pod& pod);
 
 // The admission state `pod`'s labels, annotations, gates and affinity say.
 // Empty values count as absent, except the queue label's (see

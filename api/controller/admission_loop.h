@@ -405,6 +405,7 @@ class AdmissionLoop : public AdmissionGate {
   // their node (QueueingEngine::Adopt). True when the pod is settled so,
   // false when it is to be queued as pending.
   bool AdoptIfAdmitted(const Pod& pod, int64_t now);
+  bool AdoptKueueAdmitted(const Pod& pod, int64_t now);
   void AdoptBound(const Pod& pod, int64_t now);
   // Adopts the orphans whose node the model has now; takes back the
   // admission of an unbound one whose node is gone or cannot hold it.

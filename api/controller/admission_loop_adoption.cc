@@ -2,12 +2,18 @@
 // on a node before it restarted, keep their node (QueueingEngine::Adopt);
 // those whose node the model lacks wait as orphans until it has it, and an
 // admission is taken back only when its node is gone or cannot hold it.
+#include <spdlog/spdlog.h>
+
 #include <set>
 #include <string>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec/pod_admission_state.h"
 #include "api/controller/admission_loop.h"
+#include "scheduler/node_predicates.h"
+#include "scheduler/pod_view.h"
 
 namespace gpusched {
 namespace {
@@ -88,6 +94,13 @@ bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
   // with our gate was never admitted (admission lifts the gate).
   // A standby takes them as the deciding replica's admission.
   const std::string node = pod.admission.admitted_node;
+  if (node.empty() && IsAdmittedByKueue(pod)) {
+    // Only at first sight: one the engine holds pending had that admission
+    // taken back (its bind timed out), and waits like any other.
+    const Workload* w = engine_->FindWorkloadOfPod(pod.Key());
+    if (w == nullptr) return AdoptKueueAdmitted(pod, now);
+    if (w->placements.contains(pod.Key())) return true;
+  }
   if (node.empty() || pod.admission.gated_by_us ||
       (deciding_ && engine_->FindWorkloadOfPod(pod.Key()) != nullptr)) {
     return false;
@@ -111,6 +124,37 @@ bool AdmissionLoop::AdoptIfAdmitted(const Pod& pod, int64_t now) {
       break;
   }
   return GiveUpAdmission(pod, node, WhyNotKept(adoption, node), now);
+}
+
+// A pod Kueue admitted before the switch that no node has bound yet. Kueue
+// lifted its gate and wrote the admission's flavor node labels (and, under
+// topology-aware scheduling, its domain) into its nodeSelector, so the
+// default scheduler binds it within them: it is adopted as admitted on the
+// first node by name that its selectors, affinity and tolerations allow and
+// that can hold it, its queue charged for that node's flavor, so that
+// nothing is admitted into the quota it holds meanwhile. Bound elsewhere,
+// the model follows the cluster (AdoptBound). With no such node now it is
+// queued as pending, as an unbound pod gpusched knows nothing of is.
+bool AdmissionLoop::AdoptKueueAdmitted(const Pod& pod, int64_t now) {
+  const PodView view = PodView::Of(pod);
+  for (const NodeState* node : replica_.SortedNodes()) {
+    const bool allowed = absl::c_all_of(
+        NodePredicates(),
+        [&](const NodePredicate& p) { return p.check(view, *node).fits(); });
+    if (!allowed) continue;
+    Adoption adoption = engine_->Adopt(pod, node->name(), /*bound=*/false, now);
+    if (adoption.outcome == Adoption::Outcome::kAdopted) {
+      spdlog::info("adopted {}, admitted by Kueue and not bound yet, on {}",
+                   pod.Key(), node->name());
+      NoteAdopted(pod, node->name());
+      return true;
+    }
+  }
+  spdlog::warn(
+      "{}: admitted by Kueue, not bound, and no node can hold it now: "
+      "queued",
+      pod.Key());
+  return false;
 }
 
 // Its node is gone or cannot hold it now: the admission is taken back. One

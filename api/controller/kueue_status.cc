@@ -54,6 +54,7 @@ KueueQueueStatus ClusterQueueStatus(
                           .reserving = admitted,
                           .admitted = admitted,
                           .usage = UsageOf(queue.quota),
+                          .weighted_share = queue.weighted_share,
                           .condition = {.active = true,
                                         .reason = "Ready",
                                         .message = "Can admit new workloads",
@@ -73,6 +74,13 @@ KueueQueueStatus LocalQueueStatus(const LocalQueueView& local,
                     .last_transition = since}};
   if (queue != nullptr) {
     status.usage = UsageOf(*queue, local.name, local.namespace_name);
+  }
+  // The engine's clock is the wall clock, in ms since the epoch.
+  if (const std::optional<AfsQueueUsage>& afs = local.admission_fair_sharing) {
+    status.admission_fair_sharing =
+        KueueAfsStatus{.consumed = afs->consumed,
+                       .last_update = std::chrono::system_clock::time_point(
+                           std::chrono::milliseconds(afs->last_update_ms))};
   }
   return status;
 }

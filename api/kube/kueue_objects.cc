@@ -8,6 +8,7 @@
 #include "api/codec/kube_list_json.h"
 #include "api/json/json_escape.h"
 #include "scheduler/base/strings.h"
+#include "scheduler/quantity.h"
 #include "spdlog/spdlog.h"
 
 namespace gpusched::kube {
@@ -17,9 +18,13 @@ constexpr std::string_view kApi = "/apis/kueue.x-k8s.io/v1beta2/";
 // The order documents are handed out in: flavors and classes before the
 // queues that name them, as an admin would write one file.
 constexpr std::array<std::string_view, KueueObjects::kKinds> kResources = {
-    "resourceflavors", "workloadpriorityclasses",
-    "cohorts",         "provisioningrequestconfigs",
-    "admissionchecks", "clusterqueues",
+    "topologies",
+    "resourceflavors",
+    "workloadpriorityclasses",
+    "cohorts",
+    "provisioningrequestconfigs",
+    "admissionchecks",
+    "clusterqueues",
     "localqueues"};
 
 // "namespace/name", or "name" for a cluster-scoped object; "" when the
@@ -85,6 +90,29 @@ std::optional<std::string> TextOf(simdjson::dom::element object,
   return std::nullopt;
 }
 
+// A LocalQueue's status.fairSharing.admissionFairSharingStatus
+// .consumedResources, when it has one; a quantity that does not parse is
+// left out (Kueue wrote it, so it does not happen but by hand).
+std::optional<AfsConsumed> AfsConsumedOf(simdjson::dom::element object) {
+  simdjson::dom::object consumed;
+  if (object
+          .at_pointer("/status/fairSharing/admissionFairSharingStatus/"
+                      "consumedResources")
+          .get(consumed) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  AfsConsumed out;
+  for (auto [resource, value] : consumed) {
+    std::string_view text;
+    if (value.get(text) != simdjson::SUCCESS) continue;
+    // Micro units: decayed amounts are fractions; memory in bytes still
+    // fits int64 up to exabytes / 1e6.
+    absl::StatusOr<int64_t> micro = ParseQuantity(text, 1'000'000);
+    if (micro.ok()) out[std::string(resource)] = *micro / 1e6;
+  }
+  return out;
+}
+
 // Collects a list until it is complete, then replaces the kind at once: a
 // list that fails half-way changes nothing.
 class KindSink : public ListWatchSink {
@@ -95,6 +123,7 @@ class KindSink : public ListWatchSink {
   void BeginList() override { pending_.clear(); }
   void ListItem(simdjson::dom::element item) override {
     std::string key = KeyOf(item);
+    NoteAfsUsage(key, item);
     std::optional<std::string> text = TextOf(item, kResources[kind_]);
     if (!key.empty() && text) pending_[std::move(key)] = *std::move(text);
   }
@@ -107,8 +136,10 @@ class KindSink : public ListWatchSink {
     if (key.empty()) return;
     if (type == WatchEventType::kDeleted) {
       objects_.RemoveObject(kind_, key);
+      objects_.PutAfsUsage(key, std::nullopt);
       return;
     }
+    NoteAfsUsage(key, item);
     if (std::optional<std::string> text = TextOf(item, kResources[kind_])) {
       objects_.PutObject(kind_, key, *std::move(text));
     }
@@ -119,6 +150,12 @@ class KindSink : public ListWatchSink {
   }
 
  private:
+  void NoteAfsUsage(const std::string& key, simdjson::dom::element item) {
+    if (kResources[kind_] == "localqueues" && !key.empty()) {
+      objects_.PutAfsUsage(key, AfsConsumedOf(item));
+    }
+  }
+
   KueueObjects& objects_;
   const size_t kind_;
   std::map<std::string, std::string> pending_;
@@ -225,5 +262,20 @@ void KueueObjects::RemoveObject(size_t kind, const std::string& key) {
 }
 
 void KueueObjects::Changed() { ++version_; }
+
+std::map<std::string, AfsConsumed> KueueObjects::AfsUsages() const {
+  std::lock_guard lock(mu_);
+  return afs_usages_;
+}
+
+void KueueObjects::PutAfsUsage(const std::string& key,
+                               std::optional<AfsConsumed> usage) {
+  std::lock_guard lock(mu_);
+  if (usage) {
+    afs_usages_[key] = *std::move(usage);
+  } else {
+    afs_usages_.erase(key);
+  }
+}
 
 }  // namespace gpusched::kube

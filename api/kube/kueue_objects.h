@@ -44,6 +44,10 @@ struct KueueObjectsOptions {
   std::function<void()> on_change;
 };
 
+// A LocalQueue's status.fairSharing.admissionFairSharingStatus
+// .consumedResources: resource -> amount in Kueue's units (cpu in cores).
+using AfsConsumed = std::map<std::string, double>;
+
 // Every Kueue object of the kinds gpusched reads, as policy documents.
 struct KueueObjectsSnapshot {
   uint64_t version = 0;               // grows with every change
@@ -53,7 +57,7 @@ struct KueueObjectsSnapshot {
 // Thread-safe. The client must outlive the watch.
 class KueueObjects {
  public:
-  static constexpr size_t kKinds = 7;
+  static constexpr size_t kKinds = 8;
 
   KueueObjects(KubeClient& client, KueueObjectsOptions options);
   ~KueueObjects();  // Stop()
@@ -72,8 +76,14 @@ class KueueObjects {
   // every kind is listed; nullopt otherwise.
   std::optional<KueueObjectsSnapshot> SnapshotIfNewer(uint64_t seen) const;
 
+  // The Admission Fair Sharing usage each LocalQueue's status holds now,
+  // by "namespace/name" (the documents leave status out, so that a status
+  // write is no change of policy; this is the one part of it read back).
+  std::map<std::string, AfsConsumed> AfsUsages() const;
+
   // Called by the kinds' sinks, from their threads.
   void ReplaceKind(size_t kind, std::map<std::string, std::string> objects);
+  void PutAfsUsage(const std::string& key, std::optional<AfsConsumed> usage);
   void PutObject(size_t kind, const std::string& key, std::string text);
   void RemoveObject(size_t kind, const std::string& key);
 
@@ -91,6 +101,7 @@ class KueueObjects {
   // Per kind: "namespace/name" (cluster-scoped: "name") -> YAML text.
   std::array<std::map<std::string, std::string>, kKinds> objects_;
   std::array<bool, kKinds> listed_{};
+  std::map<std::string, AfsConsumed> afs_usages_;  // LocalQueues
   uint64_t version_ = 0;
 };
 

@@ -36,7 +36,10 @@ absl::StatusOr<std::string> ListEveryPage(
   std::string continue_token;
   std::string version;
   do {
-    std::string target = absl::StrFormat("%s?limit=%d", path, page_size);
+    // A path may carry its own query (a labelSelector).
+    std::string target = absl::StrFormat(
+        "%s%climit=%d", path,
+        path.find('?') == std::string_view::npos ? '?' : '&', page_size);
     if (!continue_token.empty()) {
       target += "&continue=" + PercentEncode(continue_token);
     }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/codec/pod_admission_state.h"  // kAdmissionGate
@@ -19,8 +20,19 @@ namespace gpusched {
 inline constexpr std::string_view kAdmissionGateName = kAdmissionGate;
 
 struct AdmissionWebhookOptions {
-  // Pods of this scheduler are gated; all others pass untouched.
+  // Pods of this scheduler are gated; all others pass untouched, but
+  // those of the schedulers below.
   std::string scheduler_name = "gpusched";
+  // A pod of one of these schedulers that the queueing core holds (a queue
+  // label or a gang key: `manages` below, which must be set) is moved to
+  // `scheduler_name` and gated. Without this, a pod a Job makes for the
+  // default scheduler in a queued namespace (the norm under Kueue, whose
+  // webhook gates pods whatever their scheduler) is bound at once, past its
+  // queue's quota. schedulerName is immutable after creation, so the
+  // webhook is the one place to change it.
+  std::vector<std::string> adopted_schedulers = {"default-scheduler"};
+  // Whether to move them now; unset: always.
+  std::function<bool()> adopting;
   // A larger review gets a 400. A pod is at most 1.5 MiB in etcd, and the API
   // server takes request bodies of at most 3 MiB, so a review of a pod
   // CREATE (object, no oldObject) stays well below this.
@@ -39,6 +51,7 @@ enum class PodGating {
   kNotManaged,    // our scheduler's, but no queue or gang: allowed as is
   kAlreadyGated,  // ours, and the gate is there already
   kGate,          // ours: allowed with a patch that adds the gate
+  kAdopt,         // an adopted scheduler's, managed: moved to ours, gated
 };
 
 struct AdmissionDecision {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "scheduler/base/strings.h"
 
@@ -28,6 +29,9 @@ http::Response AdmissionWebhook::Handle(const http::Request& request) const {
   }
   if (decision->gating == PodGating::kGate) {
     spdlog::debug("webhook: gated pod={} uid={}", decision->pod, decision->uid);
+  } else if (decision->gating == PodGating::kAdopt) {
+    spdlog::info("webhook: moved pod={} uid={} to scheduler {} and gated it",
+                 decision->pod, decision->uid, options_.scheduler_name);
   }
   return http::Response{.body = AdmissionResponseJson(*decision)};
 }
@@ -52,6 +56,11 @@ void AddWebhookFlags(FlagSet& flags, WebhookFlags& out) {
   flags.String("webhook-scheduler-name", &out.scheduler_name,
                "pods with this spec.schedulerName are gated (gpusched)",
                "NAME");
+  flags.String("webhook-adopt-schedulers", &out.adopted_schedulers,
+               "comma-separated schedulerNames whose queued pods (a queue "
+               "label or a gang) are moved to --webhook-scheduler-name and "
+               "gated (default-scheduler); empty: none",
+               "NAMES");
 }
 
 absl::StatusOr<WebhookServerOptions> WebhookServerOptionsFrom(
@@ -59,6 +68,8 @@ absl::StatusOr<WebhookServerOptions> WebhookServerOptionsFrom(
   WebhookServerOptions options{.listener = {.listen = flags.listen}};
   kube::WebhookCertOptions& certs = options.listener.certs;
   options.review.scheduler_name = flags.scheduler_name;
+  options.review.adopted_schedulers =
+      absl::StrSplit(flags.adopted_schedulers, ',', absl::SkipWhitespace());
   if (absl::Status s = SecretFromFlag("--webhook-secret", flags.secret, certs);
       !s.ok()) {
     return s;
@@ -99,8 +110,9 @@ std::unique_ptr<WebhookServer> WebhookServer::Start(
             return kube::EnsureCaBundle(client, config_name, ca_pem, stop);
           },
       .recheck = listener.recheck};
-  spdlog::info("webhook: path={} scheduler={}", kMutatePodsPath,
-               options.review.scheduler_name);
+  spdlog::info("webhook: path={} scheduler={} adopts=[{}]", kMutatePodsPath,
+               options.review.scheduler_name,
+               absl::StrJoin(options.review.adopted_schedulers, ","));
   return std::unique_ptr<WebhookServer>(
       new WebhookServer(CertifiedServer::Start(
           client, std::move(certified), [router](const http::Request& request) {

@@ -58,6 +58,7 @@ struct WebhookFlags {
   std::string secret = "gpusched-system/gpusched-webhook-tls";
   std::string config_name = "gpusched";
   std::string scheduler_name = "gpusched";
+  std::string adopted_schedulers = "default-scheduler";
 };
 void AddWebhookFlags(FlagSet& flags, WebhookFlags& out);
 

@@ -49,6 +49,11 @@ absl::StatusOr<Policy> PolicySource::First() {
   FileChanged();  // notes the file's time
   TakeObjects();
   PolicyResult result = Load();
+  if (result.policy && objects_ != nullptr) {
+    // Admission Fair Sharing's usage survives a restart in LocalQueue
+    // status, as in Kueue.
+    result.policy->afs_usage_at_start = objects_->AfsUsages();
+  }
   if (result.policy) return *std::move(result.policy);
   if (!options_.kueue) {
     return absl::InvalidArgumentError(absl::StrCat(

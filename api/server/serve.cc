@@ -164,6 +164,7 @@ void ServeApp::Shutdown() {
   if (history_store_ != nullptr) history_store_->Stop();
   if (kueue_guard_ != nullptr) kueue_guard_->Stop();
   if (provisioning_ != nullptr) provisioning_->Stop();
+  if (kueue_finalizers_ != nullptr) kueue_finalizers_->Stop();
   if (policy_source_ != nullptr) policy_source_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
@@ -281,6 +282,10 @@ absl::Status ServeApp::StartWebhook(const ServeConfig& config) {
   webhook->review.manages = [gate = gate_.get()](const Pod& pod) {
     return gate != nullptr && gate->Manages(pod);
   };
+  // While a Kueue manager is active its pods are its own: moved to
+  // gpusched and gated, they would wait for a gpusched that decides
+  // nothing, with Kueue's gate lifted.
+  webhook->review.adopting = [this] { return !KueueActive(); };
   webhook->listener.threads = config.threads;
   webhook->listener.read_timeout =
       std::chrono::milliseconds(config.read_timeout_ms);
@@ -481,6 +486,11 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
     provisioning_ = std::make_unique<ProvisioningRequestController>(
         live_->client(), *gate_, ProvisioningRequestControllerOptions{});
     provisioning_->Start();
+    kueue_finalizers_ = std::make_unique<kube::KueueFinalizers>(
+        live_->client(),
+        kube::KueueFinalizersOptions{
+            .writing = [gate = gate_.get()] { return gate->deciding(); }});
+    kueue_finalizers_->Start();
   }
   if (gate_ != nullptr && config.policy_source == "kueue") {
     kueue_status_ = std::make_unique<KueueStatusPublisher>(live_->client());
@@ -508,6 +518,11 @@ void ServeApp::StartKueueGuard(const ServeConfig& config) {
   kueue_guard_->Start();
 }
 
+bool ServeApp::KueueActive() const {
+  std::lock_guard lock(deciding_mu_);
+  return kueue_active_;
+}
+
 // Writes first: a replica that stops deciding drops what it queued before
 // the next pass could add to it.
 void ServeApp::ApplyDeciding(const std::function<void(DecidingInputs&)>& edit) {
@@ -522,6 +537,7 @@ void ServeApp::ApplyDeciding(const std::function<void(DecidingInputs&)>& edit) {
   const bool deciding = leading_ && !kueue_active_;
   if (writer_ != nullptr) writer_->SetWriting(deciding);
   if (gate_ != nullptr) gate_->SetDeciding(deciding);
+  if (deciding && kueue_finalizers_ != nullptr) kueue_finalizers_->Poke();
 }
 
 void ServeApp::StartRuntimeHistory(const ServeConfig& config) {

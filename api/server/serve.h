@@ -19,6 +19,7 @@
 #include "api/controller/loop_feed.h"
 #include "api/controller/provisioning_requests.h"
 #include "api/http/server.h"
+#include "api/kube/kueue_finalizers.h"
 #include "api/kube/kueue_guard.h"
 #include "api/kube/lease_follower.h"
 #include "api/kube/live_mode.h"
@@ -95,6 +96,8 @@ class ServeApp {
     std::string kueue_why;
   };
   void ApplyDeciding(const std::function<void(DecidingInputs&)>& edit);
+  // Whether a Kueue manager is active (or the guard has not answered yet).
+  bool KueueActive() const;
   void Tick();
   void ReloadPolicyIfChanged();
   void PublishKueueStatus();
@@ -129,6 +132,8 @@ class ServeApp {
   std::unique_ptr<kube::KubeClient> policy_client_;
   std::unique_ptr<PolicySource> policy_source_;
   std::unique_ptr<kube::KueueGuard> kueue_guard_;  // live, with queues
+  // Kueue's pod finalizer, released where Kueue would (live, with queues).
+  std::unique_ptr<kube::KueueFinalizers> kueue_finalizers_;
   // --policy-source=kueue: the queues' status on Kueue's objects.
   std::unique_ptr<KueueStatusPublisher> kueue_status_;
   // The kueue.x-k8s.io/provisioning-request checks' controller (live, with

@@ -149,9 +149,8 @@ absl::StatusOr<Server> StartServer(const Args& args,
   if (absl::Status s = WriteClusterFile(cluster, file); !s.ok()) return s;
   const int threads = static_cast<int>(args.GetInt("threads", 2));
   if (args.Has("serve")) {
-    const uint16_t port = static_cast<uint16_t>(20000 + getpid() % 20000);
-    auto child = StartServeProcess(args.Get("serve", ""), file, port,
-                                   file + ".log", threads);
+    auto child =
+        StartServeProcess(args.Get("serve", ""), file, file + ".log", threads);
     std::filesystem::remove(file);
     if (!child.ok()) return child.status();
     server.child = *child;

@@ -211,9 +211,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   cluster = GeneratedCluster{};
-  const uint16_t port = static_cast<uint16_t>(20000 + (getpid() + 7) % 20000);
-  auto child =
-      StartServeProcess(args.Get("serve", ""), file, port, file + ".log", 2);
+  auto child = StartServeProcess(args.Get("serve", ""), file, file + ".log", 2);
   std::filesystem::remove(file);
   if (!child.ok()) {
     std::cerr << "extender_soak: " << child.status() << "\n";

@@ -1,6 +1,9 @@
 #include "bench/loadgen/workload.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,11 +31,30 @@ absl::Status WriteClusterFile(const GeneratedCluster& cluster,
                     : absl::UnavailableError(absl::StrCat("write ", path));
 }
 
-absl::StatusOr<ChildServer> StartServeProcess(const std::string& binary,
-                                              const std::string& cluster_file,
-                                              uint16_t port,
-                                              const std::string& log_path,
-                                              int threads) {
+namespace {
+
+// A loopback port the kernel reports free now. Another process may still
+// take it before the child binds, which StartServeProcess retries.
+absl::StatusOr<uint16_t> FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::UnavailableError("socket failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  const bool ok =
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  close(fd);
+  if (!ok) return absl::UnavailableError("no free loopback port");
+  return ntohs(addr.sin_port);
+}
+
+absl::StatusOr<ChildServer> StartServeOnPort(const std::string& binary,
+                                             const std::string& cluster_file,
+                                             uint16_t port,
+                                             const std::string& log_path,
+                                             int threads) {
   const std::string listen = absl::StrCat("127.0.0.1:", port);
   const std::string thread_arg = absl::StrCat(threads);
   const pid_t pid = fork();
@@ -62,6 +84,27 @@ absl::StatusOr<ChildServer> StartServeProcess(const std::string& binary,
   }
   StopServeProcess(child);
   return absl::DeadlineExceededError("serve did not become ready in 60 s");
+}
+
+}  // namespace
+
+absl::StatusOr<ChildServer> StartServeProcess(const std::string& binary,
+                                              const std::string& cluster_file,
+                                              const std::string& log_path,
+                                              int threads) {
+  // The port is free when chosen but not reserved: beside a parallel e2e
+  // run something else can bind it first, and the child then exits early.
+  // A fresh port on each of a few tries makes that race harmless.
+  absl::Status last = absl::UnavailableError("serve never started");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    absl::StatusOr<uint16_t> port = FreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    absl::StatusOr<ChildServer> child =
+        StartServeOnPort(binary, cluster_file, *port, log_path, threads);
+    if (child.ok() || !absl::IsUnavailable(child.status())) return child;
+    last = child.status();
+  }
+  return last;
 }
 
 void StopServeProcess(ChildServer& child) {

@@ -25,11 +25,11 @@ struct ChildServer {
   int pid = -1;
   uint16_t port = 0;
 };
-// Starts `binary serve --cluster FILE --listen 127.0.0.1:PORT` with its
-// output sent to `log_path`, and waits until /readyz answers 200.
+// Starts `binary serve --cluster FILE --listen 127.0.0.1:PORT` on a free
+// loopback port with its output sent to `log_path`, and waits until /readyz
+// answers 200.
 absl::StatusOr<ChildServer> StartServeProcess(const std::string& binary,
                                               const std::string& cluster_file,
-                                              uint16_t port,
                                               const std::string& log_path,
                                               int threads);
 void StopServeProcess(ChildServer& child);

@@ -132,6 +132,40 @@ TEST_F(ReasonCodeTest, AdmittedGangNotBoundInTimeIsPodsReadyTimeout) {
       << Reason("team-a/unbound");
 }
 
+// waitForPodsReady.blockAdmission: one admission at a time, each waiting
+// until every member admitted before it is bound (Kueue's
+// waitForPodsReadyIfNeeded).
+TEST_F(ReasonCodeTest, BlockAdmissionHoldsAFitUntilEveryAdmittedMemberIsBound) {
+  Policy policy = TwoTeams();
+  policy.config.gang_block_admission = true;
+  Start(std::move(policy));
+  SubmitGang("first", 2, 1, 0);
+  SubmitGang("second", 2, 1, 1);
+  engine_->Schedule(2);
+  ASSERT_TRUE(engine_->workloads().at("team-a/first").admitted());
+  EXPECT_EQ(Code("team-a/second"), ReasonCode::kWaitingForPodsReady);
+  EXPECT_EQ(Reason("team-a/second"),
+            "waiting for all admitted workloads to be in PodsReady condition "
+            "(waitForPodsReady.blockAdmission): team-a/first has 0 of 2 "
+            "members bound");
+  engine_->MarkBound("team-a/first-0");
+  engine_->Schedule(3);
+  EXPECT_EQ(Code("team-a/second"), ReasonCode::kWaitingForPodsReady)
+      << "1 of 2 bound is not ready";
+  engine_->MarkBound("team-a/first-1");
+  engine_->Schedule(4);
+  EXPECT_TRUE(engine_->workloads().at("team-a/second").admitted());
+}
+
+TEST_F(ReasonCodeTest, WithoutBlockAdmissionFitsAreAdmittedTogether) {
+  Start(TwoTeams());
+  SubmitGang("first", 2, 1, 0);
+  SubmitGang("second", 2, 1, 1);
+  engine_->Schedule(2);
+  EXPECT_TRUE(engine_->workloads().at("team-a/first").admitted());
+  EXPECT_TRUE(engine_->workloads().at("team-a/second").admitted());
+}
+
 TEST_F(ReasonCodeTest, AdmittedWorkloadHasNoWaitCode) {
   Start(TwoTeams());
   SubmitGang("fits", 1, 1, 0);

@@ -79,6 +79,7 @@ class KueueObjectsTest : public ::testing::Test {
     server_.ServeResource(kKueue, "cohorts", false, "Cohort");
     server_.ServeResource(kKueue, "workloadpriorityclasses", false,
                           "WorkloadPriorityClass");
+    server_.ServeResource(kKueue, "topologies", false, "Topology");
   }
   void Start() {
     client_ = *KubeClient::Create(server_.Config());
@@ -232,6 +233,28 @@ TEST_F(KueueObjectsTest, ADeletedObjectLeavesThePolicy) {
   EXPECT_EQ(Policy().policy->cluster_queues[0].name, "team-a");
 }
 
+// Admission Fair Sharing's usage survives a restart in LocalQueue status:
+// read back, in Kueue's units, though the documents leave status out.
+TEST_F(KueueObjectsTest, LocalQueueAdmissionFairSharingStatusIsReadBack) {
+  Serve();
+  Json queue = ServedLocalQueue("ml", "main", "team-a");
+  queue["status"]["fairSharing"] = {
+      {"weightedShare", 0},
+      {"admissionFairSharingStatus",
+       {{"consumedResources", {{"nvidia.com/gpu", "2500m"}, {"cpu", "4"}}},
+        {"lastUpdate", "2027-01-15T08:01:00Z"}}}};
+  server_.PutObject(kKueue, "localqueues", queue);
+  server_.PutObject(kKueue, "localqueues",
+                    ServedLocalQueue("ml", "fresh", "team-a"));
+  Start();
+  const std::map<std::string, AfsConsumed> usages = objects_->AfsUsages();
+  ASSERT_EQ(usages.size(), 1u);
+  EXPECT_EQ(usages.at("ml/main").at("nvidia.com/gpu"), 2.5);
+  EXPECT_EQ(usages.at("ml/main").at("cpu"), 4.0);
+  EXPECT_EQ(objects_->SnapshotIfNewer(0)->documents[0].text.find("status"),
+            std::string::npos);
+}
+
 TEST_F(KueueObjectsTest, AClusterWithoutKueuesCrdsIsListedEmpty) {
   Start();  // nothing served: every kind is a 404
   PolicyResult result = Policy();
@@ -255,6 +278,36 @@ TEST_F(KueueObjectsTest, DocumentsComeFlavorsFirstAndAreNamedForErrors) {
   }
   EXPECT_THAT(names, ElementsAre("resourceflavors/h100", "clusterqueues/team-a",
                                  "localqueues/ml/main"));
+}
+
+// A Topology is handed out before the flavors, so a flavor's topologyName
+// resolves, and the flavor places gangs by the Topology's levels.
+TEST_F(KueueObjectsTest, TopologiesComeFirstAndGiveTheirFlavorsLevels) {
+  Serve();
+  Json flavor = Flavor("h100");
+  flavor["spec"]["topologyName"] = "dc";
+  server_.PutObject(kKueue, "resourceflavors", flavor);
+  server_.PutObject(
+      kKueue, "topologies",
+      Json{{"kind", "Topology"},
+           {"metadata", {{"name", "dc"}}},
+           {"spec",
+            {{"levels",
+              Json::array({{{"nodeLabel", "gpusched.io/rack"}},
+                           {{"nodeLabel", "kubernetes.io/hostname"}}})}}}});
+  Start();
+  const std::optional<KueueObjectsSnapshot> snapshot =
+      objects_->SnapshotIfNewer(0);
+  ASSERT_TRUE(snapshot.has_value());
+  std::vector<std::string> names;
+  for (const PolicyText& text : snapshot->documents) {
+    names.push_back(text.name);
+  }
+  EXPECT_THAT(names, ElementsAre("topologies/dc", "resourceflavors/h100"));
+  const PolicyResult result = Policy();
+  ASSERT_TRUE(result.ok()) << result.errors.at(0).message;
+  EXPECT_THAT(TopologyLevelsOf(*result.policy, &result.policy->flavors[0]),
+              ElementsAre("gpusched.io/rack", "kubernetes.io/hostname"));
 }
 
 // --- KueueGuard ---

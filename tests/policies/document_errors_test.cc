@@ -70,7 +70,8 @@ metadata: {name: a}
      {"p.yaml:2: document 1: kind: Unsupported value \"ConfigMap\": supported "
       "values: \"AdmissionCheck\", \"ClusterQueue\", \"Cohort\", "
       "\"Configuration\", \"LocalQueue\", \"ProvisioningRequestConfig\", "
-      "\"ResourceFlavor\", \"SchedulerConfig\", \"WorkloadPriorityClass\""}},
+      "\"ResourceFlavor\", \"SchedulerConfig\", \"Topology\", "
+      "\"WorkloadPriorityClass\""}},
     {"WrongApiVersion",
      R"(
 apiVersion: kueue.x-k8s.io/v1

@@ -49,6 +49,29 @@ waitForPodsReady:
   EXPECT_EQ(config.gang_backoff_max_ms, 600'000);
   EXPECT_EQ(config.gang_backoff_limit_count, 3);
   EXPECT_EQ(config.requeuing_timestamp, RequeuingTimestamp::kCreation);
+  EXPECT_FALSE(config.gang_block_admission);
+}
+
+TEST(KueueConfigurationTest, BlockAdmissionMapsOntoTheConfig) {
+  EXPECT_TRUE(ConfigOf(R"(
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady: {blockAdmission: true}
+)")
+                  .gang_block_admission);
+  // v1beta1 defaults it to `enable`; v1beta2 to false.
+  EXPECT_TRUE(ConfigOf(R"(
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+waitForPodsReady: {enable: true}
+)")
+                  .gang_block_admission);
+  EXPECT_FALSE(ConfigOf(R"(
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady: {}
+)")
+                   .gang_block_admission);
 }
 
 TEST(KueueConfigurationTest, EmptyWaitForPodsReadyTakesKueuesDefaults) {
@@ -208,14 +231,6 @@ TEST_P(KueueConfigurationErrorTest, ReportsExactly) {
 }
 
 const ErrorCase kErrorCases[] = {
-    {"AdmissionFairSharingNotImplemented",
-     R"(
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-admissionFairSharing: {usageHalfLifeTime: 168h}
-)",
-     {"p.yaml:3: Configuration (document 1): admissionFairSharing: Unsupported "
-      "field: Admission Fair Sharing is not implemented by gpusched"}},
     {"BackoffBaseNotANumber",
      R"(
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -226,16 +241,14 @@ waitForPodsReady:
      {"p.yaml:4: Configuration (document 1): "
       "waitForPodsReady.requeuingStrategy.backoffBaseSeconds: Invalid value "
       "\"1m\": must be an integer"}},
-    {"BlockAdmissionTrue",
+    {"BlockAdmissionNotABool",
      R"(
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
-waitForPodsReady: {blockAdmission: true}
+waitForPodsReady: {blockAdmission: sometimes}
 )",
      {"p.yaml:3: Configuration (document 1): waitForPodsReady.blockAdmission: "
-      "Unsupported field: blockAdmission: true is not implemented by gpusched "
-      "(it admits while earlier workloads' pods are not all bound); set it to "
-      "false"}},
+      "Invalid value \"sometimes\": must be true or false"}},
     {"EnableIsV1beta1Only",
      R"(
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -340,17 +353,6 @@ kind: Configuration
 waitForPodReady: {timeout: 5m}
 )",
      {"p.yaml:3: Configuration (document 1): waitForPodReady: Unknown field"}},
-    {"V1beta1EnabledBlocksByDefault",
-     R"(
-apiVersion: config.kueue.x-k8s.io/v1beta1
-kind: Configuration
-waitForPodsReady:
-  enable: true
-)",
-     {"p.yaml:4: Configuration (document 1): waitForPodsReady.enable: Invalid "
-      "value \"true\": v1beta1 then defaults blockAdmission to true; "
-      "blockAdmission: true is not implemented by gpusched (it admits while "
-      "earlier workloads' pods are not all bound); set it to false"}},
     {"WaitForPodsReadyAndGangBothSet",
      R"(
 apiVersion: config.kueue.x-k8s.io/v1beta2

@@ -77,6 +77,9 @@ inline void DumpFlavor(const ResourceFlavor& f, std::string* out) {
     absl::StrAppend(out, "  toleration ", t.key, " ", t.op, " ", t.value, ":",
                     t.effect, "\n");
   }
+  if (!f.topology_name.empty()) {
+    absl::StrAppend(out, "  topology ", f.topology_name, "\n");
+  }
 }
 
 inline void DumpConfig(const SchedulerConfig& c, std::string* out) {
@@ -105,6 +108,10 @@ inline void DumpConfig(const SchedulerConfig& c, std::string* out) {
 inline std::string Dump(const Policy& p) {
   std::string out;
   for (const ResourceFlavor& f : p.flavors) DumpFlavor(f, &out);
+  for (const Topology& t : p.topologies) {
+    absl::StrAppend(&out, "Topology ", t.name, " ",
+                    absl::StrJoin(t.levels, ","), "\n");
+  }
   for (const ClusterQueue& q : p.cluster_queues) DumpQueue(q, &out);
   for (const LocalQueue& q : p.local_queues) {
     absl::StrAppend(&out, "LocalQueue ", q.namespace_name, "/", q.name, " -> ",

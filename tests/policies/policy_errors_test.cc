@@ -408,7 +408,7 @@ spec: {queueingStrategy: LIFO, extra: 1}
         "\"AdmissionCheck\", \"ClusterQueue\", \"Cohort\", "
         "\"Configuration\", \"LocalQueue\", "
         "\"ProvisioningRequestConfig\", \"ResourceFlavor\", "
-        "\"SchedulerConfig\", "
+        "\"SchedulerConfig\", \"Topology\", "
         "\"WorkloadPriorityClass\"",
         "p.yaml:11: ClusterQueue \"cq\": "
         "spec.extra: Unknown field",

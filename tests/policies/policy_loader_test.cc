@@ -151,8 +151,9 @@ TEST(PolicyLoaderTest, KueueSampleLoadsAsIs) {
 }
 
 // The v1beta2 example of reference/peers-queueing.md §2.1: everything
-// loads except the Kueue feature gpusched does not implement.
-TEST(PolicyLoaderTest, KueueV1beta2ExampleFailsOnlyOnUnimplementedFields) {
+// loads; its flavor names a Topology the example leaves out, which is the
+// one error (Kueue keeps such a flavor's ClusterQueue inactive).
+TEST(PolicyLoaderTest, KueueV1beta2ExampleFailsOnlyOnItsMissingTopology) {
   const std::string yaml = R"(apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: { name: h100 }
@@ -203,8 +204,7 @@ description: production training
   EXPECT_THAT(
       Messages(ParsePolicyText(yaml, "kueue.yaml")),
       ElementsAre("kueue.yaml:6: ResourceFlavor \"h100\": spec.topologyName: "
-                  "Unsupported field: gpusched reads topology levels from "
-                  "SchedulerConfig spec.topologyLevels; remove it"));
+                  "Not found \"dc-topology\": no Topology of that name"));
 }
 
 TEST(PolicyLoaderTest, FilesMergeWithReferencesAcrossThem) {

@@ -108,6 +108,40 @@ SchedulerConfig:
 )");
 }
 
+// A Topology's levels widest first, and the flavors that name it; the
+// flavors of the other Topology none.
+TEST(PolicySummaryTest, TopologiesWithTheirLevelsAndFlavors) {
+  const PolicyResult result = ParsePolicyText(
+      R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: dc}
+spec:
+  levels: [{nodeLabel: gpusched.io/rack}, {nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: unused}
+spec:
+  levels: [{nodeLabel: gpusched.io/block}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {gpu: h100}, topologyName: dc}
+)",
+      "t.yaml");
+  ASSERT_TRUE(result.ok()) << result.errors.at(0).message;
+  EXPECT_THAT(
+      PolicySummary(*result.policy),
+      HasSubstr("\nTopologies:\n"
+                "  TOPOLOGY  LEVELS                                     "
+                "FLAVORS\n"
+                "  dc        gpusched.io/rack > kubernetes.io/hostname  "
+                "h100\n"
+                "  unused    gpusched.io/block                          "
+                "-\n"));
+}
+
 TEST(ValidateReportTest, ErrorsGoToStderrWithACount) {
   const std::string path = std::string(GPUSCHED_SOURCE_DIR) +
                            "/tests/testdata/policies/multi/queues.yaml";

@@ -157,11 +157,78 @@ TEST(AdmissionWebhookTest, OnlyPodsTheQueueingCoreManagesAreGated) {
   EXPECT_EQ(queued_decision->gating, PodGating::kGate);
   EXPECT_EQ(asked,
             (std::vector<std::string>{"team-a/train-0", "team-a/train-0"}));
-  // Another scheduler's pod is not even looked at.
+  // Another scheduler's pod, not adopted, is not even looked at.
   Json other = GpuschedPodSpec();
-  other["schedulerName"] = "default-scheduler";
+  other["schedulerName"] = "volcano";
   ASSERT_TRUE(DecidePodGating(Review(other).dump(), options).ok());
   EXPECT_EQ(asked.size(), 2u);
+}
+
+AdmissionWebhookOptions ManagesQueuedPods() {
+  return {.manages = [](const Pod& pod) {
+    return pod.meta.labels.contains("kueue.x-k8s.io/queue-name");
+  }};
+}
+
+Json DefaultSchedulerReview(bool queued) {
+  Json spec = GpuschedPodSpec();
+  spec["schedulerName"] = "default-scheduler";
+  Json review = Review(spec);
+  if (queued) {
+    review["request"]["object"]["metadata"]["labels"] = {
+        {"kueue.x-k8s.io/queue-name", "team-a"}};
+  }
+  return review;
+}
+
+// A Job's pod for the default scheduler in a queue (as under Kueue) would
+// be bound at once, past its quota: it is moved to gpusched and gated.
+TEST(AdmissionWebhookTest, QueuedPodOfTheDefaultSchedulerIsMovedAndGated) {
+  Json review = DefaultSchedulerReview(/*queued=*/true);
+  absl::StatusOr<AdmissionDecision> decision =
+      DecidePodGating(review.dump(), ManagesQueuedPods());
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  EXPECT_EQ(decision->gating, PodGating::kAdopt);
+  Json pod = PatchedPod(review, Json::parse(AdmissionResponseJson(*decision)));
+  EXPECT_EQ(pod["spec"]["schedulerName"], "gpusched");
+  EXPECT_EQ(pod["spec"]["schedulingGates"],
+            Json::parse(R"([{"name":"gpusched.io/admission"}])"));
+}
+
+TEST(AdmissionWebhookTest, AdoptedPodAlreadyGatedGetsOnlyItsScheduler) {
+  Json review = DefaultSchedulerReview(/*queued=*/true);
+  review["request"]["object"]["spec"]["schedulingGates"] = {
+      {{"name", "gpusched.io/admission"}}};
+  absl::StatusOr<AdmissionDecision> decision =
+      DecidePodGating(review.dump(), ManagesQueuedPods());
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  Json pod = PatchedPod(review, Json::parse(AdmissionResponseJson(*decision)));
+  EXPECT_EQ(pod["spec"]["schedulerName"], "gpusched");
+  EXPECT_EQ(pod["spec"]["schedulingGates"].size(), 1u);
+}
+
+// Unqueued pods of the default scheduler, and every pod of a scheduler not
+// adopted, pass as they are; so does everything when nothing is adopted,
+// while a Kueue manager is active (its pods are its own), or when the
+// webhook cannot tell what the queueing core holds.
+TEST(AdmissionWebhookTest, OnlyQueuedPodsOfAdoptedSchedulersAreMoved) {
+  const AdmissionWebhookOptions manages = ManagesQueuedPods();
+  EXPECT_EQ(
+      DecidePodGating(DefaultSchedulerReview(false).dump(), manages)->gating,
+      PodGating::kNotOurs);
+  AdmissionWebhookOptions none = ManagesQueuedPods();
+  none.adopted_schedulers.clear();
+  EXPECT_EQ(DecidePodGating(DefaultSchedulerReview(true).dump(), none)->gating,
+            PodGating::kNotOurs);
+  EXPECT_EQ(DecidePodGating(DefaultSchedulerReview(true).dump(), {})->gating,
+            PodGating::kNotOurs);
+  AdmissionWebhookOptions kueue_active = ManagesQueuedPods();
+  kueue_active.adopting = [] { return false; };
+  EXPECT_EQ(DecidePodGating(DefaultSchedulerReview(true).dump(), kueue_active)
+                ->gating,
+            PodGating::kNotOurs);
+  http::Response unpatched = Post(DefaultSchedulerReview(true));
+  EXPECT_FALSE(Json::parse(unpatched.body)["response"].contains("patch"));
 }
 
 TEST(AdmissionWebhookTest, BadReviewsGet400NamingTheField) {
@@ -235,6 +302,8 @@ TEST(WebhookFlagsTest, DefaultsNameTheDeployedObjects) {
                   "gpusched-webhook.gpusched-system.svc",
                   "gpusched-webhook.gpusched-system.svc.cluster.local"));
   EXPECT_EQ(options->review.scheduler_name, "gpusched");
+  EXPECT_THAT(options->review.adopted_schedulers,
+              ::testing::ElementsAre("default-scheduler"));
 }
 
 TEST(WebhookFlagsTest, MalformedFlagsAreErrors) {

@@ -281,7 +281,8 @@ func checkWebhook(t *testing.T, objects []*unstructured.Unstructured) {
 		s.Path == nil || *s.Path != "/mutate-pods" || s.Port == nil || *s.Port != 443 {
 		t.Errorf("webhook %s: clientConfig.service %+v, want gpusched-webhook.gpusched-system:443/mutate-pods", w.Name, s)
 	}
-	if len(w.MatchConditions) != 1 || !strings.Contains(w.MatchConditions[0].Expression, "object.spec.schedulerName == 'gpusched'") {
+	if len(w.MatchConditions) != 1 || !strings.Contains(w.MatchConditions[0].Expression, "object.spec.schedulerName == 'gpusched'") ||
+		!strings.Contains(w.MatchConditions[0].Expression, "'kueue.x-k8s.io/queue-name' in object.metadata.labels") {
 		t.Errorf("webhook %s: matchConditions %+v, want the schedulerName check", w.Name, w.MatchConditions)
 	}
 	if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchExpressions) != 1 ||

@@ -116,10 +116,17 @@ func allowGpuschedToReadKueueObjects(ctx context.Context, t *testing.T, cp *cont
 // with a LocalQueue in `namespace`, through Kueue's webhooks.
 func applyKueuePolicy(ctx context.Context, t *testing.T, kueue *arena.Kueue, namespace string, gpus int) {
 	t.Helper()
-	policy, err := cluster.KueuePolicy{Queues: []cluster.ClusterQueue{{
+	applyKueueQueues(ctx, t, kueue, []cluster.ClusterQueue{{
 		Name: arenaQueue, GPUs: gpus, CPUs: 64,
 		LocalQueues: []cluster.LocalQueue{{Namespace: namespace, Name: arenaQueue}},
-	}}}.YAML()
+	}})
+}
+
+// applyKueueQueues applies the Kueue objects (flavor, ClusterQueues,
+// LocalQueues) of `queues` at v1beta2.
+func applyKueueQueues(ctx context.Context, t *testing.T, kueue *arena.Kueue, queues []cluster.ClusterQueue) {
+	t.Helper()
+	policy, err := cluster.KueuePolicy{Queues: queues}.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}

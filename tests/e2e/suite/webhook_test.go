@@ -51,6 +51,13 @@ func TestAdmissionWebhookGatesGpuschedPods(t *testing.T) {
 	if pod := createPod(ctx, t, cp, cluster.NewPod(ns, "default-scheduler")); len(pod.Spec.SchedulingGates) != 0 {
 		t.Errorf("default-scheduler pod: gates %v, want none", gateNames(pod))
 	}
+	// A queued pod made for the default scheduler (as Kueue's users make
+	// them) would be bound past its quota: it is moved to gpusched and gated.
+	if pod := createPod(ctx, t, cp, cluster.NewPod(ns, "queued-default-scheduler").Label(queueLabel, "team-a")); pod.Spec.SchedulerName != cluster.SchedulerName ||
+		!slices.Equal(gateNames(pod), []string{controlplane.WebhookGate}) {
+		t.Errorf("queued default-scheduler pod: scheduler %s, gates %v; want %s, [%s]",
+			pod.Spec.SchedulerName, gateNames(pod), cluster.SchedulerName, controlplane.WebhookGate)
+	}
 
 	cp.KillGpusched()
 	began := time.Now()

@@ -42,7 +42,9 @@ NOT_MODELLED = {
         "workload from different CQ first": ORDER,
         "old workloads last": ORDER,
         "workloads with higher LQ usage first":
-            "not modelled: Admission Fair Sharing is not in gpusched",
+            ("not a scenario (an ordering function): "
+             "AdmissionFairSharingEngineTest.VictimComesFromTheBusierLocalQueue"
+             " in tests/queueing/admission_fair_sharing_test.cc"),
         "workloads from different CQ are sorted based on priority and timestamp":
             ORDER,
     },
