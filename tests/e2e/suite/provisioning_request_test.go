@@ -121,7 +121,8 @@ func installProvisioningRequestCRD(ctx context.Context, t *testing.T, cp *contro
 }
 
 // provision is the test's provisioner: it waits for request `name` and
-// sets its condition `condition` True, as cluster-autoscaler would.
+// adds its condition `condition`, True, to those it has, as
+// cluster-autoscaler would (CapacityRevoked comes on top of Provisioned).
 func provision(ctx context.Context, t *testing.T, client dynamic.Interface, name, condition string) {
 	t.Helper()
 	requests := client.Resource(provisioningRequests).Namespace(cluster.Namespace)
@@ -134,8 +135,12 @@ func provision(ctx context.Context, t *testing.T, client dynamic.Interface, name
 	if err != nil {
 		t.Fatalf("ProvisioningRequest %s never created: %v", name, err)
 	}
-	conditions := []any{map[string]any{"type": condition, "status": "True", "reason": "Test",
-		"message": "set by the test provisioner", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}
+	conditions, _, err := unstructured.NestedSlice(request.Object, "status", "conditions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conditions = append(conditions, map[string]any{"type": condition, "status": "True", "reason": "Test",
+		"message": "set by the test provisioner", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
 	if err := unstructured.SetNestedSlice(request.Object, conditions, "status", "conditions"); err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +162,26 @@ func waitRequestGone(ctx context.Context, t *testing.T, client dynamic.Interface
 	}
 }
 
+// waitRequestAbsent checks that request `name` does not exist: none was
+// created in the time a retry's backoff (1 s) and the next sync would take.
+func waitRequestAbsent(ctx context.Context, t *testing.T, client dynamic.Interface, name, why string) {
+	t.Helper()
+	time.Sleep(3 * time.Second)
+	if _, err := client.Resource(provisioningRequests).Namespace(cluster.Namespace).Get(ctx, name, metav1.GetOptions{}); !errors.IsNotFound(err) {
+		t.Errorf("%s: %v, want NotFound: %s", name, err, why)
+	}
+}
+
 // TestProvisioningRequestCheckGatesTheGang: with Kueue's ProvisioningRequest
 // check on the queue, gpusched creates the request for a gang holding its
 // quota; Failed is retried with the next attempt's request (the first one
 // deleted), Provisioned binds the gang; a gang that fails past
-// backoffLimitCount is rejected: no further request, never bound.
+// backoffLimitCount is rejected: no further request, never bound. Then
+// CapacityRevoked on the bound gang's request deactivates it as Kueue
+// v0.19.2 does (provisioning/controller.go: Rejected while active and not
+// finished; workload_controller.go reconcileCheckBasedEviction: deactivated
+// with reason AdmissionCheck, and Kueue's pod integration deletes a
+// deactivated group's pods): its pods are evicted, no new request is made.
 func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: provisioningCheckPolicy(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
@@ -192,10 +212,7 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 	provision(ctx, t, client, "doomed-prov-1", "Failed")
 	provision(ctx, t, client, "doomed-prov-2", "Failed")
 	waitRequestGone(ctx, t, client, "doomed-prov-2")
-	time.Sleep(3 * time.Second) // past the backoff a retry would wait
-	if _, err := client.Resource(provisioningRequests).Namespace(cluster.Namespace).Get(ctx, "doomed-prov-3", metav1.GetOptions{}); !errors.IsNotFound(err) {
-		t.Errorf("doomed-prov-3: %v, want NotFound: a gang past backoffLimitCount is rejected", err)
-	}
+	waitRequestAbsent(ctx, t, client, "doomed-prov-3", "a gang past backoffLimitCount is rejected")
 	pods, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -203,4 +220,22 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 	if got := countBound(pods.Items); got != 2 {
 		t.Errorf("%d pods bound, want only ring's 2", got)
 	}
+
+	provision(ctx, t, client, "ring-prov-2", "CapacityRevoked")
+	ring := []string{"ring-0", "ring-1"}
+	waitForReason(ctx, t, cp, "Pod", "AdmissionCheck", ring)
+	waitForReason(ctx, t, cp, "Pod", "Evicted", ring)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range ring {
+			pod, err := cp.Client.CoreV1().Pods(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && pod.DeletionTimestamp == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Errorf("ring's pods still running 30 s after their capacity was revoked: %v", err)
+	}
+	waitRequestAbsent(ctx, t, client, "ring-prov-3", "a revoked gang is deactivated, not retried")
 }
