@@ -70,6 +70,7 @@ void ResetChecksOnEviction(std::vector<WorkloadCheck>& checks) {
     c.retry_count = c.state == CheckState::kRetry ? c.retry_count + 1 : 0;
     c.state = CheckState::kPending;
     c.message.clear();
+    c.update = {};
   }
 }
 
@@ -245,7 +246,7 @@ void AdmissionRun::DeactivateRejected(Workload& w, int64_t now) {
 CheckUpdate AdmissionRun::ApplyCheckState(const std::string& key,
                                           const std::string& check,
                                           CheckState state, std::string message,
-                                          int64_t now) {
+                                          int64_t now, PodSetUpdate update) {
   auto found = workloads_.find(key);
   if (found == workloads_.end()) return CheckUpdate::kUnknownWorkload;
   Workload& w = found->second;
@@ -262,6 +263,7 @@ CheckUpdate AdmissionRun::ApplyCheckState(const std::string& key,
   }
   c->state = state;
   c->message = std::move(message);
+  c->update = state == CheckState::kReady ? std::move(update) : PodSetUpdate{};
   if (state == CheckState::kRejected) {
     DeactivateRejected(w, now);
   } else if (state == CheckState::kRetry) {
@@ -277,9 +279,9 @@ CheckUpdate AdmissionCycle::SetCheckState(const CycleInputs& in,
                                           const std::string& workload,
                                           const std::string& check,
                                           CheckState state, std::string message,
-                                          int64_t now) {
-  return AdmissionRun(*this, in).ApplyCheckState(workload, check, state,
-                                                 std::move(message), now);
+                                          int64_t now, PodSetUpdate update) {
+  return AdmissionRun(*this, in).ApplyCheckState(
+      workload, check, state, std::move(message), now, std::move(update));
 }
 
 }  // namespace gpusched

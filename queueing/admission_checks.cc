@@ -144,4 +144,31 @@ std::optional<CheckVerdict> CheckVerdictOfRequest(const RequestConditions& c,
   return CheckVerdict{CheckState::kPending, ""};
 }
 
+PodSetUpdate MergedPodSetUpdate(const std::vector<WorkloadCheck>& checks) {
+  PodSetUpdate merged;
+  for (const WorkloadCheck& c : checks) {
+    merged.annotations.insert(c.update.annotations.begin(),
+                              c.update.annotations.end());
+    merged.node_selector.insert(c.update.node_selector.begin(),
+                                c.update.node_selector.end());
+  }
+  return merged;
+}
+
+PodSetUpdate ProvisionedPodSetUpdate(
+    const std::string& request, const ProvisioningRequestConfig& config,
+    const std::map<std::string, std::string>& class_details) {
+  PodSetUpdate update{
+      .annotations = {
+          {kConsumeProvisioningRequestAnnotation, request},
+          {kProvisioningClassNameAnnotation, config.provisioning_class_name}}};
+  for (const ProvisioningNodeSelectorUpdate& s : config.node_selector_updates) {
+    auto detail = class_details.find(s.value_from_provisioning_class_detail);
+    if (detail != class_details.end()) {
+      update.node_selector[s.key] = detail->second;
+    }
+  }
+  return update;
+}
+
 }  // namespace gpusched

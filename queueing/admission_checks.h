@@ -10,6 +10,7 @@
 #define GPUSCHED_QUEUEING_ADMISSION_CHECKS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,17 @@ enum class CheckUpdate {
   kRejected,  // Rejected, or Retry past backoffLimitCount: deactivated
 };
 
+// Kueue's PodSetUpdate as its provisioning controller fills it for a
+// provisioned request (provisioning/controller.go podSetUpdates): what the
+// workload's pods get when it is admitted. Kueue's type also has labels and
+// tolerations, which that controller never sets.
+struct PodSetUpdate {
+  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> node_selector;
+  bool empty() const { return annotations.empty() && node_selector.empty(); }
+  friend bool operator==(const PodSetUpdate&, const PodSetUpdate&) = default;
+};
+
 // One check of a workload, as Kueue's AdmissionCheckState keeps it.
 struct WorkloadCheck {
   std::string name;
@@ -43,7 +55,13 @@ struct WorkloadCheck {
   // Kueue's retryCount: evictions by this check's Retry so far; the next
   // ProvisioningRequest is attempt retry_count + 1.
   int retry_count = 0;
+  // Set with Ready; cleared when the check starts again.
+  PodSetUpdate update;
 };
+
+// The updates of every check, the first check (by name) winning a key two
+// of them set (Kueue refuses such a conflict; the pods can take one value).
+PodSetUpdate MergedPodSetUpdate(const std::vector<WorkloadCheck>& checks);
 
 // Quota held while the checks run: charged to the quota tree during
 // admission passes, so no other workload takes it, and not admitted.
@@ -105,6 +123,8 @@ std::string ChecksInStateMessage(const std::vector<WorkloadCheck>& checks,
 // The conditions of a ProvisioningRequest (autoscaling.x-k8s.io/v1) that
 // are True, with the message of each, as its watch decodes them.
 struct RequestConditions {
+  // status.provisioningClassDetails, what podSetUpdates read values from.
+  std::map<std::string, std::string> class_details;
   bool accepted = false;
   bool provisioned = false;
   bool failed = false;
@@ -131,6 +151,19 @@ struct CheckVerdict {
 // as it is.
 std::optional<CheckVerdict> CheckVerdictOfRequest(const RequestConditions& c,
                                                   bool admitted);
+
+// Kueue's podSetUpdates for provisioned request `request` of `config`:
+// annotations autoscaling.x-k8s.io/consume-provisioning-request (the
+// request) and autoscaling.x-k8s.io/provisioning-class-name (its class),
+// and each nodeSelector of the config's podSetUpdates valued from the
+// request's provisioningClassDetails (one the details lack is skipped).
+PodSetUpdate ProvisionedPodSetUpdate(
+    const std::string& request, const ProvisioningRequestConfig& config,
+    const std::map<std::string, std::string>& class_details);
+inline constexpr char kConsumeProvisioningRequestAnnotation[] =
+    "autoscaling.x-k8s.io/consume-provisioning-request";
+inline constexpr char kProvisioningClassNameAnnotation[] =
+    "autoscaling.x-k8s.io/provisioning-class-name";
 
 }  // namespace gpusched
 

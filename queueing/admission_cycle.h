@@ -59,7 +59,8 @@ class AdmissionCycle {
   // See QueueingEngine::SetCheckState.
   CheckUpdate SetCheckState(const CycleInputs& in, const std::string& workload,
                             const std::string& check, CheckState state,
-                            std::string message, int64_t now);
+                            std::string message, int64_t now,
+                            PodSetUpdate update);
   // See QueueingEngine::PreviewPreemption.
   PreemptionPreview PreviewPreemption(const CycleInputs& in, Workload& w,
                                       int64_t now);

@@ -37,7 +37,8 @@ class AdmissionRun {
   // admission_check_stage.cc
   CheckUpdate ApplyCheckState(const std::string& workload,
                               const std::string& check, CheckState state,
-                              std::string message, int64_t now);
+                              std::string message, int64_t now,
+                              PodSetUpdate update);
   // admission_timers.cc
   void RollBackRefused(const std::string& workload, const std::string& message,
                        int64_t now);

@@ -94,6 +94,29 @@ absl::Status ReadCondition(const JsonValue& condition, const PathSegment& at,
   return absl::OkStatus();
 }
 
+// status.provisioningClassDetails: a map of strings (the CRD's Detail).
+absl::Status ReadClassDetails(const JsonValue& status, const PathSegment& at,
+                              RequestConditions* out) {
+  std::optional<JsonValue> details =
+      codec_internal::Member(status, "provisioningClassDetails");
+  if (!details.has_value() || details->kind() == ValueKind::kNull) {
+    return absl::OkStatus();
+  }
+  const PathSegment details_at = at.Field("provisioningClassDetails");
+  if (absl::Status s = codec_internal::ExpectObject(*details, details_at);
+      !s.ok()) {
+    return s;
+  }
+  return details->ForEachField(
+      [&](std::string_view key, const JsonValue& value) {
+        std::string_view text;
+        absl::Status s =
+            codec_internal::RequiredString(*details, details_at, key, &text);
+        if (s.ok()) out->class_details[std::string(key)] = std::string(text);
+        return s;
+      });
+}
+
 }  // namespace
 
 std::string ProvisioningRequestName(std::string_view workload,
@@ -177,6 +200,9 @@ absl::StatusOr<RequestConditions> DecodeProvisioningRequestConditions(
   const PathSegment status_at = at.Field("status");
   if (absl::Status s = codec_internal::ExpectObject(*status, status_at);
       !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ReadClassDetails(*status, status_at, &out); !s.ok()) {
     return s;
   }
   std::optional<JsonValue> conditions =

@@ -177,7 +177,8 @@ class AdmissionLoop : public AdmissionGate {
   // pass as QueueingEngine::SetCheckState (Ready on all admits, Retry
   // requeues, Rejected deactivates).
   void CheckStateChanged(std::string workload, std::string check,
-                         CheckState state, std::string message);
+                         CheckState state, std::string message,
+                         PodSetUpdate update = {});
 
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
@@ -296,6 +297,7 @@ class AdmissionLoop : public AdmissionGate {
     std::string check;
     CheckState state = CheckState::kPending;
     std::string message;
+    PodSetUpdate update;
   };
   using Input =
       std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,

@@ -93,6 +93,7 @@ std::vector<ProvisioningCheckView> ProvisioningChecksOf(
       ProvisioningCheckView view{.workload = key,
                                  .check = c.name,
                                  .admitted = w.admitted(),
+                                 .config = *config,
                                  .request = RequestFor(w, c, *config),
                                  .pod_sets = PodSetsOf(w)};
       for (const ProvisioningPodSetView& set : view.pod_sets) {
@@ -152,6 +153,7 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
         t.workload = view.workload;
         t.check = view.check;
         t.admitted = view.admitted;
+        t.config = view.config;
         t.templates.clear();
         for (const ProvisioningPodSetRef& set : view.request.pod_sets) {
           t.templates.push_back(set.pod_template);
@@ -182,7 +184,8 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
 }
 
 // Hands the request's state to the loop when its conditions are known and
-// say something new. mu_ held.
+// say something new; Ready with the podSetUpdates Kueue writes into the
+// check's state for the pods. mu_ held.
 void ProvisioningRequestController::Tell(const std::string& name,
                                          Tracked& tracked) {
   auto seen = conditions_.find(name);
@@ -190,8 +193,13 @@ void ProvisioningRequestController::Tell(const std::string& name,
   std::optional<CheckVerdict> verdict =
       CheckVerdictOfRequest(seen->second, tracked.admitted);
   if (!verdict.has_value() || SameVerdict(tracked.told, *verdict)) return;
+  PodSetUpdate update;
+  if (verdict->state == CheckState::kReady) {
+    update = ProvisionedPodSetUpdate(name, tracked.config,
+                                     seen->second.class_details);
+  }
   loop_.CheckStateChanged(tracked.workload, tracked.check, verdict->state,
-                          verdict->message);
+                          verdict->message, std::move(update));
   tracked.told = std::move(verdict);
 }
 

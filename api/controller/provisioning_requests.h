@@ -45,6 +45,7 @@ struct ProvisioningCheckView {
   std::string workload;  // "ns/name"
   std::string check;
   bool admitted = false;  // else its quota is reserved
+  ProvisioningRequestConfig config;
   ProvisioningRequestSpec request;
   std::vector<ProvisioningPodSetView> pod_sets;
 };
@@ -74,6 +75,7 @@ class ProvisioningRequestController : private kube::ListWatchSink {
     std::string workload;
     std::string check;
     bool admitted = false;
+    ProvisioningRequestConfig config;
     bool created = false;  // by this replica: it deletes it
     std::vector<std::string> templates;
     std::optional<CheckVerdict> told;  // last state handed to the loop

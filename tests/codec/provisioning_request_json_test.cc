@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 namespace gpusched {
@@ -89,6 +90,24 @@ TEST(ProvisioningRequestConditionsTest, ConditionWithoutTypeIsNamed) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),
             "ProvisioningRequest.status.conditions[0].type: missing");
+}
+
+TEST(ProvisioningRequestConditionsTest, ReadsProvisioningClassDetails) {
+  absl::StatusOr<RequestConditions> c = Decode(R"({
+    "status": {"provisioningClassDetails": {"nodePool": "pool-7"}}})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->class_details,
+            (std::map<std::string, std::string>{{"nodePool", "pool-7"}}));
+}
+
+TEST(ProvisioningRequestConditionsTest, DetailThatIsNoStringIsNamed) {
+  absl::StatusOr<RequestConditions> c = Decode(R"({
+    "status": {"provisioningClassDetails": {"nodePool": 7}}})");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(
+                "ProvisioningRequest.status.provisioningClassDetails"),
+            std::string::npos)
+      << c.status();
 }
 
 }  // namespace

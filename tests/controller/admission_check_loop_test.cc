@@ -2,6 +2,7 @@
 // (the ProvisioningRequest watch) as an input, as the simulator's
 // admissionCheck event does: Ready admits the workload holding its quota
 // reserved, Retry gives the quota back and requeues it.
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -77,6 +78,27 @@ TEST_F(AdmissionCheckLoopTest, ReservedWorkloadIsRequeuedAfterRetry) {
   now_ += 10'000;  // the config's backoff: base 10 s
   loop_->WaitIdle();
   EXPECT_TRUE(Reserved());
+}
+
+// The update a Ready check brings (a provisioned request's podSetUpdates)
+// goes with each gated member's admission.
+TEST_F(AdmissionCheckLoopTest, ReadyChecksUpdateGoesWithTheAdmission) {
+  StartReserved();
+  loop_->CheckStateChanged(
+      "team-a/g", kCheck, CheckState::kReady, "Provisioned",
+      PodSetUpdate{.annotations = {
+                       {kConsumeProvisioningRequestAnnotation, "g-prov-1"}}});
+  loop_->WaitIdle();
+  int admitted = 0;
+  for (const QueueDecision& d : sink_.Take()) {
+    const auto* admit = std::get_if<AdmitMember>(&d);
+    if (admit == nullptr) continue;
+    ++admitted;
+    EXPECT_EQ(admit->update.annotations,
+              (std::map<std::string, std::string>{
+                  {kConsumeProvisioningRequestAnnotation, "g-prov-1"}}));
+  }
+  EXPECT_EQ(admitted, 2);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 //    reconcileAfsPenaltiesOnUpdate); a deactivated workload's is dropped.
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "queueing/admission_checks.h"
@@ -125,6 +127,55 @@ TEST_F(AdmissionChecksWithOptionsTest, RejectionDropsThePendingPenalty) {
   Set("team-a/g", CheckState::kRejected, 0);
   ASSERT_TRUE(W("team-a/g").deactivated);
   EXPECT_EQ(engine_->AfsUsage("team-a/q"), 0);
+}
+
+// Kueue's provisioning controller hands the pods the provisioned nodes'
+// selector (podSetUpdates): the members are placed only where it matches.
+TEST_F(AdmissionChecksWithOptionsTest, ReadyUpdatesNodeSelectorPlacesTheGang) {
+  Start(CheckedPolicy());
+  SubmitGang("team-a", "g", 2, 4, 0);
+  engine_->Schedule(0);
+  engine_->SetCheckState("team-a/g", kCheck, CheckState::kReady, "", 1,
+                         PodSetUpdate{.node_selector = {{"pool", "new"}}});
+  engine_->Schedule(1);
+  EXPECT_FALSE(W("team-a/g").admitted()) << "no node has pool=new yet";
+  Node provisioned = Dgx("dgx-new");
+  provisioned.meta.labels["pool"] = "new";
+  model_.UpsertNode(provisioned);
+  engine_->Schedule(2);
+  ASSERT_TRUE(W("team-a/g").admitted());
+  for (const auto& [pod, placement] : W("team-a/g").placements) {
+    EXPECT_EQ(placement.node, "dgx-new") << pod;
+  }
+}
+
+TEST_F(AdmissionChecksWithOptionsTest, RetryClearsTheCheckUpdate) {
+  Start(CheckedPolicy());
+  SubmitGang("team-a", "g", 1, 4, 0);
+  engine_->Schedule(0);
+  engine_->SetCheckState("team-a/g", kCheck, CheckState::kRetry, "", 1,
+                         PodSetUpdate{.node_selector = {{"pool", "new"}}});
+  EXPECT_TRUE(MergedPodSetUpdate(W("team-a/g").checks).empty());
+}
+
+TEST(ProvisionedPodSetUpdateTest, AnnotatesAndSelectsFromClassDetails) {
+  const ProvisioningRequestConfig config{
+      .name = "prc",
+      .provisioning_class_name = "queued-provisioning.gke.io",
+      .node_selector_updates = {
+          {.key = "pool", .value_from_provisioning_class_detail = "nodePool"},
+          {.key = "absent",
+           .value_from_provisioning_class_detail = "missing"}}};
+  const PodSetUpdate update = ProvisionedPodSetUpdate(
+      "g-prov-1", config, {{"nodePool", "pool-7"}, {"other", "x"}});
+  EXPECT_EQ(
+      update.annotations,
+      (std::map<std::string, std::string>{
+          {kConsumeProvisioningRequestAnnotation, "g-prov-1"},
+          {kProvisioningClassNameAnnotation, "queued-provisioning.gke.io"}}));
+  EXPECT_EQ(update.node_selector,
+            (std::map<std::string, std::string>{{"pool", "pool-7"}}))
+      << "a detail the request lacks is skipped";
 }
 
 }  // namespace

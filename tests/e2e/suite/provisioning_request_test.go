@@ -28,7 +28,8 @@ var provisioningRequests = schema.GroupVersionResource{
 
 // provisioningCheckPolicy: ClusterQueue team-a (32 H100 GPUs, 64 cpu)
 // behind AdmissionCheck prov of Kueue's ProvisioningRequest controller,
-// retried once after 1 s (backoffLimitCount 1).
+// retried once after 1 s (backoffLimitCount 1); a provisioned request's
+// pods get the node selector gpu.product from its class detail "product".
 func provisioningCheckPolicy(t *testing.T) string {
 	t.Helper()
 	text := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
@@ -43,6 +44,8 @@ metadata: {name: prc}
 spec:
   provisioningClassName: check-capacity.autoscaling.x-k8s.io
   retryStrategy: {backoffLimitCount: 1, backoffBaseSeconds: 1, backoffMaxSeconds: 1}
+  podSetUpdates:
+    nodeSelector: [{key: nvidia.com/gpu.product, valueFromProvisioningClassDetail: product}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: AdmissionCheck
@@ -122,8 +125,9 @@ func installProvisioningRequestCRD(ctx context.Context, t *testing.T, cp *contro
 
 // provision is the test's provisioner: it waits for request `name` and
 // adds its condition `condition`, True, to those it has, as
-// cluster-autoscaler would (CapacityRevoked comes on top of Provisioned).
-func provision(ctx context.Context, t *testing.T, client dynamic.Interface, name, condition string) {
+// cluster-autoscaler would (CapacityRevoked comes on top of Provisioned),
+// with `details` as its provisioningClassDetails when not nil.
+func provision(ctx context.Context, t *testing.T, client dynamic.Interface, name, condition string, details map[string]any) {
 	t.Helper()
 	requests := client.Resource(provisioningRequests).Namespace(cluster.Namespace)
 	var request *unstructured.Unstructured
@@ -143,6 +147,11 @@ func provision(ctx context.Context, t *testing.T, client dynamic.Interface, name
 		"message": "set by the test provisioner", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
 	if err := unstructured.SetNestedSlice(request.Object, conditions, "status", "conditions"); err != nil {
 		t.Fatal(err)
+	}
+	if details != nil {
+		if err := unstructured.SetNestedMap(request.Object, details, "status", "provisioningClassDetails"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := requests.UpdateStatus(ctx, request, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("ProvisioningRequest %s: %v", name, err)
@@ -176,7 +185,9 @@ func waitRequestAbsent(ctx context.Context, t *testing.T, client dynamic.Interfa
 // check on the queue, gpusched creates the request for a gang holding its
 // quota; Failed is retried with the next attempt's request (the first one
 // deleted), Provisioned binds the gang; a gang that fails past
-// backoffLimitCount is rejected: no further request, never bound. Then
+// backoffLimitCount is rejected: no further request, never bound. The
+// provisioned gang's pods carry Kueue's podSetUpdates (the request's
+// annotations, the config's node selector from the class details). Then
 // CapacityRevoked on the bound gang's request deactivates it as Kueue
 // v0.19.2 does (provisioning/controller.go: Rejected while active and not
 // finished; workload_controller.go reconcileCheckBasedEviction: deactivated
@@ -198,19 +209,28 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	provision(ctx, t, client, "ring-prov-1", "Failed")
+	provision(ctx, t, client, "ring-prov-1", "Failed", nil)
 	waitRequestGone(ctx, t, client, "ring-prov-1")
 	checkNoneBound(ctx, t, cp)
-	provision(ctx, t, client, "ring-prov-2", "Provisioned")
-	checkGangPlacement(t, waitAllBound(ctx, t, cp, 2), 4)
+	provision(ctx, t, client, "ring-prov-2", "Provisioned", map[string]any{"product": "NVIDIA-H100-80GB-HBM3"})
+	bound := waitAllBound(ctx, t, cp, 2)
+	checkGangPlacement(t, bound, 4)
+	for _, p := range bound { // Kueue's podSetUpdates, applied with the admission
+		if got := p.Annotations["autoscaling.x-k8s.io/consume-provisioning-request"]; got != "ring-prov-2" {
+			t.Errorf("%s: consume-provisioning-request %q, want ring-prov-2", p.Name, got)
+		}
+		if got := p.Spec.NodeSelector["nvidia.com/gpu.product"]; got != "NVIDIA-H100-80GB-HBM3" {
+			t.Errorf("%s: nodeSelector gpu.product %q, want the class detail's", p.Name, got)
+		}
+	}
 
 	for i := 0; i < 2; i++ {
 		if _, err := kueueGangPod("doomed", i, 2, 4).Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)
 		}
 	}
-	provision(ctx, t, client, "doomed-prov-1", "Failed")
-	provision(ctx, t, client, "doomed-prov-2", "Failed")
+	provision(ctx, t, client, "doomed-prov-1", "Failed", nil)
+	provision(ctx, t, client, "doomed-prov-2", "Failed", nil)
 	waitRequestGone(ctx, t, client, "doomed-prov-2")
 	waitRequestAbsent(ctx, t, client, "doomed-prov-3", "a gang past backoffLimitCount is rejected")
 	pods, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
@@ -221,7 +241,7 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 		t.Errorf("%d pods bound, want only ring's 2", got)
 	}
 
-	provision(ctx, t, client, "ring-prov-2", "CapacityRevoked")
+	provision(ctx, t, client, "ring-prov-2", "CapacityRevoked", nil)
 	ring := []string{"ring-0", "ring-1"}
 	waitForReason(ctx, t, cp, "Pod", "AdmissionCheck", ring)
 	waitForReason(ctx, t, cp, "Pod", "Evicted", ring)
