@@ -157,10 +157,6 @@ void DecodeAdmissionScope(DocContext& doc, const Value& value,
 // Kueue fields gpusched does not implement: an error rather than a silent
 // difference in behaviour.
 void RejectUnsupported(MapReader& spec) {
-  spec.Unsupported("admissionChecks",
-                   "gpusched has no admission checks; remove it");
-  spec.Unsupported("admissionChecksStrategy",
-                   "gpusched has no admission checks; remove it");
   spec.UnsupportedUnless("stopPolicy", "None",
                          "gpusched does not stop ClusterQueues; only None");
 }
@@ -188,6 +184,9 @@ void DecodeClusterQueue(DocContext& doc, MapReader& top, Origin origin,
       queue.origin.api_version == "kueue.x-k8s.io/v1beta1");
   queue.value.fair_weight_milli =
       DecodeFairSharing(doc, spec.Get("fairSharing"));
+  queue.value.admission_checks = DecodeClusterQueueChecks(
+      doc, spec, queue.origin.api_version == "kueue.x-k8s.io/v1beta1",
+      &queue.references);
   DecodeAdmissionScope(doc, spec.Get("admissionScope"), &queue);
   RejectUnsupported(spec);
   spec.Finish();

@@ -40,11 +40,14 @@ struct KindInfo {
 };
 
 // Sorted by name: also the "supported values" list of `kind`.
-constexpr std::array<KindInfo, 8> kKinds = {{
+constexpr std::array<KindInfo, 10> kKinds = {{
+    {"AdmissionCheck", Kind::kAdmissionCheck, false, kKueueApis},
     {"ClusterQueue", Kind::kClusterQueue, false, kKueueApis},
     {"Cohort", Kind::kCohort, false, kCohortApis},
     {"Configuration", Kind::kConfiguration, false, kKueueConfigApis, false},
     {"LocalQueue", Kind::kLocalQueue, true, kKueueApis},
+    {"ProvisioningRequestConfig", Kind::kProvisioningRequestConfig, false,
+     kKueueApis},
     {"ResourceFlavor", Kind::kResourceFlavor, false, kKueueApis},
     {"SchedulerConfig", Kind::kSchedulerConfig, false, kGpuschedApis},
     {"Topology", Kind::kTopology, false, kKueueApis},
@@ -178,6 +181,11 @@ void DecodeBody(DocContext& doc, MapReader& top, const KindInfo& kind,
       return DecodeSchedulerConfig(doc, top, std::move(origin), draft);
     case Kind::kConfiguration:
       return DecodeKueueConfiguration(doc, top, std::move(origin), draft);
+    case Kind::kAdmissionCheck:
+      return DecodeAdmissionCheck(doc, top, std::move(origin), draft);
+    case Kind::kProvisioningRequestConfig:
+      return DecodeProvisioningRequestConfig(doc, top, std::move(origin),
+                                             draft);
   }
 }
 

@@ -38,6 +38,18 @@ void DecodeSchedulerConfig(DocContext& doc, MapReader& top, Origin origin,
 void DecodeKueueConfiguration(DocContext& doc, MapReader& top, Origin origin,
                               PolicyDraft* draft);
 
+// Kueue's admission check kinds (policies/admission_check_decoders.cc).
+void DecodeAdmissionCheck(DocContext& doc, MapReader& top, Origin origin,
+                          PolicyDraft* draft);
+void DecodeProvisioningRequestConfig(DocContext& doc, MapReader& top,
+                                     Origin origin, PolicyDraft* draft);
+// A ClusterQueue's spec.admissionChecksStrategy, and in a v1beta1 document
+// also spec.admissionChecks (never both), as rules sorted by check name;
+// the checks and flavors named go to `references`.
+std::vector<AdmissionCheckRule> DecodeClusterQueueChecks(
+    DocContext& doc, MapReader& spec, bool v1beta1,
+    std::vector<Reference>* references);
+
 // fairSharing of a SchedulerConfig or of Kueue's Configuration:
 // {enable, preemptionStrategies}; v1beta2 of Kueue's Configuration has no
 // `enable`, its presence switches fair sharing on (`presence_enables`).

@@ -23,6 +23,8 @@ enum class Kind {
   kTopology,
   kSchedulerConfig,
   kConfiguration,  // Kueue's own (config.kueue.x-k8s.io)
+  kAdmissionCheck,
+  kProvisioningRequestConfig,
 };
 
 std::string_view KindName(Kind kind);
@@ -92,6 +94,8 @@ struct PolicyDraft {
   std::vector<Decoded<Topology>> topologies;
   std::vector<DecodedSchedulerConfig> configs;
   std::vector<DecodedKueueConfiguration> kueue_configurations;
+  std::vector<Decoded<AdmissionCheck>> admission_checks;
+  std::vector<Decoded<ProvisioningRequestConfig>> provisioning_request_configs;
 };
 
 }  // namespace gpusched::policy_internal

@@ -12,11 +12,16 @@
 //   ResourceFlavor         spec.{nodeLabels, nodeTaints, tolerations}
 //   ClusterQueue           spec.{cohort | cohortName, namespaceSelector,
 //                          queueingStrategy, resourceGroups, preemption,
-//                          fairSharing.weight}
+//                          fairSharing.weight, admissionChecksStrategy,
+//                          admissionChecks (v1beta1)}
 //   LocalQueue             spec.{clusterQueue, fairSharing.weight}
 //   Cohort                 spec.{parentName, resourceGroups,
 //                          fairSharing.weight}
 //   WorkloadPriorityClass  value, description
+//   AdmissionCheck         spec.{controllerName, parameters}
+//   ProvisioningRequestConfig spec.{provisioningClassName, parameters,
+//                          managedResources, retryStrategy, podSetUpdates,
+//                          podSetMergePolicy}
 //   SchedulerConfig        gpusched's own, see below
 //
 // apiVersion: gpusched.io/v1alpha1, kueue.x-k8s.io/v1beta1 or
@@ -30,8 +35,8 @@
 //   namespace on a cluster-scoped kind is ignored (kustomize sets it).
 //   `status` is ignored on Kueue kinds (kubectl get -o yaml output loads).
 //   Any other field, in metadata, spec or at the top, is an error.
-// - Kueue fields gpusched does not implement (admissionChecks,
-//   admissionChecksStrategy, admissionScope, ResourceFlavor topologyName,
+// - Kueue fields gpusched does not implement (admissionScope,
+//   ResourceFlavor topologyName,
 //   toleration tolerationSeconds, and stopPolicy other than its default
 //   None) are errors ("Unsupported field"), not silently different
 //   behaviour. The defaults Kueue's CRDs write into every object the API
@@ -65,6 +70,25 @@
 //   Never and cannot be combined with fair sharing.
 // - Weights are non-negative decimal quantities ("0.5" or "500m" -> 500
 //   milli), default 1. WorkloadPriorityClass value is an int32.
+// - Admission checks (Kueue v0.19.2's CRDs): an AdmissionCheck's
+//   controllerName must be kueue.x-k8s.io/provisioning-request, the only
+//   controller gpusched carries out (a check of another controller would
+//   never be marked, so its ClusterQueue could never admit: refused, and
+//   the cluster's policy source leaves that queue out, inactive, as Kueue
+//   keeps it inactive); its parameters {apiGroup kueue.x-k8s.io, kind
+//   ProvisioningRequestConfig, name} are required and must name one.
+//   ProvisioningRequestConfig: provisioningClassName required (a DNS
+//   subdomain); parameters at most 100, values at most 255 characters;
+//   managedResources qualified names, each once, at most 100;
+//   retryStrategy {backoffLimitCount 3, backoffBaseSeconds 60,
+//   backoffMaxSeconds 1800} each defaulted on its own, non-negative;
+//   podSetUpdates.nodeSelector at most 8, keys unique;
+//   podSetMergePolicy IdenticalPodTemplates |
+//   IdenticalWorkloadSchedulingRequirements. A ClusterQueue's
+//   admissionChecksStrategy.admissionChecks [{name, onFlavors}] (and in
+//   v1beta1 also admissionChecks [name], never both) names each check
+//   once, and each must exist; onFlavors is not checked against the
+//   flavors (Kueue neither).
 // - Cohort parents must not form a cycle (reported once, at the cohort with
 //   the smallest name in the cycle).
 //

@@ -277,6 +277,38 @@ std::string Counts(const Policy& p) {
       ", ");
 }
 
+// Each admission check with its ProvisioningRequestConfig and the
+// ClusterQueues that name it (onFlavors in brackets).
+std::string AdmissionCheckTable(const Policy& policy) {
+  Table table({"ADMISSIONCHECK", "PROVISIONINGREQUESTCONFIG", "CLASS",
+               "RETRY (LIMIT/BASE/MAX)", "CLUSTERQUEUES"});
+  for (const AdmissionCheck& check : policy.admission_checks) {
+    std::vector<std::string> queues;
+    for (const ClusterQueue& cq : policy.cluster_queues) {
+      for (const AdmissionCheckRule& rule : cq.admission_checks) {
+        if (rule.name != check.name) continue;
+        queues.push_back(rule.on_flavors.empty()
+                             ? cq.name
+                             : absl::StrCat(cq.name, " [",
+                                            absl::StrJoin(rule.on_flavors, ","),
+                                            "]"));
+      }
+    }
+    std::string class_name = "-", retry = "-";
+    for (const ProvisioningRequestConfig& c :
+         policy.provisioning_request_configs) {
+      if (c.name != check.provisioning_request_config) continue;
+      class_name = c.provisioning_class_name;
+      retry = absl::StrCat(c.retry_strategy.backoff_limit_count, "/",
+                           c.retry_strategy.backoff_base_seconds, "s/",
+                           c.retry_strategy.backoff_max_seconds, "s");
+    }
+    table.AddRow({check.name, check.provisioning_request_config, class_name,
+                  retry, queues.empty() ? "-" : absl::StrJoin(queues, ", ")});
+  }
+  return table.Render();
+}
+
 // Each Topology's levels, widest first, and the flavors that name it.
 std::string TopologyTable(const Policy& p) {
   Table table({"TOPOLOGY", "LEVELS", "FLAVORS"});
@@ -322,6 +354,9 @@ std::string PolicySummary(const Policy& policy) {
       table.AddRow({c.name, absl::StrCat(c.value)});
     }
     absl::StrAppend(&out, "\nWorkloadPriorityClasses:\n", table.Render());
+  }
+  if (!policy.admission_checks.empty()) {
+    absl::StrAppend(&out, "\nAdmissionChecks:\n", AdmissionCheckTable(policy));
   }
   if (!policy.topologies.empty()) {
     absl::StrAppend(&out, "\nTopologies:\n", TopologyTable(policy));

@@ -80,6 +80,10 @@ void CheckAllReferences(const PolicyDraft& draft, Diagnostics* diagnostics) {
   CheckReferences(draft.cohorts, Kind::kResourceFlavor, flavors, diagnostics);
   CheckReferences(draft.local_queues, Kind::kClusterQueue,
                   Keys(draft.cluster_queues), diagnostics);
+  CheckReferences(draft.cluster_queues, Kind::kAdmissionCheck,
+                  Keys(draft.admission_checks), diagnostics);
+  CheckReferences(draft.admission_checks, Kind::kProvisioningRequestConfig,
+                  Keys(draft.provisioning_request_configs), diagnostics);
   CheckReferences(draft.flavors, Kind::kTopology, Keys(draft.topologies),
                   diagnostics);
 }
@@ -170,6 +174,8 @@ void ValidateDraft(const PolicyDraft& draft, Diagnostics* diagnostics) {
   CheckUniqueNames(draft.local_queues, diagnostics);
   CheckUniqueNames(draft.cohorts, diagnostics);
   CheckUniqueNames(draft.priority_classes, diagnostics);
+  CheckUniqueNames(draft.admission_checks, diagnostics);
+  CheckUniqueNames(draft.provisioning_request_configs, diagnostics);
   CheckUniqueNames(draft.topologies, diagnostics);
   CheckSingleConfig(draft, diagnostics);
   CheckKueueConfiguration(draft, diagnostics);
@@ -193,6 +199,9 @@ Policy BuildPolicy(PolicyDraft draft) {
       });
   policy.cohorts = SortedValues(draft.cohorts, by_name);
   policy.priority_classes = SortedValues(draft.priority_classes, by_name);
+  policy.admission_checks = SortedValues(draft.admission_checks, by_name);
+  policy.provisioning_request_configs =
+      SortedValues(draft.provisioning_request_configs, by_name);
   policy.topologies = SortedValues(draft.topologies, by_name);
   if (!draft.configs.empty()) policy.config = std::move(draft.configs[0].value);
   ApplyKueueConfiguration(draft, &policy.config);

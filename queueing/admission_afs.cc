@@ -39,8 +39,18 @@ void AdmissionRun::SettleAfs(const Workload& w, const FrAmounts& charged,
   if (!IsQueued(w) || !afs_.Orders(w.cluster_queue)) return;
   const std::string local_queue = LocalQueueKeyOf(w);
   std::map<std::string, ConsumedResources> admitted = AfsAdmitted(&local_queue);
-  afs_.Settle(local_queue, admitted[local_queue], FlattenToKueueUnits(charged),
-              now);
+  afs_.Settle(local_queue, w.key, admitted[local_queue],
+              FlattenToKueueUnits(charged), now);
+}
+
+// Kueue pushes the penalty when the scheduler reserves the quota
+// (v0.19.2 pkg/scheduler/scheduler.go assumeWorkload), and settles it when
+// the workload turns Admitted (workload_controller.go
+// reconcileAfsPenaltiesOnUpdate): with admission checks, those are apart.
+void AdmissionRun::PushAfsPenalty(const Workload& w,
+                                  const FrAmounts& reserved) {
+  if (!IsQueued(w) || !afs_.Orders(w.cluster_queue)) return;
+  afs_.PushPenalty(LocalQueueKeyOf(w), w.key, FlattenToKueueUnits(reserved));
 }
 
 }  // namespace gpusched

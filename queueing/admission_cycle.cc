@@ -74,6 +74,7 @@ AdmissionRun::AdmissionRun(AdmissionCycle& cycle, const CycleInputs& in)
       placement_(cycle.placement_),
       planner_(cycle.planner_),
       held_by_head_(cycle.held_by_head_),
+      reserving_(cycle.reserving_),
       afs_(in.afs) {}
 
 GangPlacementRequest AdmissionRun::RequestFor(const Workload& w,
@@ -103,6 +104,10 @@ GangPlacement AdmissionRun::PlaceOrRecall(
   std::string key = absl::StrCat(
       classes_.placement_of(signature), "\n", absl::StrJoin(flavors, ","),
       timers_.reserved_for() == w.key ? "\nreserved" : "");
+  for (const auto& [label, value] :
+       MergedPodSetUpdate(w.checks).node_selector) {
+    absl::StrAppend(&key, "\n", label, "=", value);
+  }
   return placement_.PlaceOrRecall(*model_, w.key, std::move(key), request);
 }
 
@@ -123,6 +128,11 @@ AdmissionRun::FitResult AdmissionRun::Fit(Workload& w,
     GangPlacementRequest request = RequestFor(w, members);
     std::vector<std::string> names;
     FrAmounts charged = ApplyFlavors(policy_, options, pick, request, names);
+    // A provisioned request's node selector goes on the pods with their
+    // admission: they are placed only where it matches.
+    const PodSetUpdate update = MergedPodSetUpdate(w.checks);
+    request.node_labels.insert(update.node_selector.begin(),
+                               update.node_selector.end());
     request.sorted_nodes =
         placement_.NodesWithLabels(*model_, request.node_labels);
     request.sorted_nodes_match_labels = true;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "queueing/admission_fair_sharing.h"
@@ -55,6 +56,11 @@ class AdmissionCycle {
   // See QueueingEngine::AdmissionRefused.
   void AdmissionRefused(const CycleInputs& in, const std::string& workload,
                         const std::string& message, int64_t now);
+  // See QueueingEngine::SetCheckState.
+  CheckUpdate SetCheckState(const CycleInputs& in, const std::string& workload,
+                            const std::string& check, CheckState state,
+                            std::string message, int64_t now,
+                            PodSetUpdate update);
   // See QueueingEngine::PreviewPreemption.
   PreemptionPreview PreviewPreemption(const CycleInputs& in, Workload& w,
                                       int64_t now);
@@ -85,6 +91,8 @@ class AdmissionCycle {
   GangPlacementStage placement_;
   PreemptionPlanner planner_;
   std::map<std::string, HeldQuota> held_by_head_;
+  // Workloads holding a CheckReservation (admission_check_stage.cc).
+  std::set<std::string> reserving_;
 };
 
 }  // namespace gpusched

@@ -48,6 +48,7 @@ void AdmissionFairSharing::Configure(const Policy& policy) {
   weight_milli_.clear();
   if (!config_) {
     usages_.clear();
+    pending_.clear();
     return;
   }
   for (const ClusterQueue& cq : policy.cluster_queues) {
@@ -64,9 +65,11 @@ void AdmissionFairSharing::Configure(const Policy& policy) {
   }
   // A LocalQueue deleted from the policy loses its history (Kueue deletes
   // the ledger entry with the object).
-  std::erase_if(usages_, [&](const auto& entry) {
+  const auto dropped = [&](const auto& entry) {
     return !weight_milli_.contains(entry.first);
-  });
+  };
+  std::erase_if(usages_, dropped);
+  std::erase_if(pending_, dropped);
 }
 
 void AdmissionFairSharing::Restore(const std::string& local_queue,
@@ -128,26 +131,61 @@ void AdmissionFairSharing::CatchUp(int64_t now) {
 }
 
 void AdmissionFairSharing::Settle(const std::string& local_queue,
+                                  const std::string& workload,
                                   const ConsumedResources& admitted,
                                   const ConsumedResources& charged,
                                   int64_t now) {
   if (!config_) return;
   AfsQueueUsage& entry = EntryAt(local_queue, now);
   Decay(entry, admitted, now);
-  const double penalty = AfsAlpha(config_->usage_sampling_interval_ms,
-                                  config_->usage_half_life_ms);
-  AddScaled(charged, penalty, entry.consumed);
+  auto queue = pending_.find(local_queue);
+  if (queue != pending_.end()) {
+    if (auto pushed = queue->second.find(workload);
+        pushed != queue->second.end()) {
+      // Kueue folds exactly the amount it pushed at the reservation.
+      AddScaled(pushed->second, 1.0, entry.consumed);
+      queue->second.erase(pushed);
+      return;
+    }
+  }
+  AddScaled(charged, PenaltyFactor(), entry.consumed);
+}
+
+void AdmissionFairSharing::PushPenalty(const std::string& local_queue,
+                                       const std::string& workload,
+                                       const ConsumedResources& charged) {
+  if (!config_) return;
+  ConsumedResources penalty;
+  AddScaled(charged, PenaltyFactor(), penalty);
+  pending_[local_queue][workload] = std::move(penalty);
+}
+
+void AdmissionFairSharing::DropPenalty(const std::string& workload) {
+  for (auto& [local_queue, by_workload] : pending_) by_workload.erase(workload);
+}
+
+// Kueue's CalculateEntryPenalty: alpha(usageSamplingInterval) of the quota.
+double AdmissionFairSharing::PenaltyFactor() const {
+  return AfsAlpha(config_->usage_sampling_interval_ms,
+                  config_->usage_half_life_ms);
 }
 
 double AdmissionFairSharing::Usage(const std::string& local_queue) const {
   double usage = 0;
-  if (auto it = usages_.find(local_queue); it != usages_.end()) {
-    for (const auto& [resource, amount] : it->second.consumed) {
+  const auto add_weighted = [&](const ConsumedResources& amounts) {
+    for (const auto& [resource, amount] : amounts) {
       auto weight = config_->resource_weights.find(resource);
       usage +=
           (weight == config_->resource_weights.end() ? 1.0 : weight->second) *
           amount;
     }
+  };
+  if (auto it = usages_.find(local_queue); it != usages_.end()) {
+    add_weighted(it->second.consumed);
+  }
+  // Kueue's CalculateUsage counts the penalties not yet folded in.
+  if (auto it = pending_.find(local_queue); it != pending_.end()) {
+    for (const auto& [workload, penalty] : it->second) add_weighted(penalty);
   }
   // A LocalQueue missing from the policy weighs 1 (Kueue's
   // ResolveLQWeight); a weight of 0 puts its queue last (v0.19.2; v0.17.0

@@ -20,8 +20,10 @@
 // Amounts are in Kueue's units (cpu in cores), as LocalQueue
 // status.fairSharing.admissionFairSharingStatus.consumedResources writes
 // them. Kueue pushes the penalty when it reserves quota and folds it in when
-// the workload is Admitted; gpusched reserves and admits in one step, so the
-// two happen together and no penalty is ever pending between passes.
+// the workload is Admitted. gpusched reserves and admits in one step, so the
+// two happen together, except for a workload whose admission checks run in
+// between: its penalty is pending from its reservation (PushPenalty), counts
+// in its LocalQueue's usage, and is folded in when it is admitted.
 #ifndef GPUSCHED_QUEUEING_ADMISSION_FAIR_SHARING_H_
 #define GPUSCHED_QUEUEING_ADMISSION_FAIR_SHARING_H_
 
@@ -86,9 +88,21 @@ class AdmissionFairSharing {
     admitted_ = std::move(admitted);
   }
   // A workload of `local_queue` was admitted with `charged` (its quota);
-  // `admitted` is the LocalQueue's admitted quota counting it.
-  void Settle(const std::string& local_queue, const ConsumedResources& admitted,
+  // `admitted` is the LocalQueue's admitted quota counting it. The penalty
+  // folded in is the one `workload` pushed at its reservation, if it did,
+  // else the one `charged` gives (reserved and admitted at once).
+  void Settle(const std::string& local_queue, const std::string& workload,
+              const ConsumedResources& admitted,
               const ConsumedResources& charged, int64_t now);
+  // A workload of `local_queue` reserved `charged` while its admission
+  // checks run: its penalty is pending until Settle, replacing one it
+  // pushed at an earlier reservation (Kueue's PushPenalty).
+  void PushPenalty(const std::string& local_queue, const std::string& workload,
+                   const ConsumedResources& charged);
+  // The workload's pending penalty, if any, is dropped: it was deactivated
+  // or deleted before being admitted (Kueue's SubPenalty). A workload
+  // requeued by a Retry keeps it, as Kueue does.
+  void DropPenalty(const std::string& workload);
 
   // The LocalQueue's weighted usage, the number the order compares.
   double Usage(const std::string& local_queue) const;
@@ -101,6 +115,7 @@ class AdmissionFairSharing {
   AfsQueueUsage& EntryAt(const std::string& local_queue, int64_t now);
   void Decay(AfsQueueUsage& entry, const ConsumedResources& admitted,
              int64_t now) const;
+  double PenaltyFactor() const;
 
   std::optional<AdmissionFairSharingConfig> config_;
   std::set<std::string> usage_based_;
@@ -108,6 +123,8 @@ class AdmissionFairSharing {
   std::map<std::string, AfsQueueUsage> usages_;
   std::map<std::string, ConsumedResources> restored_;  // not yet sampled
   std::map<std::string, ConsumedResources> admitted_;  // by LocalQueue
+  // LocalQueue -> workload key -> penalty pushed at a reservation.
+  std::map<std::string, std::map<std::string, ConsumedResources>> pending_;
 };
 
 }  // namespace gpusched

@@ -58,6 +58,12 @@ struct AdmissionRun::FlavorWalk {
 
 AdmissionOutcome AdmissionRun::TryAdmit(Workload& w, int64_t now) {
   const ClusterQueue* cq = flavors_.ClusterQueueNamed(w.cluster_queue);
+  if (cq != nullptr) {
+    if (std::optional<AdmissionOutcome> reserved =
+            ReserveForChecks(w, *cq, now)) {
+      return *std::move(reserved);
+    }
+  }
   const ResourceList total = TotalRequests(w.MembersToAdmit());
   // Other groups take the first flavor that fits, as Fit always did (one
   // multi-flavor group is the usual GPU ClusterQueue).
@@ -84,8 +90,20 @@ AdmissionOutcome AdmissionRun::AdmitFit(Workload& w, PlacementTrial trial,
 
 // Kueue blocks only a workload that fits: one that must preempt still
 // plans and evicts, and a running gang still takes its extra members.
+// A workload holding quota while its admission checks run blocks too: its
+// pods are not ready, and Kueue's cache counts every workload with a quota
+// reservation (v0.19.2 pkg/cache/scheduler/cache.go
+// addOrUpdateWorkloadWithoutLock, clusterqueue.go WorkloadsNotReady).
 std::optional<WaitReason> AdmissionRun::BlockedUntilPodsReady() const {
   if (!policy_.config.gang_block_admission) return std::nullopt;
+  if (!reserving_.empty()) {
+    return WaitReason{
+        ReasonCode::kWaitingForPodsReady,
+        absl::StrCat("waiting for all admitted workloads to be in PodsReady "
+                     "condition (waitForPodsReady.blockAdmission): ",
+                     *reserving_.begin(),
+                     " holds quota, waiting for its admission checks")};
+  }
   for (const auto& [key, admitted] : admitted_) {
     if (!IsQueued(*admitted) || admitted->PodsReady()) continue;
     return WaitReason{

@@ -137,8 +137,11 @@ AdmissionRun::PassChanges AdmissionRun::ChangesSince(
   for (size_t i = first_event; i < events_.size(); ++i) {
     const EngineEvent& e = events_[i];
     auto w = workloads_.find(e.workload);
-    if (e.type != EngineEvent::Type::kAdmitted || w == workloads_.end() ||
-        !IsQueued(w->second)) {
+    // A reservation for admission checks only takes quota, as an
+    // admission does.
+    const bool takes = e.type == EngineEvent::Type::kAdmitted ||
+                       e.type == EngineEvent::Type::kQuotaReserved;
+    if (!takes || w == workloads_.end() || !IsQueued(w->second)) {
       changes.capacity_freed = true;
     }
     if (w != workloads_.end() && IsQueued(w->second)) {
@@ -244,6 +247,7 @@ std::function<bool(const Workload*, const Workload*)> AdmissionRun::AfsOrder()
 bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
   if (w.state != Workload::State::kPending || w.pods.empty()) return false;
   if (w.backoff_until_ms > now || w.podgroup_missing) return false;
+  if (w.check_reservation) return false;  // AdmitCheckedReady's
   if (!w.topology_invalid.empty()) return false;
   if (store_.GroupApiFailure(w) != nullptr) return false;
   // Quota must charge every claim before a queued workload is admitted.
@@ -255,8 +259,9 @@ bool AdmissionRun::Ready(const Workload& w, int64_t now) const {
 std::map<std::string, std::vector<Workload*>> AdmissionRun::PendingByQueue() {
   std::map<std::string, std::vector<Workload*>> by_queue;
   for (auto& [key, w] : live_) {
+    // A workload holding quota for its checks is no longer queued in it.
     if (IsQueued(*w) && w->state == Workload::State::kPending &&
-        !w->pods.empty()) {
+        !w->pods.empty() && !w->check_reservation) {
       by_queue[w->cluster_queue].push_back(w);
     }
   }
@@ -327,11 +332,17 @@ PassResult AdmissionRun::AdmitQueued(int64_t now) {
     flavors_.Rebuild(policy_, quota_);
     store_.RebuildIndexes(flavors_);
   }
-  if (policy_.config.fair_sharing) return AdmitFairSharing(now);
-  HoldHeadQuota();
-  PassResult pass = AdmitBestEffortClasses(now);
-  pass += AdmitStrictFifo(now);
-  ReleaseHeadQuota();
+  HoldCheckReservations();
+  PassResult pass = AdmitCheckedReady(now);
+  if (policy_.config.fair_sharing) {
+    pass += AdmitFairSharing(now);
+  } else {
+    HoldHeadQuota();
+    pass += AdmitBestEffortClasses(now);
+    pass += AdmitStrictFifo(now);
+    ReleaseHeadQuota();
+  }
+  ReleaseCheckReservations();
   return pass;
 }
 

@@ -34,6 +34,11 @@ class AdmissionRun {
   void EvictionBlocked(const std::string& victim, const std::string& message,
                        int64_t now);
   PreemptionPreview PreviewPreemption(Workload& w, int64_t now);
+  // admission_check_stage.cc
+  CheckUpdate ApplyCheckState(const std::string& workload,
+                              const std::string& check, CheckState state,
+                              std::string message, int64_t now,
+                              PodSetUpdate update);
   // admission_timers.cc
   void RollBackRefused(const std::string& workload, const std::string& message,
                        int64_t now);
@@ -85,6 +90,17 @@ class AdmissionRun {
   void HoldHeadQuota();
   void ReleaseHeadQuota();
   void ReleaseHeldBy(const Workload& head);
+
+  // admission_check_stage.cc: quota reserved while admission checks run.
+  std::optional<AdmissionOutcome> ReserveForChecks(Workload& workload,
+                                                   const ClusterQueue& cq,
+                                                   int64_t now);
+  void HoldCheckReservations();
+  void ReleaseCheckReservations();
+  PassResult AdmitCheckedReady(int64_t now);
+  void DropCheckedAdmission(Workload& workload);
+  void RequeueForRetry(Workload& workload, int64_t now);
+  void DeactivateRejected(Workload& workload, int64_t now);
 
   // admission_flavor_search.cc: one admission transaction, over the
   // flavors flavorFungibility lets it try (flavor_fungibility.h).
@@ -157,6 +173,8 @@ class AdmissionRun {
   void NoteAfsAdmitted();
   void SettleAfs(const Workload& workload, const FrAmounts& charged,
                  int64_t now);
+  // The entry penalty of a reservation whose admission checks run.
+  void PushAfsPenalty(const Workload& workload, const FrAmounts& reserved);
 
   // admission_timers.cc: carries out what the timers decided.
   void RunTimers(int64_t now);
@@ -182,6 +200,7 @@ class AdmissionRun {
   GangPlacementStage& placement_;
   PreemptionPlanner& planner_;
   std::map<std::string, AdmissionCycle::HeldQuota>& held_by_head_;
+  std::set<std::string>& reserving_;
   AdmissionFairSharing& afs_;
 };
 

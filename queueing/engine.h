@@ -125,6 +125,20 @@ class QueueingEngine {
   // admitted but uncharged until they finish.
   absl::Status UpdatePolicy(Policy policy);
 
+  // An admission check of `workload` has a new state, as its controller
+  // (gpusched's ProvisioningRequest watch, or a scenario event) says:
+  // Ready on every check admits it at the next Schedule; Retry gives its
+  // quota back and requeues it after the check's backoff; Rejected, or
+  // Retry past backoffLimitCount, deactivates it (admission_checks.h). A
+  // Ready check's `update` goes on the pods when the workload is admitted.
+  CheckUpdate SetCheckState(const std::string& workload,
+                            const std::string& check, CheckState state,
+                            std::string message, int64_t now,
+                            PodSetUpdate update = {}) {
+    return cycle_.SetCheckState(ForCycle(), workload, check, state,
+                                std::move(message), now, std::move(update));
+  }
+
   // Runs admission passes until one admits nothing, and the timers due.
   void Schedule(int64_t now);
   // The dry run of explain: what preempting for the pending workload `key`

@@ -21,7 +21,9 @@ struct EngineEvent {
     kPreempted,
     kFinished,
     kTimedOut,
-    kEvicted
+    kEvicted,
+    // Quota reserved for a workload whose admission checks now run.
+    kQuotaReserved,
   };
   int64_t at_ms = 0;
   Type type = Type::kAdmitted;

@@ -117,6 +117,58 @@ enum class AdmissionMode { kNoAdmissionFairSharing, kUsageBased };
 // shares compare as integers.
 inline constexpr int64_t kDefaultFairWeightMilli = 1000;
 
+// Kueue's admission checks. gpusched carries out only the checks of the
+// ProvisioningRequest controller (it acts as that controller); a check of
+// any other controller could never be marked, so the policy refuses it.
+inline constexpr std::string_view kProvisioningRequestController =
+    "kueue.x-k8s.io/provisioning-request";
+
+// A ClusterQueue's spec.admissionChecksStrategy.admissionChecks[] entry
+// (v1beta1's spec.admissionChecks names read as entries without flavors).
+struct AdmissionCheckRule {
+  std::string name;  // an AdmissionCheck
+  // The check runs only for workloads assigned one of these flavors;
+  // empty: for every workload of the queue.
+  std::vector<std::string> on_flavors;
+};
+
+struct AdmissionCheck {
+  std::string name;
+  std::string controller_name;              // kProvisioningRequestController
+  std::string provisioning_request_config;  // spec.parameters.name
+};
+
+// ProvisioningRequestConfig spec.retryStrategy, with Kueue's defaults.
+struct ProvisioningRetryStrategy {
+  int32_t backoff_limit_count = 3;
+  int32_t backoff_base_seconds = 60;
+  int32_t backoff_max_seconds = 1800;
+};
+
+// spec.podSetUpdates.nodeSelector[]: the node selector the workload's pods
+// get once provisioned, valued from the request's provisioningClassDetails.
+struct ProvisioningNodeSelectorUpdate {
+  std::string key;
+  std::string value_from_provisioning_class_detail;
+};
+
+enum class PodSetMergePolicy {
+  kNone,  // unset: every pod set is its own PodTemplate
+  kIdenticalPodTemplates,
+  kIdenticalWorkloadSchedulingRequirements,
+};
+
+struct ProvisioningRequestConfig {
+  std::string name;
+  std::string provisioning_class_name;
+  StringMap parameters;
+  // Empty: every resource is managed.
+  std::vector<std::string> managed_resources;
+  ProvisioningRetryStrategy retry_strategy;
+  std::vector<ProvisioningNodeSelectorUpdate> node_selector_updates;
+  PodSetMergePolicy pod_set_merge_policy = PodSetMergePolicy::kNone;
+};
+
 struct ClusterQueue {
   std::string name;
   std::string cohort;  // empty: none
@@ -127,6 +179,7 @@ struct ClusterQueue {
   PreemptionPolicy preemption;
   FlavorFungibility flavor_fungibility;
   int64_t fair_weight_milli = kDefaultFairWeightMilli;
+  std::vector<AdmissionCheckRule> admission_checks;  // sorted by name
   AdmissionMode admission_mode = AdmissionMode::kNoAdmissionFairSharing;
 };
 
@@ -213,6 +266,8 @@ struct Policy {
   std::vector<LocalQueue> local_queues;
   std::vector<Cohort> cohorts;
   std::vector<WorkloadPriorityClass> priority_classes;
+  std::vector<AdmissionCheck> admission_checks;  // sorted by name
+  std::vector<ProvisioningRequestConfig> provisioning_request_configs;
   std::vector<Topology> topologies;
   SchedulerConfig config;
   // Not written by admins: Admission Fair Sharing's usage per LocalQueue

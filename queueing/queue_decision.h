@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "queueing/admission_checks.h"
 #include "queueing/reason_code.h"
 #include "queueing/workload_types.h"
 
@@ -35,6 +36,9 @@ struct AdmitMember {
   std::string workload;
   bool gated = false;
   std::string reason;  // the Event's sentence: where and in which queue
+  // What the admission checks put on a gated pod with its admission (an
+  // ungated pod's node selector can no longer change).
+  PodSetUpdate update;
   friend bool operator==(const AdmitMember&, const AdmitMember&) = default;
 };
 

@@ -37,6 +37,12 @@ enum class ReasonCode : uint8_t {
   kAdmissionRefused,
   // Its PodGroup API cannot be listed (a broken conversion webhook, 5xx).
   kPodGroupApiUnavailable,
+  // Quota reserved, waiting for its admission checks to be Ready (Kueue's
+  // Admitted=False reason).
+  kUnsatisfiedChecks,
+  // An admission check in Retry (quota given back, requeued after its
+  // backoff) or Rejected (deactivated): Kueue's eviction reason.
+  kAdmissionCheck,
   // It fits, but waitForPodsReady.blockAdmission holds every admission
   // while an admitted workload's pods are not all bound (Kueue's reason).
   kWaitingForPodsReady,
@@ -79,6 +85,10 @@ inline constexpr std::string_view ReasonCodeName(ReasonCode code) {
       return "AdmissionRefused";
     case ReasonCode::kPodGroupApiUnavailable:
       return "PodGroupAPIUnavailable";
+    case ReasonCode::kUnsatisfiedChecks:
+      return "UnsatisfiedChecks";
+    case ReasonCode::kAdmissionCheck:
+      return "AdmissionCheck";
     case ReasonCode::kWaitingForPodsReady:
       return "WaitingForPodsReady";
     case ReasonCode::kAdmitted:
@@ -105,6 +115,7 @@ inline constexpr bool IsWarning(ReasonCode code) {
     case ReasonCode::kInadmissible:
     case ReasonCode::kAdmissionRefused:
     case ReasonCode::kPodGroupApiUnavailable:
+    case ReasonCode::kAdmissionCheck:
     case ReasonCode::kPreempted:
     case ReasonCode::kEvicted:
       return true;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "queueing/admission_checks.h"
 #include "queueing/policy.h"
 #include "queueing/workload_types.h"
 #include "scheduler/k8s_objects.h"
@@ -38,6 +39,15 @@ inline bool SimulatedNeverBound(const Pod& pod) {
   return it != pod.meta.annotations.end() && it->second == "true";
 }
 
+// An admission check's new state, as its controller would set it (the
+// simulator has no ProvisioningRequests): QueueingEngine::SetCheckState.
+struct ScenarioCheckState {
+  std::string workload;  // ns/name
+  std::string check;
+  CheckState state = CheckState::kPending;
+  std::string message;
+};
+
 struct ScenarioEvent {
   int64_t at_ms = 0;
   int index = 0;  // position in the file, for messages and stable order
@@ -47,6 +57,7 @@ struct ScenarioEvent {
   std::vector<std::string> remove;     // `delete:` "ns/pod" or "ns/group"
   std::vector<std::string> node_down;  // node names
   std::vector<std::string> node_up;
+  std::vector<ScenarioCheckState> check_states;  // `admissionCheck:`
 };
 
 struct Scenario {

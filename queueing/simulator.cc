@@ -36,6 +36,10 @@ void Apply(const ScenarioEvent& event, QueueingEngine& engine,
   for (const std::string& key : event.remove) engine.Delete(key, now);
   for (const std::string& node : event.node_down) engine.NodeDown(node, now);
   for (const std::string& node : event.node_up) engine.NodeUp(node, now);
+  for (const ScenarioCheckState& update : event.check_states) {
+    engine.SetCheckState(update.workload, update.check, update.state,
+                         update.message, now);
+  }
 }
 
 const char* StateName(Workload::State state) {

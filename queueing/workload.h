@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "queueing/admission_checks.h"
 #include "queueing/quota_tree.h"
 #include "queueing/reason_code.h"
 #include "queueing/workload_types.h"
@@ -111,6 +112,14 @@ struct Workload {
   // Past backoffLimitCount (RequeuingLimitExceeded): pending, never
   // admitted, until a new member pod arrives.
   bool deactivated = false;
+  // Kueue's admission checks (admission_checks.h), for a workload of a
+  // ClusterQueue that has some: one state per check that runs for it, kept
+  // between reservations for their retry counts.
+  std::vector<WorkloadCheck> checks;
+  // Quota held while its checks run: pending (its pods stay gated), not a
+  // candidate of the admission passes, and admitted once every check is
+  // Ready.
+  std::optional<CheckReservation> check_reservation;
   int64_t pending_since_ms = 0;
   // Interned AdmissionSignature; -1 when its inputs changed since.
   int signature_id = -1;

@@ -549,6 +549,8 @@ std::string_view EngineEventName(EngineEvent::Type type) {
       return "TimedOut";
     case EngineEvent::Type::kEvicted:
       return "Evicted";
+    case EngineEvent::Type::kQuotaReserved:
+      return "QuotaReserved";
   }
   return "";
 }

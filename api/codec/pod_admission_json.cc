@@ -1,5 +1,6 @@
 #include "api/codec/pod_admission_json.h"
 
+#include <map>
 #include <optional>
 
 #include "api/codec/json_fields.h"
@@ -228,13 +229,24 @@ const std::string& ValueOr(const StringMap& map, std::string_view key) {
 // "metadata":{"resourceVersion":...,"labels":{...},"annotations":{...}}
 // with our label and annotation set to `node`, or removed (null) when
 // `node` is empty.
+// `extra`'s entries as members of an object already open.
+void WriteEntries(JsonWriter& w,
+                  const std::map<std::string, std::string>& extra, bool first) {
+  for (const auto& [key, value] : extra) {
+    w.Raw(first ? "" : ",").Key(key).String(value);
+    first = false;
+  }
+}
+
 void WriteMetadata(JsonWriter& w, std::string_view version,
-                   std::string_view node) {
+                   std::string_view node,
+                   const std::map<std::string, std::string>& annotations = {}) {
   w.Key("metadata").Raw("{").Key("resourceVersion").String(version);
   w.Raw(",").Key("labels").Raw("{").Key(kAdmittedLabel);
   node.empty() ? w.Null() : w.String("true");
   w.Raw("},").Key("annotations").Raw("{").Key(kAssignedNodeAnnotation);
   node.empty() ? w.Null() : w.String(node);
+  WriteEntries(w, annotations, false);
   w.Raw("}}");
 }
 
@@ -306,11 +318,18 @@ PodAdmissionView PodAdmissionViewOf(const Pod& pod) {
 // Merge patch replaces lists, so both lists are sent whole: every term
 // narrowed by our requirement, and the gates other than ours.
 std::string EncodeUngatePatch(const PodAdmissionView& pod,
-                              std::string_view node) {
+                              std::string_view node,
+                              const PodSetUpdate& update) {
   JsonWriter w;
   w.Raw("{");
-  WriteMetadata(w, pod.resource_version, node);
-  w.Raw(",").Key("spec").Raw("{").Key("schedulingGates");
+  WriteMetadata(w, pod.resource_version, node, update.annotations);
+  w.Raw(",").Key("spec").Raw("{");
+  if (!update.node_selector.empty()) {
+    w.Key("nodeSelector").Raw("{");
+    WriteEntries(w, update.node_selector, true);
+    w.Raw("},");
+  }
+  w.Key("schedulingGates");
   if (pod.other_gates.empty()) {
     w.Null();
   } else {

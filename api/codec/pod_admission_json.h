@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "queueing/admission_checks.h"  // PodSetUpdate
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched {
@@ -53,9 +54,12 @@ PodAdmissionView PodAdmissionViewOf(const Pod& pod);
 
 // Merge patch for a gated pod: every term narrowed to `node` (or one new
 // term), our gate removed from spec.schedulingGates (the other gates sent
-// whole), our label and annotation set; resourceVersion as precondition.
+// whole), our label and annotation set, and `update`'s annotations and
+// node selector entries added (a gated pod's nodeSelector may gain keys);
+// resourceVersion as precondition.
 std::string EncodeUngatePatch(const PodAdmissionView& pod,
-                              std::string_view node);
+                              std::string_view node,
+                              const PodSetUpdate& update = {});
 // Our label and annotation set to `node`, or removed when `node` is empty.
 std::string EncodeAdmittedMarkPatch(std::string_view resource_version,
                                     std::string_view node);

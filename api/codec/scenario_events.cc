@@ -22,8 +22,10 @@ namespace {
 using codec_internal::YamlValue;
 using NameSet = std::set<std::string, std::less<>>;
 
-constexpr std::array<std::string_view, 6> kEventFields = {
-    "at", "create", "finish", "delete", "nodeDown", "nodeUp"};
+constexpr std::array<std::string_view, 7> kEventFields = {
+    "at", "create", "finish", "delete", "nodeDown", "nodeUp", "admissionCheck"};
+constexpr std::array<std::string_view, 4> kCheckFields = {"workload", "check",
+                                                          "state", "message"};
 // The fields whose items name objects created by events.
 constexpr std::array<std::string_view, 2> kReferenceFields = {"finish",
                                                               "delete"};
@@ -144,6 +146,55 @@ absl::Status DecodeNodeNames(const Field& field, const PathSegment& at,
       out);
 }
 
+// One `admissionCheck` item: {workload, check, state, message}.
+absl::Status DecodeCheckState(const YAML::Node& item, const PathSegment& at,
+                              ScenarioEvent* event) {
+  absl::StatusOr<FieldMap> fields = CollectFields(item, at, kCheckFields);
+  if (!fields.ok()) return fields.status();
+  ScenarioCheckState update;
+  std::string state;
+  for (auto [key, out] :
+       {std::pair{"workload", &update.workload},
+        std::pair{"check", &update.check}, std::pair{"state", &state},
+        std::pair{"message", &update.message}}) {
+    auto it = fields->find(key);
+    if (it == fields->end()) {
+      if (std::string_view(key) == "message") continue;
+      return ErrorAt(item, at.Field(key), "required");
+    }
+    absl::StatusOr<std::string> text =
+        ScalarText(it->second.value, at.Field(key), "string");
+    if (!text.ok()) return text.status();
+    *out = *std::move(text);
+  }
+  if (!IsObjectKey(update.workload)) {
+    return ErrorAt(item, at.Field("workload"),
+                   absl::StrCat("must be \"namespace/name\", got \"",
+                                update.workload, "\""));
+  }
+  std::optional<CheckState> parsed = ParseCheckState(state);
+  if (!parsed) {
+    return ErrorAt(item, at.Field("state"),
+                   absl::StrCat("unsupported value \"", state,
+                                "\": expected Pending, Ready, Retry or "
+                                "Rejected"));
+  }
+  update.state = *parsed;
+  event->check_states.push_back(std::move(update));
+  return absl::OkStatus();
+}
+
+absl::Status DecodeCheckStates(const Field& field, const PathSegment& at,
+                               ScenarioEvent* event) {
+  const YAML::Node& node = field.value;
+  if (!node.IsSequence()) return TypeErrorAt(node, at, "array", field.line());
+  for (size_t i = 0; i < node.size(); ++i) {
+    absl::Status s = DecodeCheckState(node[i], at.Index(i), event);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DecodeActions(const FieldMap& fields, const PathSegment& at,
                            const NameSet& node_names, ScenarioEvent* event) {
   for (const auto& [key, value] : fields) {
@@ -158,6 +209,7 @@ absl::Status DecodeActions(const FieldMap& fields, const PathSegment& at,
     if (key == "nodeUp") {
       s = DecodeNodeNames(value, here, node_names, &event->node_up);
     }
+    if (key == "admissionCheck") s = DecodeCheckStates(value, here, event);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -178,7 +230,7 @@ absl::StatusOr<ScenarioEvent> DecodeEvent(const YAML::Node& node,
   if (fields->size() == 1) {
     return ErrorAt(node, at,
                    "nothing to do: expected at least one of create, finish, "
-                   "delete, nodeDown, nodeUp");
+                   "delete, nodeDown, nodeUp, admissionCheck");
   }
   absl::Status s = DecodeActions(*fields, at, node_names, &event);
   if (!s.ok()) return s;
@@ -241,6 +293,22 @@ absl::Status CheckEventReferences(const YAML::Node& node, const PathSegment& at,
                        absl::StrCat("no Pod or PodGroup \"", items[j].Scalar(),
                                     "\" is created by any event"));
       }
+    }
+    // Decoded before, so its shape holds; a zombie node (an absent key)
+    // throws on every question but IsDefined.
+    const YAML::Node checks = event["admissionCheck"];
+    if (!checks.IsDefined() || !checks.IsSequence()) continue;
+    for (size_t j = 0; j < checks.size(); ++j) {
+      const YAML::Node workload = checks[j]["workload"];
+      if (!workload.IsDefined() || !workload.IsScalar() ||
+          created.contains(workload.Scalar())) {
+        continue;
+      }
+      return ErrorAt(
+          workload,
+          at.Index(i).Field("admissionCheck").Index(j).Field("workload"),
+          absl::StrCat("no Pod or PodGroup \"", workload.Scalar(),
+                       "\" is created by any event"));
     }
   }
   return absl::OkStatus();

@@ -181,6 +181,12 @@ void AdmissionLoop::EvictionBlocked(EvictionRefusal refusal) {
 void AdmissionLoop::AdmissionRefused(AdmissionRefusal refusal) {
   Push(std::move(refusal));
 }
+void AdmissionLoop::CheckStateChanged(std::string workload, std::string check,
+                                      CheckState state, std::string message,
+                                      PodSetUpdate update) {
+  Push(CheckChanged{std::move(workload), std::move(check), state,
+                    std::move(message), std::move(update)});
+}
 
 void AdmissionLoop::WaitIdle() {
   std::unique_lock lock(inbox_mu_);
@@ -390,6 +396,10 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     ApplyAdmissionRefused(*refused, now);
   } else if (auto* bound = std::get_if<BoundMember>(&input)) {
     engine_->MarkBound(bound->pod_key);
+  } else if (auto* check = std::get_if<CheckChanged>(&input)) {
+    engine_->SetCheckState(check->workload, check->check, check->state,
+                           std::move(check->message), now,
+                           std::move(check->update));
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
     // Validated by the caller; a rejected one keeps the old policy.
     (void)engine_->UpdatePolicy(std::move(*policy));
@@ -487,12 +497,14 @@ std::vector<QueueDecision> AdmissionLoop::Diff() {
            .gated = gated_.contains(pod_key)};
       auto before = members_.find(pod_key);
       if (before != members_.end() && before->second.node == m.node) continue;
-      out.push_back(AdmitMember{.pod = {pod->second.meta.namespace_name,
-                                        pod->second.meta.name, m.uid},
-                                .node = m.node,
-                                .workload = key,
-                                .gated = m.gated,
-                                .reason = AdmittedSentence(w, m.node)});
+      out.push_back(AdmitMember{
+          .pod = {pod->second.meta.namespace_name, pod->second.meta.name,
+                  m.uid},
+          .node = m.node,
+          .workload = key,
+          .gated = m.gated,
+          .reason = AdmittedSentence(w, m.node),
+          .update = m.gated ? MergedPodSetUpdate(w.checks) : PodSetUpdate{}});
     }
   }
   TakenBack(current, out);

@@ -172,6 +172,13 @@ class AdmissionLoop : public AdmissionGate {
   // (quota and nodes released, the gang backoff) and nothing is evicted
   // for it.
   void AdmissionRefused(AdmissionRefusal refusal);
+  // An admission check of `workload` ("ns/name") has a new state, as its
+  // controller says (the ProvisioningRequest watch): applied in the next
+  // pass as QueueingEngine::SetCheckState (Ready on all admits, Retry
+  // requeues, Rejected deactivates).
+  void CheckStateChanged(std::string workload, std::string check,
+                         CheckState state, std::string message,
+                         PodSetUpdate update = {});
 
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
@@ -285,10 +292,18 @@ class AdmissionLoop : public AdmissionGate {
   struct BoundMember {
     std::string pod_key;
   };
-  using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted,
-                             NodeGone, NodeBack, NodesComplete, GroupsListed,
-                             Policy, EvictionRefusal, BoundMember,
-                             AdmissionRefusal, GroupApiFailing, DraComplete>;
+  struct CheckChanged {
+    std::string workload;
+    std::string check;
+    CheckState state = CheckState::kPending;
+    std::string message;
+    PodSetUpdate update;
+  };
+  using Input =
+      std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
+                   NodeBack, NodesComplete, GroupsListed, Policy,
+                   EvictionRefusal, BoundMember, AdmissionRefusal,
+                   GroupApiFailing, DraComplete, CheckChanged>;
   // Asked of the engine on the loop thread (Explain).
   using Question = std::function<void(const QueueingEngine&,
                                       const ClusterModel&, int64_t now)>;

@@ -43,6 +43,7 @@ std::optional<RecentDecision> RecordOf(const EngineEvent& e,
       break;
     case EngineEvent::Type::kAdopted:
     case EngineEvent::Type::kFinished:
+    case EngineEvent::Type::kQuotaReserved:
       return std::nullopt;
   }
   if (const size_t slash = e.workload.find('/'); slash != std::string::npos) {

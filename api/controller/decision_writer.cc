@@ -294,7 +294,7 @@ absl::StatusOr<DecisionWriter::Written> DecisionWriter::WriteAdmit(
   const std::optional<Pod> watched = Watched(admit.pod);
   absl::StatusOr<kube::AdmitResult> result = kube::AdmitPod(
       client_, {admit.pod.pod_namespace, admit.pod.pod_name, admit.pod.uid},
-      admit.node, call, watched ? &*watched : nullptr);
+      admit.node, call, watched ? &*watched : nullptr, admit.update);
   if (!result.ok()) return result.status();
   if (result->outcome == kube::AdmitOutcome::kNodeConflict) {
     return absl::FailedPreconditionError(result->message);

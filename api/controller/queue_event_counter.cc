@@ -122,6 +122,7 @@ void QueueEventCounter::CountOne(const QueueingEngine& engine,
       if (!cq.empty()) ++counts.evicted[{cq, std::string(kEvictedOther)}];
       return;
     case EngineEvent::Type::kFinished:
+    case EngineEvent::Type::kQuotaReserved:
       return;
   }
 }

@@ -239,4 +239,10 @@ absl::StatusOr<std::string> KubeClient::Post(std::string_view path,
                      impl_->options().request_timeout, call);
 }
 
+absl::StatusOr<std::string> KubeClient::Delete(std::string_view path,
+                                               const CallOptions& call) {
+  return impl_->Call("DELETE", path, "", "", impl_->options().request_timeout,
+                     call);
+}
+
 }  // namespace gpusched::kube

@@ -129,6 +129,8 @@ class KubeClient {
                                              const CallOptions& call = {});
   absl::StatusOr<std::string> Post(std::string_view path, std::string_view json,
                                    const CallOptions& call = {});
+  absl::StatusOr<std::string> Delete(std::string_view path,
+                                     const CallOptions& call = {});
 
   const KubeConfig& config() const;
 

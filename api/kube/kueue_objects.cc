@@ -18,8 +18,14 @@ constexpr std::string_view kApi = "/apis/kueue.x-k8s.io/v1beta2/";
 // The order documents are handed out in: flavors and classes before the
 // queues that name them, as an admin would write one file.
 constexpr std::array<std::string_view, KueueObjects::kKinds> kResources = {
-    "topologies", "resourceflavors", "workloadpriorityclasses",
-    "cohorts",    "clusterqueues",   "localqueues"};
+    "topologies",
+    "resourceflavors",
+    "workloadpriorityclasses",
+    "cohorts",
+    "provisioningrequestconfigs",
+    "admissionchecks",
+    "clusterqueues",
+    "localqueues"};
 
 // "namespace/name", or "name" for a cluster-scoped object; "" when the
 // object has no name (it is then skipped).

@@ -1,6 +1,7 @@
 // Kueue's own objects as gpusched's policy (--policy-source=kueue): the
 // cluster's kueue.x-k8s.io ResourceFlavors, ClusterQueues, LocalQueues,
-// Cohorts and WorkloadPriorityClasses, each listed and watched at v1beta2
+// Cohorts, WorkloadPriorityClasses, AdmissionChecks and
+// ProvisioningRequestConfigs, each listed and watched at v1beta2
 // on its own thread (list_watch.h). v1beta2 is Kueue's storage version, so
 // reading it needs no conversion webhook: it keeps working once Kueue's
 // manager is gone, which is the point of switching.
@@ -56,7 +57,7 @@ struct KueueObjectsSnapshot {
 // Thread-safe. The client must outlive the watch.
 class KueueObjects {
  public:
-  static constexpr size_t kKinds = 6;
+  static constexpr size_t kKinds = 8;
 
   KueueObjects(KubeClient& client, KueueObjectsOptions options);
   ~KueueObjects();  // Stop()

@@ -115,12 +115,13 @@ absl::StatusOr<std::optional<AdmitResult>> Ungate(KubeClient& client,
                                                   const PodTarget& pod,
                                                   const PodView& view,
                                                   std::string_view node,
-                                                  const CallOptions& call) {
+                                                  const CallOptions& call,
+                                                  const PodSetUpdate& update) {
   // Required affinity can only narrow while gated: a pod someone else
   // pinned elsewhere would end up matching no node at all.
   if (auto conflict = PinnedElsewhere(view, node)) return conflict;
-  absl::StatusOr<Written> written =
-      PatchPod(client, PodPath(pod), EncodeUngatePatch(view, node), call);
+  absl::StatusOr<Written> written = PatchPod(
+      client, PodPath(pod), EncodeUngatePatch(view, node, update), call);
   if (!written.ok()) return written.status();
   if (written->wrote != Wrote::kDone) return Unfinished(written->wrote, pod);
   spdlog::info("kube: ungated pod {}/{} on node {}", pod.namespace_name,
@@ -209,11 +210,12 @@ absl::StatusOr<std::optional<ClearResult>> Clear(KubeClient& client,
 absl::StatusOr<AdmitResult> AdmitPod(KubeClient& client, const PodTarget& pod,
                                      std::string_view node,
                                      const CallOptions& call,
-                                     const Pod* watched) {
+                                     const Pod* watched,
+                                     const PodSetUpdate& update) {
   return OnFreshPod<AdmitResult>(
       client, pod, call, Gone(pod), watched,
       [&](const PodView& view) -> absl::StatusOr<std::optional<AdmitResult>> {
-        return view.gated ? Ungate(client, pod, view, node, call)
+        return view.gated ? Ungate(client, pod, view, node, call, update)
                           : Nominate(client, pod, view, node, call);
       });
 }

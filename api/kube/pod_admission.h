@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "api/codec/pod_admission_state.h"  // kAdmissionGate
 #include "api/kube/kube_client.h"
+#include "queueing/admission_checks.h"  // PodSetUpdate
 #include "scheduler/k8s_objects.h"
 
 namespace gpusched::kube {
@@ -65,10 +66,13 @@ struct AdmitResult {
 // nominatedNodeName (the label change makes kube-scheduler requeue the pod
 // at once; the nominated node is evaluated first, so the node is found
 // even when kube-scheduler samples only a share of the nodes).
+// A gated pod also gets `update` (EncodeUngatePatch); an ungated one
+// does not.
 absl::StatusOr<AdmitResult> AdmitPod(KubeClient& client, const PodTarget& pod,
                                      std::string_view node,
                                      const CallOptions& call = {},
-                                     const Pod* watched = nullptr);
+                                     const Pod* watched = nullptr,
+                                     const PodSetUpdate& update = {});
 
 enum class ClearOutcome {
   kCleared,

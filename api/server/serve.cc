@@ -112,7 +112,7 @@ void ServeApp::ReloadPolicyIfChanged() {
 
 void ServeApp::Tick() {
   ReloadPolicyIfChanged();
-  PublishKueueStatus();
+  if (kueue_ != nullptr) kueue_->PublishStatus(policy_source_->set_aside());
   if (gpu_map_ != nullptr) gpu_map_->Refresh();
   for (const std::string& uid : service_->ReleaseExpiredBinds()) {
     spdlog::warn(
@@ -120,19 +120,6 @@ void ServeApp::Tick() {
         "released",
         uid);
   }
-}
-
-// With --policy-source=kueue, the deciding replica writes the queues'
-// status as Kueue would; a standby forgets what it wrote, since the
-// deciding one writes meanwhile.
-void ServeApp::PublishKueueStatus() {
-  if (kueue_status_ == nullptr) return;
-  std::shared_ptr<const QueueView> view = gate_->Queues();
-  if (!gate_->deciding() || view == nullptr) {
-    kueue_status_->Forget();
-    return;
-  }
-  kueue_status_->Publish(*view, policy_source_->set_aside());
 }
 
 void ServeApp::StartTicker(int tick_ms) {
@@ -162,8 +149,7 @@ void ServeApp::Shutdown() {
   if (leader_ != nullptr) leader_->Stop();
   if (role_label_ != nullptr) role_label_->Stop();
   if (history_store_ != nullptr) history_store_->Stop();
-  if (kueue_guard_ != nullptr) kueue_guard_->Stop();
-  if (kueue_finalizers_ != nullptr) kueue_finalizers_->Stop();
+  if (kueue_ != nullptr) kueue_->Stop();
   if (policy_source_ != nullptr) policy_source_->Stop();
   if (live_ != nullptr) live_->Stop();
   if (podgroups_ != nullptr) podgroups_->Stop();
@@ -405,7 +391,7 @@ void ServeApp::StartGate(const ServeConfig& config) {
 
 SyncTroubles ServeApp::Troubles() const {
   SyncTroubles troubles;
-  if (kueue_guard_ != nullptr) {
+  if (kueue_ != nullptr) {
     troubles.kueue_guarded = true;
     std::lock_guard lock(deciding_mu_);
     troubles.kueue_manager = kueue_active_ ? kueue_why_ : "";
@@ -480,60 +466,8 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   }
   StartRoleLabel(config);
   StartRuntimeHistory(config);
-  StartKueueGuard(config);
-  if (gate_ != nullptr) {
-    kueue_finalizers_ = std::make_unique<kube::KueueFinalizers>(
-        live_->client(),
-        kube::KueueFinalizersOptions{
-            .writing = [gate = gate_.get()] { return gate->deciding(); }});
-    kueue_finalizers_->Start();
-  }
-  if (gate_ != nullptr && config.policy_source == "kueue") {
-    kueue_status_ = std::make_unique<KueueStatusPublisher>(live_->client());
-  }
+  StartKueueComponents(config);
   return FollowLeader(config);
-}
-
-// With queues, live: decide only while no Kueue manager is active.
-void ServeApp::StartKueueGuard(const ServeConfig& config) {
-  if (gate_ == nullptr) return;
-  kube::KueueGuardOptions options{
-      .on_change = [this](const kube::KueuePresence& presence) {
-        ApplyDeciding([&presence](DecidingInputs& in) {
-          in.kueue_active = presence.active;
-          in.kueue_why = presence.why;
-        });
-      }};
-  const size_t slash = config.kueue_lease.find('/');  // flags checked it
-  options.lease_namespace =
-      slash == std::string::npos ? "" : config.kueue_lease.substr(0, slash);
-  options.lease_name =
-      slash == std::string::npos ? "" : config.kueue_lease.substr(slash + 1);
-  kueue_guard_ =
-      std::make_unique<kube::KueueGuard>(live_->client(), std::move(options));
-  kueue_guard_->Start();
-}
-
-bool ServeApp::KueueActive() const {
-  std::lock_guard lock(deciding_mu_);
-  return kueue_active_;
-}
-
-// Writes first: a replica that stops deciding drops what it queued before
-// the next pass could add to it.
-void ServeApp::ApplyDeciding(const std::function<void(DecidingInputs&)>& edit) {
-  std::lock_guard lock(deciding_mu_);
-  DecidingInputs inputs{.leading = leading_,
-                        .kueue_active = kueue_active_,
-                        .kueue_why = kueue_why_};
-  edit(inputs);
-  leading_ = inputs.leading;
-  kueue_active_ = inputs.kueue_active;
-  kueue_why_ = inputs.kueue_why;
-  const bool deciding = leading_ && !kueue_active_;
-  if (writer_ != nullptr) writer_->SetWriting(deciding);
-  if (gate_ != nullptr) gate_->SetDeciding(deciding);
-  if (deciding && kueue_finalizers_ != nullptr) kueue_finalizers_->Poke();
 }
 
 void ServeApp::StartRuntimeHistory(const ServeConfig& config) {

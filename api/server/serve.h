@@ -15,11 +15,8 @@
 #include "api/controller/decision_writer.h"
 #include "api/controller/forecaster.h"
 #include "api/controller/gpu_map_publisher.h"
-#include "api/controller/kueue_status.h"
 #include "api/controller/loop_feed.h"
 #include "api/http/server.h"
-#include "api/kube/kueue_finalizers.h"
-#include "api/kube/kueue_guard.h"
 #include "api/kube/lease_follower.h"
 #include "api/kube/live_mode.h"
 #include "api/kube/pod_role_label.h"
@@ -32,6 +29,7 @@
 #include "api/server/metrics.h"
 #include "api/server/policy_source.h"
 #include "api/server/serve_flags.h"
+#include "api/server/serve_kueue.h"
 #include "api/server/visibility_server.h"
 #include "queueing/runtime_log.h"
 #include "scheduler/extender_service.h"
@@ -85,8 +83,9 @@ class ServeApp {
   void StartRoleLabel(const ServeConfig& config);
   // --runtime-history: loads the runtimes kept, and keeps saving them.
   void StartRuntimeHistory(const ServeConfig& config);
-  // Live, with queues: stops deciding while a Kueue manager is active.
-  void StartKueueGuard(const ServeConfig& config);
+  // Live, with queues: what stands in for Kueue's manager (serve_kueue.h);
+  // stops deciding while a Kueue manager is active.
+  void StartKueueComponents(const ServeConfig& config);
   // What decides whether this replica decides: it leads (or has no
   // Lease to follow) and no Kueue manager is active.
   struct DecidingInputs {
@@ -99,7 +98,6 @@ class ServeApp {
   bool KueueActive() const;
   void Tick();
   void ReloadPolicyIfChanged();
-  void PublishKueueStatus();
   // What the watches cannot read now, for /readyz and /metrics.
   SyncTroubles Troubles() const;
 
@@ -130,11 +128,9 @@ class ServeApp {
   // latter are read with.
   std::unique_ptr<kube::KubeClient> policy_client_;
   std::unique_ptr<PolicySource> policy_source_;
-  std::unique_ptr<kube::KueueGuard> kueue_guard_;  // live, with queues
-  // Kueue's pod finalizer, released where Kueue would (live, with queues).
-  std::unique_ptr<kube::KueueFinalizers> kueue_finalizers_;
-  // --policy-source=kueue: the queues' status on Kueue's objects.
-  std::unique_ptr<KueueStatusPublisher> kueue_status_;
+  // The Kueue guard, finalizer releaser, provisioning-request controller
+  // and status writer (live, with queues).
+  std::unique_ptr<KueueComponents> kueue_;
   mutable std::mutex deciding_mu_;  // guards the three below
   bool leading_ = true;
   bool kueue_active_ = true;  // until the guard's first answer

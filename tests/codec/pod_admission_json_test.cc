@@ -122,5 +122,27 @@ TEST(PodAdmissionJsonTest, MalformedPodsNameTheField) {
   EXPECT_FALSE(DecodePodAdmissionView("{").ok());
 }
 
+// Kueue's podSetUpdates of a provisioned request go with the admission:
+// annotations beside gpusched's, node selector entries added.
+TEST(PodAdmissionJsonTest, UngatePatchCarriesTheChecksUpdate) {
+  absl::StatusOr<PodAdmissionView> view = DecodePodAdmissionView(kGatedPod);
+  ASSERT_TRUE(view.ok());
+  const std::string patch = EncodeUngatePatch(
+      *view, "dgx-3",
+      PodSetUpdate{.annotations = {{"autoscaling.x-k8s.io/"
+                                    "consume-provisioning-request",
+                                    "g-prov-1"}},
+                   .node_selector = {{"pool", "new"}}});
+  EXPECT_NE(patch.find(R"("annotations":{"gpusched.io/assigned-node":"dgx-3",)"
+                       R"("autoscaling.x-k8s.io/consume-provisioning-request":)"
+                       R"("g-prov-1"}})"),
+            std::string::npos)
+      << patch;
+  EXPECT_NE(patch.find(R"("spec":{"nodeSelector":{"pool":"new"},)"
+                       R"("schedulingGates":)"),
+            std::string::npos)
+      << patch;
+}
+
 }  // namespace
 }  // namespace gpusched

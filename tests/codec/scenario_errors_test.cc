@@ -62,12 +62,25 @@ constexpr ErrorCase kEventErrors[] = {
      "null"},
     {"UnknownEventKey", "events:\n- at: 0s\n  finsh: [a/b]\n",
      "s.yaml: line 8: events[0].finsh: unknown field; expected one of at, "
-     "create, finish, delete, nodeDown, nodeUp"},
+     "create, finish, delete, nodeDown, nodeUp, admissionCheck"},
     {"DuplicateEventKey", "events:\n- at: 0s\n  nodeUp: [n1]\n  at: 1s\n",
      "s.yaml: line 9: events[0].at: duplicate field"},
     {"NothingToDo", "events:\n- at: 0s\n",
      "s.yaml: line 7: events[0]: nothing to do: expected at least one of "
-     "create, finish, delete, nodeDown, nodeUp"},
+     "create, finish, delete, nodeDown, nodeUp, admissionCheck"},
+    {"CheckStateUnknown",
+     "events:\n- at: 0s\n  admissionCheck:\n  - {workload: a/b, check: c, "
+     "state: Done}\n",
+     "s.yaml: line 9: events[0].admissionCheck[0].state: unsupported value "
+     "\"Done\": expected Pending, Ready, Retry or Rejected"},
+    {"CheckWithoutWorkload",
+     "events:\n- at: 0s\n  admissionCheck:\n  - {check: c, state: Ready}\n",
+     "s.yaml: line 9: events[0].admissionCheck[0].workload: required"},
+    {"CheckOfWorkloadNotCreated",
+     "events:\n- at: 0s\n  admissionCheck:\n  - {workload: a/b, check: c, "
+     "state: Ready}\n",
+     "s.yaml: line 9: events[0].admissionCheck[0].workload: no Pod or "
+     "PodGroup \"a/b\" is created by any event"},
     {"EventNotObject", "events:\n- 0s\n",
      "s.yaml: line 7: events[0]: expected object, got string"},
     {"EventsNotList", "events: {at: 0s}\n",

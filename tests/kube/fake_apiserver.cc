@@ -294,6 +294,9 @@ Reply FakeApiServer::Impl::Route(const Request& request, std::string_view path,
       return PodCall(request, key,
                      sub == std::string_view::npos ? "" : name.substr(sub + 1));
     }
+    if (std::optional<Reply> reply = ResourceCall(request, path)) {
+      return *std::move(reply);
+    }
   } else if (path.starts_with(kEvents) && path.ends_with("/events") &&
              request.method() == bhttp::verb::post) {
     std::string_view ns = path.substr(kEvents.size());

@@ -39,6 +39,17 @@ struct Reply {
 };
 
 // A Kubernetes Status object for an error answer.
+// A path as the API server routes it: /apis/<group>/<version> or
+// /api/v1[/namespaces/<ns>]/<resource>[/<name>].
+struct ResourcePath {
+  std::string api;  // "group/version"
+  std::string resource;
+  std::string ns;    // empty on a path without /namespaces/<ns>/
+  std::string name;  // empty for the collection
+  std::string Kind() const { return api + "/" + resource; }
+  std::string Key() const { return ns.empty() ? name : ns + "/" + name; }
+};
+
 Json Status(int code, std::string_view reason, std::string_view message);
 // 404 for a named object: `resource "name" not found`.
 Reply NotFound(std::string_view resource, std::string_view name);
@@ -189,6 +200,8 @@ class FakeApiServer::Impl {
   // fake_generic.cc: the scope of a served resource's list, and a GET of
   // one of its objects; nullopt when `path` names no served resource.
   std::optional<Scope> ResourceScope(std::string_view path, const Query& query);
+  Reply CreateResource(const ResourcePath& at, std::string_view body);
+  Reply DeleteResource(const ResourcePath& at);
   std::optional<Reply> ResourceCall(const Request& request,
                                     std::string_view path);
 

@@ -12,17 +12,6 @@
 namespace gpusched::kube::testing {
 namespace {
 
-// A path under /apis/ as the API server routes it:
-// <group>/<version>[/namespaces/<ns>]/<resource>[/<name>].
-struct ResourcePath {
-  std::string api;  // "group/version"
-  std::string resource;
-  std::string ns;    // empty on a path without /namespaces/<ns>/
-  std::string name;  // empty for the collection
-  std::string Kind() const { return api + "/" + resource; }
-  std::string Key() const { return ns.empty() ? name : ns + "/" + name; }
-};
-
 std::vector<std::string> Split(std::string_view path) {
   std::vector<std::string> parts;
   while (!path.empty()) {
@@ -34,17 +23,30 @@ std::vector<std::string> Split(std::string_view path) {
   return parts;
 }
 
-// Nothing for a path of another shape (a subresource, /api/v1/...).
+// Nothing for a path of another shape (a subresource, pods and nodes).
+// The core API's served resources (/api/v1/..., such as podtemplates)
+// have api "v1".
 std::optional<ResourcePath> ParsePath(std::string_view path) {
   constexpr std::string_view kApis = "/apis/";
-  if (!path.starts_with(kApis)) return std::nullopt;
-  const std::vector<std::string> parts = Split(path.substr(kApis.size()));
-  if (parts.size() < 3) return std::nullopt;
-  ResourcePath out{.api = parts[0] + "/" + parts[1]};
-  size_t at = 2;
-  if (parts[2] == "namespaces" && parts.size() >= 5) {
-    out.ns = parts[3];
-    at = 4;
+  constexpr std::string_view kCore = "/api/v1/";
+  ResourcePath out;
+  std::vector<std::string> parts;
+  size_t at = 0;
+  if (path.starts_with(kCore)) {
+    parts = Split(path.substr(kCore.size()));
+    out.api = "v1";
+  } else if (path.starts_with(kApis)) {
+    parts = Split(path.substr(kApis.size()));
+    if (parts.size() < 3) return std::nullopt;
+    out.api = parts[0] + "/" + parts[1];
+    at = 2;
+  } else {
+    return std::nullopt;
+  }
+  if (parts.size() < at + 1) return std::nullopt;
+  if (parts[at] == "namespaces" && parts.size() >= at + 3) {
+    out.ns = parts[at + 1];
+    at += 2;
   }
   if (parts.size() > at + 2) return std::nullopt;
   out.resource = parts[at];
@@ -99,13 +101,21 @@ std::optional<Scope> FakeApiServer::Impl::ResourceScope(std::string_view path,
 std::optional<Reply> FakeApiServer::Impl::ResourceCall(const Request& request,
                                                        std::string_view path) {
   const std::optional<ResourcePath> at = ParsePath(path);
-  if (!at || at->name.empty()) return std::nullopt;
-  std::lock_guard lock(mu_);
-  if (Find(served_, *at) == nullptr) return std::nullopt;
-  // Tests write these objects with PutObject; clients only read them.
-  if (request.method() != bhttp::verb::get) {
+  if (!at) return std::nullopt;
+  {
+    std::lock_guard lock(mu_);
+    if (Find(served_, *at) == nullptr) return std::nullopt;
+  }
+  const bhttp::verb method = request.method();
+  if (at->name.empty()) {
+    if (method != bhttp::verb::post) return std::nullopt;  // lists: List
+    return CreateResource(*at, request.body());
+  }
+  if (method == bhttp::verb::delete_) return DeleteResource(*at);
+  if (method != bhttp::verb::get) {
     return Reply{405, Status(405, "MethodNotAllowed", "method not allowed")};
   }
+  std::lock_guard lock(mu_);
   ++counts_["GET " + at->resource];
   const Store& store = StoreOf(at->Kind());
   auto it = store.find(at->Key());
@@ -113,6 +123,41 @@ std::optional<Reply> FakeApiServer::Impl::ResourceCall(const Request& request,
     return NotFound(at->resource + "." + GroupOf(at->api), at->name);
   }
   return Reply{200, it->second};
+}
+
+// A create (POST to the collection): 409 AlreadyExists when the name is
+// taken, as the API server answers.
+Reply FakeApiServer::Impl::CreateResource(const ResourcePath& at,
+                                          std::string_view body) {
+  Json object = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!object.is_object() || !object["metadata"].contains("name")) {
+    return {400, Status(400, "BadRequest", "no metadata.name")};
+  }
+  if (!at.ns.empty()) object["metadata"]["namespace"] = at.ns;
+  const std::string name = object["metadata"]["name"];
+  const std::string key = at.ns.empty() ? name : at.ns + "/" + name;
+  {
+    std::lock_guard lock(mu_);
+    ++counts_["CREATE " + at.resource];
+    if (StoreOf(at.Kind()).contains(key)) {
+      return {409, Status(409, "AlreadyExists",
+                          at.resource + " \"" + name + "\" already exists")};
+    }
+  }
+  PutObject(at.api, at.resource, object);
+  return {201, Get(at.Kind(), key)};
+}
+
+Reply FakeApiServer::Impl::DeleteResource(const ResourcePath& at) {
+  {
+    std::lock_guard lock(mu_);
+    ++counts_["DELETE " + at.resource];
+    if (!StoreOf(at.Kind()).contains(at.Key())) {
+      return NotFound(at.resource + "." + GroupOf(at.api), at.name);
+    }
+  }
+  Erase(at.Kind(), at.Key(), /*watched=*/true);
+  return {200, Status(200, "Success", "deleted")};
 }
 
 std::optional<Reply> FakeApiServer::Impl::ForbiddenLocked(

@@ -138,6 +138,66 @@ TEST_F(KueueObjectsTest, AnInvalidObjectIsNamedByResourceAndName) {
               HasSubstr("spec.queueingStrategy: Unsupported value \"Random\""));
 }
 
+Json Check(const std::string& name, const std::string& controller) {
+  return Json{{"kind", "AdmissionCheck"},
+              {"metadata", {{"name", name}}},
+              {"spec",
+               {{"controllerName", controller},
+                {"parameters",
+                 {{"apiGroup", "kueue.x-k8s.io"},
+                  {"kind", "ProvisioningRequestConfig"},
+                  {"name", "prc"}}}}},
+              {"status",
+               {{"conditions",
+                 Json::array({{{"type", "Active"}, {"status", "True"}}})}}}};
+}
+
+// A queue behind a check no controller would mark once Kueue is gone (a
+// MultiKueue one) is left out, inactive, as Kueue keeps it; a queue
+// behind a ProvisioningRequest check loads with it.
+TEST_F(KueueObjectsTest, QueueBehindAnUnservedCheckIsSetAside) {
+  Serve();
+  server_.ServeResource(kKueue, "admissionchecks", false, "AdmissionCheck");
+  server_.ServeResource(kKueue, "provisioningrequestconfigs", false,
+                        "ProvisioningRequestConfig");
+  server_.PutObject(kKueue, "resourceflavors", Flavor("h100"));
+  server_.PutObject(
+      kKueue, "provisioningrequestconfigs",
+      Json{{"kind", "ProvisioningRequestConfig"},
+           {"metadata", {{"name", "prc"}}},
+           {"spec",
+            {{"provisioningClassName", "check-capacity.autoscaling.x-k8s.io"},
+             {"retryStrategy",
+              {{"backoffLimitCount", 3},
+               {"backoffBaseSeconds", 60},
+               {"backoffMaxSeconds", 1800}}}}}});
+  server_.PutObject(kKueue, "admissionchecks",
+                    Check("prov", "kueue.x-k8s.io/provisioning-request"));
+  server_.PutObject(kKueue, "admissionchecks",
+                    Check("mk", "kueue.x-k8s.io/multikueue"));
+  for (auto [queue, check] :
+       {std::pair{"team-a", "prov"}, std::pair{"team-b", "mk"}}) {
+    Json cq = ServedClusterQueue(queue, 8);
+    cq["spec"]["admissionChecksStrategy"] = {
+        {"admissionChecks", Json::array({{{"name", check}}})}};
+    server_.PutObject(kKueue, "clusterqueues", cq);
+  }
+  Start();
+  std::optional<KueueObjectsSnapshot> snapshot = objects_->SnapshotIfNewer(0);
+  ASSERT_TRUE(snapshot.has_value());
+  PolicyResult result = ParsePolicyTextsSettingAside(snapshot->documents, {});
+  ASSERT_TRUE(result.ok()) << result.errors.front().message;
+  ASSERT_EQ(result.policy->cluster_queues.size(), 1u);
+  EXPECT_EQ(result.policy->cluster_queues[0].name, "team-a");
+  EXPECT_EQ(result.policy->cluster_queues[0].admission_checks[0].name, "prov");
+  ASSERT_EQ(result.set_aside.size(), 2u);
+  EXPECT_EQ(result.set_aside[0].name, "admissionchecks/mk");
+  EXPECT_THAT(result.set_aside[0].message,
+              HasSubstr("Unsupported value \"kueue.x-k8s.io/multikueue\""));
+  EXPECT_EQ(result.set_aside[1].name, "clusterqueues/team-b");
+  EXPECT_THAT(result.set_aside[1].message, HasSubstr("Not found \"mk\""));
+}
+
 TEST_F(KueueObjectsTest, AStatusWriteIsNoChangeButASpecEditIs) {
   Serve();
   server_.PutObject(kKueue, "resourceflavors", Flavor("h100"));

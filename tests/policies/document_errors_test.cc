@@ -68,8 +68,8 @@ kind: ConfigMap
 metadata: {name: a}
 )",
      {"p.yaml:2: document 1: kind: Unsupported value \"ConfigMap\": supported "
-      "values: \"ClusterQueue\", \"Cohort\", \"Configuration\", "
-      "\"LocalQueue\", "
+      "values: \"AdmissionCheck\", \"ClusterQueue\", \"Cohort\", "
+      "\"Configuration\", \"LocalQueue\", \"ProvisioningRequestConfig\", "
       "\"ResourceFlavor\", \"SchedulerConfig\", \"Topology\", "
       "\"WorkloadPriorityClass\""}},
     {"WrongApiVersion",

@@ -405,8 +405,9 @@ spec: {queueingStrategy: LIFO, extra: 1}
         "no ClusterQueue of that name",
         "p.yaml:6: document 2: kind: Unsupported "
         "value \"Widget\": supported values: "
-        "\"ClusterQueue\", \"Cohort\", \"Configuration\", "
-        "\"LocalQueue\", \"ResourceFlavor\", "
+        "\"AdmissionCheck\", \"ClusterQueue\", \"Cohort\", "
+        "\"Configuration\", \"LocalQueue\", "
+        "\"ProvisioningRequestConfig\", \"ResourceFlavor\", "
         "\"SchedulerConfig\", \"Topology\", "
         "\"WorkloadPriorityClass\"",
         "p.yaml:11: ClusterQueue \"cq\": "

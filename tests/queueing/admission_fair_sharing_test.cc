@@ -145,7 +145,7 @@ TEST(AdmissionFairSharingLedgerTest, AdmissionAddsTheEntryPenalty) {
   AdmissionFairSharing afs;
   afs.Configure(policy);
   afs.CatchUp(0);
-  afs.Settle("default/lq-a", {{kGpu, 4}}, {{kGpu, 4}}, 0);
+  afs.Settle("default/lq-a", "default/w", {{kGpu, 4}}, {{kGpu, 4}}, 0);
   // No time passed: decay adds nothing; penalty 4 * (1 - 0.5^(1/10)).
   EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpu),
               4 * (1 - std::pow(0.5, 0.1)), 1e-9);

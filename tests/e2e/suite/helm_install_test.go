@@ -49,6 +49,8 @@ func TestKueuePolicyComponentRendersAndTheAPIServerAcceptsEveryObject(t *testing
 		"kueue.x-k8s.io/provisioningrequestconfigs": read,
 		"kueue.x-k8s.io/clusterqueues/status":       {"patch"},
 		"kueue.x-k8s.io/localqueues/status":         {"patch"},
+		"autoscaling.x-k8s.io/provisioningrequests": {"create", "delete", "list", "watch"},
+		"/podtemplates":                             {"create", "delete"},
 	})
 	checkBoundToGpusched(t, objects, "ClusterRoleBinding", "gpusched-kueue-policy")
 }

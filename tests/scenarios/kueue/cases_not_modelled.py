@@ -1,6 +1,6 @@
 """Cases of the same Kueue v0.19.2 tables that have no scenario, and why.
 
-OUT: outside gpusched's scope (TAS, partial admission, admission checks and
+OUT: outside gpusched's scope (TAS, partial admission and
 the other features the issue excludes, or API plumbing). TODO: in scope,
 not written yet."""
 
@@ -68,7 +68,9 @@ NOT_MODELLED = {
     },
 }
 
-OUT_CHECKS = "not modelled: admission checks (out of scope)"
+OUT_CHECKS = ("not modelled: the check's state is set before quota is "
+              "reserved; a gpusched check runs only while its workload "
+              "holds quota (admission checks: see the section below)")
 OUT_PARTIAL = "not modelled: partial admission (out of scope)"
 SCHEDULE = {
     "assign multiple resources and flavors":

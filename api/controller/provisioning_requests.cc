@@ -1,0 +1,313 @@
+#include "api/controller/provisioning_requests.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "api/kube/sync_util.h"
+#include "spdlog/spdlog.h"
+
+namespace gpusched {
+namespace {
+
+constexpr char kRequestsPath[] =
+    "/apis/autoscaling.x-k8s.io/v1/provisioningrequests";
+// Kueue passes a pod's annotations under this prefix to the request's
+// parameters, the prefix cut (provisioning.go, ProvisioningRequestPrefix).
+constexpr std::string_view kParameterAnnotationPrefix =
+    "provreq.kueue.x-k8s.io/";
+
+std::string RequestPath(const std::string& ns, const std::string& name) {
+  return absl::StrCat("/apis/autoscaling.x-k8s.io/v1/namespaces/", ns,
+                      "/provisioningrequests/", name);
+}
+std::string TemplatePath(const std::string& ns, const std::string& name) {
+  return absl::StrCat("/api/v1/namespaces/", ns, "/podtemplates/", name);
+}
+
+bool SameShape(const Pod& a, const Pod& b) {
+  if (a.containers.size() != b.containers.size()) return false;
+  for (size_t i = 0; i < a.containers.size(); ++i) {
+    if (a.containers[i].requests != b.containers[i].requests) return false;
+  }
+  return a.node_selector == b.node_selector;
+}
+
+// The workload's pods by shape: one pod set per distinct requests.
+std::vector<ProvisioningPodSetView> PodSetsOf(const Workload& w) {
+  std::vector<ProvisioningPodSetView> sets;
+  std::vector<const Pod*> shapes;
+  for (const auto& [key, pod] : w.pods) {
+    size_t i = 0;
+    while (i < shapes.size() && !SameShape(*shapes[i], pod)) ++i;
+    if (i == shapes.size()) {
+      shapes.push_back(&pod);
+      sets.push_back({.name = i == 0 ? "main" : absl::StrCat("main-", i),
+                      .member = pod.meta.name});
+    }
+    ++sets[i].count;
+  }
+  return sets;
+}
+
+ProvisioningRequestSpec RequestFor(const Workload& w, const WorkloadCheck& c,
+                                   const ProvisioningRequestConfig& config) {
+  const std::string name = w.key.substr(w.key.find('/') + 1);
+  ProvisioningRequestSpec spec{
+      .namespace_name = w.namespace_name,
+      .name = ProvisioningRequestName(name, c.name, c.retry_count + 1),
+      .class_name = config.provisioning_class_name,
+      .parameters = config.parameters};
+  for (const auto& [key, pod] : w.pods) {
+    for (const auto& [annotation, value] : pod.meta.annotations) {
+      if (annotation.starts_with(kParameterAnnotationPrefix)) {
+        spec.parameters[annotation.substr(kParameterAnnotationPrefix.size())] =
+            value;
+      }
+    }
+    spec.owners.push_back({.api_version = "v1",
+                           .kind = "Pod",
+                           .name = pod.meta.name,
+                           .uid = pod.meta.uid});
+  }
+  return spec;
+}
+
+bool SameVerdict(const std::optional<CheckVerdict>& a, const CheckVerdict& b) {
+  return a.has_value() && a->state == b.state && a->message == b.message;
+}
+
+}  // namespace
+
+std::vector<ProvisioningCheckView> ProvisioningChecksOf(
+    const QueueingEngine& engine) {
+  const Policy& policy = engine.policy();
+  std::vector<ProvisioningCheckView> views;
+  for (const auto& [key, w] : engine.workloads()) {
+    if (!w.admitted() && !w.check_reservation.has_value()) continue;
+    for (const WorkloadCheck& c : w.checks) {
+      const ProvisioningRequestConfig* config = ConfigOfCheck(policy, c.name);
+      if (config == nullptr) continue;  // not a ProvisioningRequest check
+      if (c.state == CheckState::kReady && c.message == kNoRequestNeeded) {
+        continue;
+      }
+      ProvisioningCheckView view{.workload = key,
+                                 .check = c.name,
+                                 .admitted = w.admitted(),
+                                 .config = *config,
+                                 .request = RequestFor(w, c, *config),
+                                 .pod_sets = PodSetsOf(w)};
+      for (const ProvisioningPodSetView& set : view.pod_sets) {
+        view.request.pod_sets.push_back(
+            {.pod_template =
+                 ProvisioningPodTemplateName(view.request.name, set.name),
+             .count = set.count});
+      }
+      views.push_back(std::move(view));
+    }
+  }
+  return views;
+}
+
+ProvisioningRequestController::ProvisioningRequestController(
+    kube::KubeClient& client, AdmissionLoop& loop,
+    ProvisioningRequestControllerOptions options)
+    : client_(client), loop_(loop), options_(options) {}
+
+ProvisioningRequestController::~ProvisioningRequestController() { Stop(); }
+
+void ProvisioningRequestController::Start() {
+  watch_ = std::jthread([this](std::stop_token stop) {
+    kube::RunListWatch(client_,
+                       {.path = kRequestsPath,
+                        .what = "ProvisioningRequests",
+                        .absent_poll = options_.absent_poll},
+                       *this, stop);
+  });
+  sync_ = std::jthread([this](std::stop_token stop) { Sync(stop); });
+}
+
+void ProvisioningRequestController::Stop() {
+  for (std::jthread* t : {&sync_, &watch_}) {
+    if (t->joinable()) {
+      t->request_stop();
+      t->join();
+    }
+  }
+}
+
+// Each period: the requests the engine calls for are created (by the
+// deciding replica) and told their state; those it no longer calls for are
+// deleted.
+void ProvisioningRequestController::Sync(std::stop_token stop) {
+  do {
+    const std::vector<ProvisioningCheckView> views =
+        loop_.ReadEngine(ProvisioningChecksOf);
+    const bool deciding = loop_.deciding();
+    std::set<std::string> wanted;
+    for (const ProvisioningCheckView& view : views) {
+      wanted.insert(view.request.name);
+      bool create = false;
+      {
+        std::lock_guard lock(mu_);
+        Tracked& t = tracked_[view.request.name];
+        t.workload = view.workload;
+        t.check = view.check;
+        t.admitted = view.admitted;
+        t.config = view.config;
+        t.templates.clear();
+        for (const ProvisioningPodSetRef& set : view.request.pod_sets) {
+          t.templates.push_back(set.pod_template);
+        }
+        create = deciding && !t.created && !absent_;
+      }
+      const bool created = create && Create(view, stop).ok();
+      std::lock_guard lock(mu_);
+      Tracked& t = tracked_[view.request.name];
+      if (created) t.created = true;
+      Tell(view.request.name, t);
+    }
+    std::map<std::string, Tracked> gone;
+    {
+      std::lock_guard lock(mu_);
+      for (auto it = tracked_.begin(); it != tracked_.end();) {
+        if (wanted.contains(it->first)) {
+          ++it;
+          continue;
+        }
+        gone.insert(tracked_.extract(it++));
+      }
+    }
+    for (const auto& [name, t] : gone) {
+      if (deciding && t.created) DeleteCreated(name, t, stop);
+    }
+  } while (kube::SleepFor(options_.sync_period, stop));
+}
+
+// Hands the request's state to the loop when its conditions are known and
+// say something new; Ready with the podSetUpdates Kueue writes into the
+// check's state for the pods. mu_ held.
+void ProvisioningRequestController::Tell(const std::string& name,
+                                         Tracked& tracked) {
+  auto seen = conditions_.find(name);
+  if (seen == conditions_.end()) return;
+  std::optional<CheckVerdict> verdict =
+      CheckVerdictOfRequest(seen->second, tracked.admitted);
+  if (!verdict.has_value() || SameVerdict(tracked.told, *verdict)) return;
+  PodSetUpdate update;
+  if (verdict->state == CheckState::kReady) {
+    update = ProvisionedPodSetUpdate(name, tracked.config,
+                                     seen->second.class_details);
+  }
+  loop_.CheckStateChanged(tracked.workload, tracked.check, verdict->state,
+                          verdict->message, std::move(update));
+  tracked.told = std::move(verdict);
+}
+
+absl::Status ProvisioningRequestController::Create(
+    const ProvisioningCheckView& view, std::stop_token stop) {
+  const std::string& ns = view.request.namespace_name;
+  for (size_t i = 0; i < view.pod_sets.size(); ++i) {
+    absl::StatusOr<std::string> pod =
+        client_.Get(absl::StrCat("/api/v1/namespaces/", ns, "/pods/",
+                                 view.pod_sets[i].member),
+                    {.stop = stop});
+    if (!pod.ok()) return Report(view, pod.status());
+    simdjson::dom::parser parser;
+    simdjson::dom::element spec;
+    if (parser.parse(*pod).at_key("spec").get(spec) != simdjson::SUCCESS) {
+      return Report(view, absl::InvalidArgumentError(absl::StrCat(
+                              "pod ", view.pod_sets[i].member, ": no spec")));
+    }
+    absl::StatusOr<std::string> written =
+        client_.Post(absl::StrCat("/api/v1/namespaces/", ns, "/podtemplates"),
+                     ProvisioningPodTemplateJson(
+                         view.request, view.request.pod_sets[i].pod_template,
+                         simdjson::minify(spec)),
+                     {.stop = stop});
+    if (!written.ok() && !absl::IsAborted(written.status())) {
+      return Report(view, written.status());
+    }
+  }
+  absl::StatusOr<std::string> written =
+      client_.Post(absl::StrCat("/apis/autoscaling.x-k8s.io/v1/namespaces/", ns,
+                                "/provisioningrequests"),
+                   ProvisioningRequestJson(view.request), {.stop = stop});
+  // 409: created already (by this replica before, or the one before it).
+  if (!written.ok() && !absl::IsAborted(written.status())) {
+    return Report(view, written.status());
+  }
+  spdlog::info("ProvisioningRequest {}/{} for check {} of workload {}", ns,
+               view.request.name, view.check, view.workload);
+  return absl::OkStatus();
+}
+
+absl::Status ProvisioningRequestController::Report(
+    const ProvisioningCheckView& view, absl::Status why) {
+  spdlog::warn("creating ProvisioningRequest {}/{} for workload {}: {}",
+               view.request.namespace_name, view.request.name, view.workload,
+               std::string(why.message()));
+  return why;
+}
+
+void ProvisioningRequestController::DeleteCreated(const std::string& name,
+                                                  const Tracked& tracked,
+                                                  std::stop_token stop) {
+  const std::string ns = tracked.workload.substr(0, tracked.workload.find('/'));
+  std::vector<std::string> paths = {RequestPath(ns, name)};
+  for (const std::string& t : tracked.templates) {
+    paths.push_back(TemplatePath(ns, t));
+  }
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::string> deleted = client_.Delete(path, {.stop = stop});
+    if (!deleted.ok() && !absl::IsNotFound(deleted.status())) {
+      spdlog::warn("deleting {}: {}", path, deleted.status().ToString());
+    }
+  }
+}
+
+void ProvisioningRequestController::Observe(simdjson::dom::element request) {
+  std::string_view name;
+  if (request["metadata"]["name"].get(name) != simdjson::SUCCESS) return;
+  absl::StatusOr<RequestConditions> conditions =
+      DecodeProvisioningRequestConditions(request);
+  if (!conditions.ok()) {
+    spdlog::warn("ProvisioningRequest {}: {}", name,
+                 conditions.status().ToString());
+    return;
+  }
+  std::lock_guard lock(mu_);
+  const std::string key(name);
+  conditions_[key] = *std::move(conditions);
+  auto tracked = tracked_.find(key);
+  if (tracked != tracked_.end()) Tell(key, tracked->second);
+}
+
+void ProvisioningRequestController::Event(kube::WatchEventType type,
+                                          simdjson::dom::element object) {
+  if (type != kube::WatchEventType::kDeleted) {
+    Observe(object);
+    return;
+  }
+  std::string_view name;
+  if (object["metadata"]["name"].get(name) != simdjson::SUCCESS) return;
+  std::lock_guard lock(mu_);
+  conditions_.erase(std::string(name));
+}
+
+void ProvisioningRequestController::EndList() {
+  std::lock_guard lock(mu_);
+  absent_ = false;
+}
+
+void ProvisioningRequestController::Absent(const absl::Status& why) {
+  std::lock_guard lock(mu_);
+  absent_ = true;
+  if (said_absent_) return;
+  said_absent_ = true;
+  spdlog::info(
+      "ProvisioningRequests cannot be read ({}): the provisioning-request "
+      "admission checks stay Pending until the CRD is installed",
+      std::string(why.message()));
+}
+
+}  // namespace gpusched

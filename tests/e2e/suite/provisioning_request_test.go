@@ -1,0 +1,261 @@
+package suite_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"gpusched.io/e2e/suite/cluster"
+	"gpusched.io/e2e/suite/controlplane"
+)
+
+const autoscalerApisModule = "k8s.io/autoscaler/cluster-autoscaler/apis"
+
+var provisioningRequests = schema.GroupVersionResource{
+	Group: "autoscaling.x-k8s.io", Version: "v1", Resource: "provisioningrequests"}
+
+// provisioningCheckPolicy: ClusterQueue team-a (32 H100 GPUs, 64 cpu)
+// behind AdmissionCheck prov of Kueue's ProvisioningRequest controller,
+// retried once after 1 s (backoffLimitCount 1); a provisioned request's
+// pods get the node selector gpu.product from its class detail "product".
+func provisioningCheckPolicy(t *testing.T) string {
+	t.Helper()
+	text := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {name: prc}
+spec:
+  provisioningClassName: check-capacity.autoscaling.x-k8s.io
+  retryStrategy: {backoffLimitCount: 1, backoffBaseSeconds: 1, backoffMaxSeconds: 1}
+  podSetUpdates:
+    nodeSelector: [{key: nvidia.com/gpu.product, valueFromProvisioningClassDetail: product}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: prov}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: prc}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  admissionChecksStrategy:
+    admissionChecks: [{name: prov}]
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 32}
+      - {name: cpu, nominalQuota: 64}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: %s}
+spec: {clusterQueue: team-a}
+`, cluster.Namespace)
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// installProvisioningRequestCRD creates the CRD of the autoscaler apis
+// module that the suite's go.mod pins (not imported: its Go types pull in
+// ginkgo), from the module cache, and waits until it is served.
+func installProvisioningRequestCRD(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, client dynamic.Interface) {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join(cp.Repo, "tests", "e2e", "suite", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := regexp.MustCompile(regexp.QuoteMeta(autoscalerApisModule) + ` (\S+)`).FindSubmatch(mod)
+	if pinned == nil {
+		t.Fatalf("go.mod pins no %s", autoscalerApisModule)
+	}
+	version := string(pinned[1])
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, "go", "pkg", "mod")
+	}
+	data, err := os.ReadFile(filepath.Join(cache, autoscalerApisModule+"@"+version,
+		"config", "crd", "autoscaling.x-k8s.io_provisioningrequests.yaml"))
+	if err != nil {
+		t.Fatalf("the ProvisioningRequest CRD of %s@%s: %v", autoscalerApisModule, version, err)
+	}
+	objects, err := controlplane.DecodeObjects(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, o := range objects {
+		if _, err := client.Resource(crds).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.Resource(provisioningRequests).List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("ProvisioningRequests not served: %v", err)
+	}
+}
+
+// provision is the test's provisioner: it waits for request `name` and
+// adds its condition `condition`, True, to those it has, as
+// cluster-autoscaler would (CapacityRevoked comes on top of Provisioned),
+// with `details` as its provisioningClassDetails when not nil.
+func provision(ctx context.Context, t *testing.T, client dynamic.Interface, name, condition string, details map[string]any) {
+	t.Helper()
+	requests := client.Resource(provisioningRequests).Namespace(cluster.Namespace)
+	var request *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		request, err = requests.Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("ProvisioningRequest %s never created: %v", name, err)
+	}
+	conditions, _, err := unstructured.NestedSlice(request.Object, "status", "conditions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conditions = append(conditions, map[string]any{"type": condition, "status": "True", "reason": "Test",
+		"message": "set by the test provisioner", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
+	if err := unstructured.SetNestedSlice(request.Object, conditions, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if details != nil {
+		if err := unstructured.SetNestedMap(request.Object, details, "status", "provisioningClassDetails"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := requests.UpdateStatus(ctx, request, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("ProvisioningRequest %s: %v", name, err)
+	}
+}
+
+// waitRequestGone waits until gpusched deleted request `name`.
+func waitRequestGone(ctx context.Context, t *testing.T, client dynamic.Interface, name string) {
+	t.Helper()
+	requests := client.Resource(provisioningRequests).Namespace(cluster.Namespace)
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := requests.Get(ctx, name, metav1.GetOptions{})
+		return errors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("ProvisioningRequest %s not deleted: %v", name, err)
+	}
+}
+
+// waitRequestAbsent checks that request `name` does not exist: none was
+// created in the time a retry's backoff (1 s) and the next sync would take.
+func waitRequestAbsent(ctx context.Context, t *testing.T, client dynamic.Interface, name, why string) {
+	t.Helper()
+	time.Sleep(3 * time.Second)
+	if _, err := client.Resource(provisioningRequests).Namespace(cluster.Namespace).Get(ctx, name, metav1.GetOptions{}); !errors.IsNotFound(err) {
+		t.Errorf("%s: %v, want NotFound: %s", name, err, why)
+	}
+}
+
+// TestProvisioningRequestCheckGatesTheGang: with Kueue's ProvisioningRequest
+// check on the queue, gpusched creates the request for a gang holding its
+// quota; Failed is retried with the next attempt's request (the first one
+// deleted), Provisioned binds the gang; a gang that fails past
+// backoffLimitCount is rejected: no further request, never bound. The
+// provisioned gang's pods carry Kueue's podSetUpdates (the request's
+// annotations, the config's node selector from the class details). Then
+// CapacityRevoked on the bound gang's request deactivates it as Kueue
+// v0.19.2 does (provisioning/controller.go: Rejected while active and not
+// finished; workload_controller.go reconcileCheckBasedEviction: deactivated
+// with reason AdmissionCheck, and Kueue's pod integration deletes a
+// deactivated group's pods): its pods are evicted, no new request is made.
+func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: provisioningCheckPolicy(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	client, err := dynamic.NewForConfig(cp.RestConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowGpuschedToReadKueueObjects(ctx, t, cp)
+	installProvisioningRequestCRD(ctx, t, cp, client)
+	cluster.SetUpDemoCluster(ctx, t, cp)
+	for i := 0; i < 2; i++ {
+		if _, err := kueueGangPod("ring", i, 2, 4).Create(ctx, cp.Client); err != nil {
+			t.Fatal(err)
+		}
+	}
+	provision(ctx, t, client, "ring-prov-1", "Failed", nil)
+	waitRequestGone(ctx, t, client, "ring-prov-1")
+	checkNoneBound(ctx, t, cp)
+	provision(ctx, t, client, "ring-prov-2", "Provisioned", map[string]any{"product": "NVIDIA-H100-80GB-HBM3"})
+	bound := waitAllBound(ctx, t, cp, 2)
+	checkGangPlacement(t, bound, 4)
+	for _, p := range bound { // Kueue's podSetUpdates, applied with the admission
+		if got := p.Annotations["autoscaling.x-k8s.io/consume-provisioning-request"]; got != "ring-prov-2" {
+			t.Errorf("%s: consume-provisioning-request %q, want ring-prov-2", p.Name, got)
+		}
+		if got := p.Spec.NodeSelector["nvidia.com/gpu.product"]; got != "NVIDIA-H100-80GB-HBM3" {
+			t.Errorf("%s: nodeSelector gpu.product %q, want the class detail's", p.Name, got)
+		}
+	}
+
+	for i := 0; i < 2; i++ {
+		if _, err := kueueGangPod("doomed", i, 2, 4).Create(ctx, cp.Client); err != nil {
+			t.Fatal(err)
+		}
+	}
+	provision(ctx, t, client, "doomed-prov-1", "Failed", nil)
+	provision(ctx, t, client, "doomed-prov-2", "Failed", nil)
+	waitRequestGone(ctx, t, client, "doomed-prov-2")
+	waitRequestAbsent(ctx, t, client, "doomed-prov-3", "a gang past backoffLimitCount is rejected")
+	pods, err := cp.Client.CoreV1().Pods(cluster.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countBound(pods.Items); got != 2 {
+		t.Errorf("%d pods bound, want only ring's 2", got)
+	}
+
+	provision(ctx, t, client, "ring-prov-2", "CapacityRevoked", nil)
+	ring := []string{"ring-0", "ring-1"}
+	waitForReason(ctx, t, cp, "Pod", "AdmissionCheck", ring)
+	waitForReason(ctx, t, cp, "Pod", "Evicted", ring)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range ring {
+			pod, err := cp.Client.CoreV1().Pods(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && pod.DeletionTimestamp == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Errorf("ring's pods still running 30 s after their capacity was revoked: %v", err)
+	}
+	waitRequestAbsent(ctx, t, client, "ring-prov-3", "a revoked gang is deactivated, not retried")
+}

@@ -1,0 +1,133 @@
+// gpusched as the provisioning-request admission check controller against
+// the fake API server: a workload holding quota reserved gets its
+// PodTemplate and ProvisioningRequest (Kueue's names); Provisioned admits
+// it; Failed requeues it, deletes what was created and, after the backoff,
+// asks again under the next attempt's name.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "api/controller/provisioning_requests.h"
+#include "tests/controller/admission_loop_fixture.h"
+#include "tests/kube/fake_apiserver.h"
+#include "tests/kube/test_util.h"
+#include "tests/queueing/checked_policy.h"
+
+namespace gpusched::kube::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kApi[] = "autoscaling.x-k8s.io/v1";
+constexpr char kRequests[] = "provisioningrequests";
+
+class ProvisioningRequestControllerTest : public AdmissionLoopTest {
+ protected:
+  void SetUp() override {
+    if (ServeRequests()) {
+      server_.ServeResource(kApi, kRequests, true, "ProvisioningRequest");
+    }
+    server_.ServeResource("v1", "podtemplates", true, "PodTemplate");
+    auto client = KubeClient::Create(server_.Config());
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+    Start(CheckedPolicy());
+    for (int i = 0; i < 2; ++i) {
+      const std::string name = "g-" + std::to_string(i);
+      server_.AddPod(GpuPod("team-a/" + name, 4));
+      Pod pod = GangPod("team-a", "g", i, 4, 2);
+      pod.scheduling_gates.push_back(kAdmissionGate);
+      ReadPodAdmissionState(pod);
+      loop_->PodUpserted(std::move(pod));
+    }
+    loop_->WaitIdle();
+    controller_ = std::make_unique<ProvisioningRequestController>(
+        *client_, *loop_,
+        ProvisioningRequestControllerOptions{.sync_period = 20ms});
+    controller_->Start();
+  }
+  // False: the cluster has no ProvisioningRequest CRD.
+  virtual bool ServeRequests() const { return true; }
+  void TearDown() override {
+    controller_->Stop();
+    AdmissionLoopTest::TearDown();
+  }
+  Json Request(const std::string& name) const {
+    return server_.Object(kApi, kRequests, "team-a/" + name);
+  }
+  void SetCondition(const std::string& name, const std::string& type) {
+    Json request = Request(name);
+    request["status"]["conditions"] = {
+        {{"type", type}, {"status", "True"}, {"message", "from the test"}}};
+    server_.PutObject(kApi, kRequests, request);
+  }
+  bool Admitted() {
+    loop_->WaitIdle();
+    for (const QueueDecision& d : sink_.Take()) {
+      if (std::holds_alternative<AdmitMember>(d)) return true;
+    }
+    return false;
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<ProvisioningRequestController> controller_;
+};
+
+TEST_F(ProvisioningRequestControllerTest, CreatesTheRequestAndItsTemplate) {
+  ASSERT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
+  const Json request = Request("g-prov-1");
+  EXPECT_EQ(request["spec"]["provisioningClassName"],
+            "check-capacity.autoscaling.x-k8s.io");
+  EXPECT_EQ(request["metadata"]["labels"]["kueue.x-k8s.io/managed"], "true");
+  ASSERT_EQ(request["spec"]["podSets"].size(), 1u);
+  EXPECT_EQ(request["spec"]["podSets"][0]["count"], 2);
+  EXPECT_EQ(request["spec"]["podSets"][0]["podTemplateRef"]["name"],
+            "ppt-g-prov-1-main");
+  const Json tmpl =
+      server_.Object("v1", "podtemplates", "team-a/ppt-g-prov-1-main");
+  ASSERT_FALSE(tmpl.is_null());
+  EXPECT_EQ(tmpl["template"]["spec"]["containers"][0]["name"], "main");
+  EXPECT_FALSE(Admitted());
+}
+
+TEST_F(ProvisioningRequestControllerTest, ProvisionedAdmitsTheWorkload) {
+  ASSERT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
+  SetCondition("g-prov-1", "Provisioned");
+  EXPECT_TRUE(WaitUntil([&] { return Admitted(); }));
+}
+
+TEST_F(ProvisioningRequestControllerTest, FailedDeletesAndRetriesNextAttempt) {
+  ASSERT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
+  SetCondition("g-prov-1", "Failed");
+  // The request, then its template.
+  EXPECT_TRUE(WaitUntil([&] {
+    return Request("g-prov-1").is_null() &&
+           server_.Object("v1", "podtemplates", "team-a/ppt-g-prov-1-main")
+               .is_null();
+  }));
+  now_ += 10'000;  // the config's backoff
+  loop_->WaitIdle();
+  EXPECT_TRUE(WaitUntil([&] { return !Request("g-prov-2").is_null(); }));
+  EXPECT_FALSE(Admitted());
+}
+
+class WithoutRequestsCrdTest : public ProvisioningRequestControllerTest {
+ protected:
+  bool ServeRequests() const override { return false; }
+};
+
+// No CRD: the list says so and nothing is created, not even the pod
+// templates a request would name; the workload keeps its reservation.
+TEST_F(WithoutRequestsCrdTest, NothingIsCreatedWhileRequestsAreNotServed) {
+  std::this_thread::sleep_for(300ms);  // fifteen sync periods
+  EXPECT_EQ(server_.Count("CREATE podtemplates"), 0);
+  EXPECT_FALSE(Admitted());
+}
+
+}  // namespace
+}  // namespace gpusched::kube::testing
