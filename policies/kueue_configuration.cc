@@ -110,21 +110,14 @@ void DecodeBlockAdmission(DocContext& doc, const Value& block,
   config->gang_block_admission = ReadBool(doc, block).value_or(v1beta1_enabled);
 }
 
-// recoveryTimeout: defaults to the timeout; Kueue's "0s" (never evict a
-// workload whose pods stopped being ready) has no gpusched counterpart.
+// recoveryTimeout: defaults to the timeout; Kueue's "0s" disables the
+// check: a running gang short of members is never evicted for it.
 void DecodeRecoveryTimeout(DocContext& doc, const Value& value,
                            SchedulerConfig* config) {
   int64_t ms = config->gang_admission_timeout_ms;
   if (!value.present() || !ReadDurationInto(doc, value, &ms)) return;
-  if (ms == 0) {
-    doc.Error(value.line, value.path,
-              InvalidValue(value.node.Scalar(),
-                           "0s (no recovery timeout) is not implemented: "
-                           "gpusched evicts a gang short of members after "
-                           "a grace; give a duration"));
-    return;
-  }
-  config->stale_gang_grace_ms = ms;
+  config->stale_gang_grace_ms =
+      ms == 0 ? SchedulerConfig::kNeverEvictShortGang : ms;
 }
 
 // waitForPodsReady: v1beta1 has `enable` (default false); in v1beta2 the

@@ -252,9 +252,11 @@ std::string ConfigText(const SchedulerConfig& c) {
       FormatDurationMs(c.gang_admission_timeout_ms), ", backoff ",
       FormatDurationMs(c.gang_backoff_base_ms), " to ",
       FormatDurationMs(c.gang_backoff_max_ms), ", staleGangGracePeriod ",
-      FormatDurationMs(c.stale_gang_grace_ms), RequeuingText(c),
-      "\n  starvationTimeout ", FormatDurationMs(c.starvation_timeout_ms),
-      ", preemption minimumRuntime ",
+      c.stale_gang_grace_ms == SchedulerConfig::kNeverEvictShortGang
+          ? "never (recoveryTimeout 0s)"
+          : FormatDurationMs(c.stale_gang_grace_ms),
+      RequeuingText(c), "\n  starvationTimeout ",
+      FormatDurationMs(c.starvation_timeout_ms), ", preemption minimumRuntime ",
       FormatDurationMs(c.preemption_minimum_runtime_ms),
       "\n  scoring: ", absl::StrJoin(scoring, ", "), "\n  topologyLevels: ",
       c.topology_levels.empty() ? "(none)"

@@ -114,7 +114,8 @@ std::vector<TimerOutcome> GangTimers::TakeBelowMinPastGrace(
     const bool short_of_members =
         w.admitted() && static_cast<int>(w.placements.size() +
                                          w.succeeded.size()) < w.min_member;
-    if (short_of_members && now - it->second < grace) {
+    const bool never = grace == SchedulerConfig::kNeverEvictShortGang;
+    if (short_of_members && (never || now - it->second < grace)) {
       ++it;
       continue;
     }
@@ -204,9 +205,11 @@ std::optional<int64_t> GangTimers::NextWakeup(
   }
   for (const auto& [key, since] : below_min_since_) {
     auto it = workloads.find(key);
-    consider(since + (it != workloads.end() && it->second.is_gang
-                          ? config.stale_gang_grace_ms
-                          : 0));
+    if (it == workloads.end()) {
+      consider(since);
+    } else if (std::optional<int64_t> ends = GraceEnds(config, it->second)) {
+      consider(*ends);
+    }
   }
   return next;
 }

@@ -76,7 +76,11 @@ class GangTimers {
                                    const Workload& w) const {
     auto it = below_min_since_.find(w.key);
     if (it == below_min_since_.end()) return std::nullopt;
-    return it->second + (w.is_gang ? config.stale_gang_grace_ms : 0);
+    if (!w.is_gang) return it->second;
+    if (config.stale_gang_grace_ms == SchedulerConfig::kNeverEvictShortGang) {
+      return std::nullopt;
+    }
+    return it->second + config.stale_gang_grace_ms;
   }
 
   // The starvation reservation: lifted when its workload no longer waits,

@@ -227,7 +227,10 @@ struct SchedulerConfig {
   int64_t gang_admission_timeout_ms = 300'000;
   int64_t gang_backoff_base_ms = 10'000;
   int64_t gang_backoff_max_ms = 300'000;
+  // How long an admitted gang may run short of minMember before it is
+  // evicted whole; kNeverEvictShortGang never (Kueue's recoveryTimeout 0s).
   int64_t stale_gang_grace_ms = 60'000;
+  static constexpr int64_t kNeverEvictShortGang = -1;
   // Kueue's requeuingStrategy.backoffLimitCount: after this many requeues
   // by PodsReadyTimeout the next timeout deactivates the workload
   // (RequeuingLimitExceeded). Unset: requeued without end.

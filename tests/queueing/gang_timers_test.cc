@@ -104,6 +104,22 @@ TEST(GangTimersTest, GangBelowMinMemberIsEvictedAfterTheGraceOnly) {
   EXPECT_TRUE(timers.TakeBelowMinPastGrace(config, workloads, 99'000).empty());
 }
 
+// Kueue's recoveryTimeout 0s: a gang short of members is never evicted.
+TEST(GangTimersTest, NoGraceLimitNeverEvictsAShortGang) {
+  SchedulerConfig config = Config();
+  config.stale_gang_grace_ms = SchedulerConfig::kNeverEvictShortGang;
+  GangTimers timers;
+  std::map<std::string, Workload> workloads;
+  Workload& w = workloads[Gang(2, 2).key] = Gang(2, 2);
+  w.state = Workload::State::kAdmitted;
+  w.placements[w.pods.begin()->first] = {"dgx-0", {}};  // one of two left
+  timers.NoteBelowMin(w.key, 5'000);
+  EXPECT_EQ(timers.NextWakeup(config, workloads, {}, 5'000), std::nullopt);
+  EXPECT_TRUE(
+      timers.TakeBelowMinPastGrace(config, workloads, 1'000'000'000).empty());
+  EXPECT_EQ(timers.GraceEnds(config, w), std::nullopt);
+}
+
 TEST(GangTimersTest, GangThatRecoveredIsForgottenWithoutEviction) {
   const SchedulerConfig config = Config();
   GangTimers timers;

@@ -1,17 +1,13 @@
 package suite_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,26 +84,7 @@ func TestKueueObjectsArePolicyAndAnActiveKueueStopsGpusched(t *testing.T) {
 // binds gpusched's ServiceAccount: what it grants must be enough.
 func allowGpuschedToReadKueueObjects(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(cp.Repo, "deploy", "kueue-policy", "rbac.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects, err := controlplane.DecodeObjects(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	find(t, objects, "ClusterRole", "gpusched-kueue-policy", &role)
-	role.ResourceVersion = ""
-	if _, err := cp.Client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "gpusched-kueue-policy-e2e"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: controlplane.GpuschedUser}},
-	}
-	if _, err := cp.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := arena.GrantGpuschedKueuePolicy(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
 }

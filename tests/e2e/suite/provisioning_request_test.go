@@ -1,30 +1,25 @@
 package suite_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"gpusched.io/e2e/suite/arena"
 	"gpusched.io/e2e/suite/cluster"
 	"gpusched.io/e2e/suite/controlplane"
 )
 
-const autoscalerApisModule = "k8s.io/autoscaler/cluster-autoscaler/apis"
-
-var provisioningRequests = schema.GroupVersionResource{
-	Group: "autoscaling.x-k8s.io", Version: "v1", Resource: "provisioningrequests"}
+var provisioningRequests = arena.ProvisioningRequests
 
 // provisioningCheckPolicy: ClusterQueue team-a (32 H100 GPUs, 64 cpu)
 // behind AdmissionCheck prov of Kueue's ProvisioningRequest controller,
@@ -80,46 +75,12 @@ spec: {clusterQueue: team-a}
 	return path
 }
 
-// installProvisioningRequestCRD creates the CRD of the autoscaler apis
-// module that the suite's go.mod pins (not imported: its Go types pull in
-// ginkgo), from the module cache, and waits until it is served.
-func installProvisioningRequestCRD(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, client dynamic.Interface) {
+// installProvisioningRequestCRD: arena.InstallProvisioningRequestCRD, or
+// the test fails.
+func installProvisioningRequestCRD(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) {
 	t.Helper()
-	mod, err := os.ReadFile(filepath.Join(cp.Repo, "tests", "e2e", "suite", "go.mod"))
-	if err != nil {
+	if err := arena.InstallProvisioningRequestCRD(ctx, cp); err != nil {
 		t.Fatal(err)
-	}
-	pinned := regexp.MustCompile(regexp.QuoteMeta(autoscalerApisModule) + ` (\S+)`).FindSubmatch(mod)
-	if pinned == nil {
-		t.Fatalf("go.mod pins no %s", autoscalerApisModule)
-	}
-	version := string(pinned[1])
-	cache := os.Getenv("GOMODCACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, "go", "pkg", "mod")
-	}
-	data, err := os.ReadFile(filepath.Join(cache, autoscalerApisModule+"@"+version,
-		"config", "crd", "autoscaling.x-k8s.io_provisioningrequests.yaml"))
-	if err != nil {
-		t.Fatalf("the ProvisioningRequest CRD of %s@%s: %v", autoscalerApisModule, version, err)
-	}
-	objects, err := controlplane.DecodeObjects(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, o := range objects {
-		if _, err := client.Resource(crds).Create(ctx, o, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := client.Resource(provisioningRequests).List(ctx, metav1.ListOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("ProvisioningRequests not served: %v", err)
 	}
 }
 
@@ -202,7 +163,7 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowGpuschedToReadKueueObjects(ctx, t, cp)
-	installProvisioningRequestCRD(ctx, t, cp, client)
+	installProvisioningRequestCRD(ctx, t, cp)
 	cluster.SetUpDemoCluster(ctx, t, cp)
 	for i := 0; i < 2; i++ {
 		if _, err := kueueGangPod("ring", i, 2, 4).Create(ctx, cp.Client); err != nil {

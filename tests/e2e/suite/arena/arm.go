@@ -94,6 +94,13 @@ func (KueueArm) Start(t testing.TB, s *Scenario) *ArmCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the manager: Kueue sets its provisioning controller up only
+	// if the CRD is served when it starts.
+	if s.Provisioner != nil {
+		if err := InstallProvisioningRequestCRD(context.Background(), cp); err != nil {
+			t.Fatal(err)
+		}
+	}
 	k := StartKueue(t, cp, Options{Config: config})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -155,6 +162,15 @@ func (GpuschedArm) Start(t testing.TB, s *Scenario) *ArmCluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ensureNamespaces(ctx, t, cp, s)
+	if s.Provisioner != nil {
+		// deploy/kueue-policy's rules carry the provisioning check's.
+		if err := GrantGpuschedKueuePolicy(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+		if err := InstallProvisioningRequestCRD(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return &ArmCluster{
 		Arm: "gpusched", CP: cp, SchedulerName: cluster.SchedulerName,
 		Pids: cp.Pids,

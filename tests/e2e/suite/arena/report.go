@@ -55,6 +55,8 @@ var Definitions = map[string]string{
 	"cpu_s.arm":            "the arm's own process: kueue's manager or gpusched",
 	"replacements":         "pods the replay created for members that ended without succeeding (preempted)",
 	"gang_violations":      "pods bound while a member slot of their workload had no pod (none live, none Succeeded)",
+	"provisioning_requests": "ProvisioningRequests the arm created (each attempt of each workload's check), " +
+		"answered by the arena's test provisioner",
 	"workloads_across_domains": "workloads whose pods ran under more than one value of the scenario's domainLabel " +
 		"(a rack, say): what a required topology forbids",
 	"bound_before_gang_admitted": "pods bound while another member of their workload was still gated: the gang " +
@@ -85,6 +87,9 @@ func (r Round) Figures() map[string]float64 {
 		"ungated_at_creation":        float64(m.UngatedAtCreation),
 		"pods":                       float64(m.Pods),
 		"setup_s":                    r.SetupSeconds,
+	}
+	if r.Provisioning != nil {
+		f["provisioning_requests"] = float64(len(r.Provisioning))
 	}
 	if m.Domains != nil {
 		f["workloads_across_domains"] = float64(acrossDomains(m.Domains))

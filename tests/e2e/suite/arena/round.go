@@ -36,6 +36,9 @@ type Round struct {
 	SetupSeconds float64 `json:"setup_seconds"`
 	// Pods are every pod's record, times in ms from the start.
 	Pods []PodTimes `json:"pods,omitempty"`
+	// Provisioning: the ProvisioningRequests the arm created and what the
+	// test provisioner answered (scenarios with a provisioner).
+	Provisioning []ProvisionRecord `json:"provisioning,omitempty"`
 	// FigureValues are Figures() as the report took them (set by NewReport).
 	FigureValues map[string]float64 `json:"figures,omitempty"`
 }
@@ -110,6 +113,13 @@ func replay(ctx context.Context, c *ArmCluster, s *Scenario, arrivals []Arrival,
 	round.MachineBefore = machineNow()
 	before := snapshotCPU(pids)
 	start := time.Now()
+	var prov *provisioner
+	if s.Provisioner != nil {
+		var err error
+		if prov, err = startProvisioner(runCtx, c.CP.RestConfig, *s.Provisioner, start); err != nil {
+			round.Error = fmt.Sprintf("provisioner: %v", err)
+		}
+	}
 	go func() { _ = replayer.Run(runCtx, rec, start, arrivals) }()
 	waitDone(runCtx, rec, start, opts.Progress)
 	end := time.Now()
@@ -118,6 +128,9 @@ func replay(ctx context.Context, c *ArmCluster, s *Scenario, arrivals []Arrival,
 	round.Processes = processes(pids, before, after)
 	stop()
 	replayer.Wait()
+	if prov != nil {
+		round.Provisioning = prov.Records()
+	}
 	lags, replacements, err := replayer.Stats()
 	if complete, workloads := rec.Progress(); complete < workloads {
 		round.Error = fmt.Sprintf("%d of %d workloads finished within %s", complete, workloads, s.Timeout)

@@ -53,6 +53,10 @@ type Scenario struct {
 	// workload's pods ran under are measured and compared between arms
 	// (workloadDomains): topology-aware placement.
 	DomainLabel string `json:"domainLabel,omitempty"`
+	// Provisioner, if set, installs the ProvisioningRequest CRD in both
+	// arms and runs the arena's test provisioner during the replay (for a
+	// policy with Kueue's provisioning admission check).
+	Provisioner *ProvisionerSpec `json:"provisioner,omitempty"`
 	// Queues are the LocalQueues workloads are sent to, each in its own
 	// namespace (Kueue's generator names both after the ClusterQueue).
 	Queues       []QueueRef    `json:"queues"`
@@ -217,6 +221,9 @@ func (s *Scenario) checkFields() error {
 	}
 	if err := s.checkNodes(); err != nil {
 		return err
+	}
+	if s.Provisioner != nil && s.Provisioner.DelayMs < 0 {
+		return fmt.Errorf("provisioner.delayMs %d, want >= 0", s.Provisioner.DelayMs)
 	}
 	if _, err := s.TimeoutDuration(); err != nil {
 		return err
