@@ -141,6 +141,26 @@ def _placements(doc, table):
     return out
 
 
+def _provisioning(doc, table, fmt):
+    """The ProvisioningRequests each arm created and the test provisioner's
+    answers, first round of each arm."""
+    rows, seen = [], set()
+    for run in doc.get("runs") or []:
+        if run.get("arm") in seen or not run.get("provisioning"):
+            continue
+        seen.add(run.get("arm"))
+        for p in run["provisioning"]:
+            rows.append([run.get("arm"), p.get("request"),
+                         fmt(p.get("seen_ms", 0) / 1000, 1),
+                         fmt(p.get("decided_ms", 0) / 1000, 1),
+                         p.get("condition") or "-"])
+    if not rows:
+        return []
+    return ["ProvisioningRequests (first round of each arm):", ""] + table(
+        ["arm", "request", "seen at (s)", "answered at (s)", "answer"],
+        rows) + [""]
+
+
 def arena_section(name, doc, table, fmt):
     """Lines of one scenario's section."""
     out = [f"## Side by side with Kueue: {doc.get('scenario', name)} "
@@ -151,4 +171,5 @@ def arena_section(name, doc, table, fmt):
     out += _rounds(doc, table, fmt)
     out += _order(doc, table, fmt)
     out += _placements(doc, table)
+    out += _provisioning(doc, table, fmt)
     return out
