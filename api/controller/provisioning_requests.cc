@@ -115,7 +115,27 @@ ProvisioningRequestController::ProvisioningRequestController(
 
 ProvisioningRequestController::~ProvisioningRequestController() { Stop(); }
 
+namespace {
+
+// The policy has an AdmissionCheck of Kueue's ProvisioningRequest
+// controller: only then are requests watched, so a cluster without such
+// checks needs no rules for them (deploy/manifests grants none).
+bool HasProvisioningChecks(const QueueingEngine& engine) {
+  const Policy& policy = engine.policy();
+  for (const AdmissionCheck& check : policy.admission_checks) {
+    if (ConfigOfCheck(policy, check.name) != nullptr) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void ProvisioningRequestController::Start() {
+  sync_ = std::jthread([this](std::stop_token stop) { Sync(stop); });
+}
+
+// Started by the sync thread, once; Stop joins that thread before this one.
+void ProvisioningRequestController::StartWatch() {
   watch_ = std::jthread([this](std::stop_token stop) {
     kube::RunListWatch(client_,
                        {.path = kRequestsPath,
@@ -123,7 +143,6 @@ void ProvisioningRequestController::Start() {
                         .absent_poll = options_.absent_poll},
                        *this, stop);
   });
-  sync_ = std::jthread([this](std::stop_token stop) { Sync(stop); });
 }
 
 void ProvisioningRequestController::Stop() {
@@ -140,6 +159,9 @@ void ProvisioningRequestController::Stop() {
 // deleted.
 void ProvisioningRequestController::Sync(std::stop_token stop) {
   do {
+    if (!watch_.joinable() && loop_.ReadEngine(HasProvisioningChecks)) {
+      StartWatch();
+    }
     const std::vector<ProvisioningCheckView> views =
         loop_.ReadEngine(ProvisioningChecksOf);
     const bool deciding = loop_.deciding();

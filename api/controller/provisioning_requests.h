@@ -81,6 +81,7 @@ class ProvisioningRequestController : private kube::ListWatchSink {
     std::optional<CheckVerdict> told;  // last state handed to the loop
   };
   void Sync(std::stop_token stop);
+  void StartWatch();
   void Tell(const std::string& name, Tracked& tracked);
   absl::Status Create(const ProvisioningCheckView& view, std::stop_token stop);
   static absl::Status Report(const ProvisioningCheckView& view,

@@ -35,7 +35,7 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
     auto client = KubeClient::Create(server_.Config());
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    Start(CheckedPolicy());
+    Start(TestPolicy());
     for (int i = 0; i < 2; ++i) {
       const std::string name = "g-" + std::to_string(i);
       server_.AddPod(GpuPod("team-a/" + name, 4));
@@ -52,6 +52,7 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
   }
   // False: the cluster has no ProvisioningRequest CRD.
   virtual bool ServeRequests() const { return true; }
+  virtual Policy TestPolicy() const { return CheckedPolicy(); }
   void TearDown() override {
     controller_->Stop();
     AdmissionLoopTest::TearDown();
@@ -127,6 +128,26 @@ TEST_F(WithoutRequestsCrdTest, NothingIsCreatedWhileRequestsAreNotServed) {
   std::this_thread::sleep_for(300ms);  // fifteen sync periods
   EXPECT_EQ(server_.Count("CREATE podtemplates"), 0);
   EXPECT_FALSE(Admitted());
+}
+
+class WithoutProvisioningChecksTest : public ProvisioningRequestControllerTest {
+ protected:
+  Policy TestPolicy() const override {
+    Policy policy = CheckedPolicy();
+    policy.admission_checks.clear();
+    for (ClusterQueue& cq : policy.cluster_queues) cq.admission_checks.clear();
+    return policy;
+  }
+};
+
+// A policy without ProvisioningRequest checks watches no requests: a
+// cluster without such checks needs no rules for them (deploy/manifests
+// grants none, and a forbidden list would be retried for ever).
+TEST_F(WithoutProvisioningChecksTest, RequestsAreNeverListed) {
+  EXPECT_TRUE(Admitted());
+  std::this_thread::sleep_for(300ms);  // fifteen sync periods
+  EXPECT_EQ(server_.Count("LIST provisioningrequests"), 0);
+  EXPECT_EQ(server_.Count("WATCH provisioningrequests"), 0);
 }
 
 }  // namespace
