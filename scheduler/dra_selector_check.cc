@@ -28,24 +28,23 @@ namespace gpusched {
 namespace {
 
 using Kind = SelectorNode::Kind;
-using Type = SelectorType;
 
-std::string_view TypeName(Type type) {
+std::string_view TypeName(SelectorType type) {
   switch (type) {
-    case Type::kBool:
+    case SelectorType::kBool:
       return "bool";
-    case Type::kInt:
+    case SelectorType::kInt:
       return "int";
-    case Type::kString:
+    case SelectorType::kString:
       return "string";
-    case Type::kVersion:
+    case SelectorType::kVersion:
       return "semver";
-    case Type::kQuantity:
+    case SelectorType::kQuantity:
       return "quantity";
-    case Type::kDyn:
+    case SelectorType::kDyn:
       return "an attribute";
-    case Type::kAttributeMap:
-    case Type::kCapacityMap:
+    case SelectorType::kAttributeMap:
+    case SelectorType::kCapacityMap:
       return "a map";
   }
   return "?";
@@ -56,8 +55,9 @@ std::string_view OpName(SelectorOp op) {
   return kNames[static_cast<int>(op)];
 }
 
-bool IsMap(Type type) {
-  return type == Type::kAttributeMap || type == Type::kCapacityMap;
+bool IsMap(SelectorType type) {
+  return type == SelectorType::kAttributeMap ||
+         type == SelectorType::kCapacityMap;
 }
 
 absl::Status NotCel(size_t offset, std::string_view why) {
@@ -66,7 +66,7 @@ absl::Status NotCel(size_t offset, std::string_view why) {
 
 // A map anywhere but on the right of 'in' is valid CEL the subset leaves
 // out.
-absl::Status NoMap(Type type, size_t offset) {
+absl::Status NoMap(SelectorType type, size_t offset) {
   if (!IsMap(type)) return absl::OkStatus();
   return OutsideSubset(offset,
                        "a map other than on the right of 'in' (name a key "
@@ -77,14 +77,15 @@ absl::Status NoMap(Type type, size_t offset) {
 absl::Status CheckBool(const SelectorNode& operand, size_t offset,
                        std::string_view where) {
   if (absl::Status s = NoMap(operand.type, offset); !s.ok()) return s;
-  if (operand.type == Type::kBool || operand.type == Type::kDyn) {
+  if (operand.type == SelectorType::kBool ||
+      operand.type == SelectorType::kDyn) {
     return absl::OkStatus();
   }
   return NotCel(offset, absl::StrCat(Sv(where), " needs a bool, not ",
                                      Sv(TypeName(operand.type))));
 }
 
-SelectorNodePtr Build(Kind kind, Type type,
+SelectorNodePtr Build(Kind kind, SelectorType type,
                       std::vector<SelectorNodePtr> children) {
   auto node = std::make_shared<SelectorNode>();
   node->kind = kind;
@@ -93,10 +94,11 @@ SelectorNodePtr Build(Kind kind, Type type,
   return node;
 }
 
-bool Comparable(SelectorOp op, Type a, Type b) {
+bool Comparable(SelectorOp op, SelectorType a, SelectorType b) {
   const bool ordering = op != SelectorOp::kEq && op != SelectorOp::kNe;
-  if (ordering && (a == Type::kVersion || b == Type::kVersion)) return false;
-  return a == b || a == Type::kDyn || b == Type::kDyn;
+  if (ordering && (a == SelectorType::kVersion || b == SelectorType::kVersion))
+    return false;
+  return a == b || a == SelectorType::kDyn || b == SelectorType::kDyn;
 }
 
 }  // namespace
@@ -110,13 +112,13 @@ absl::StatusOr<SelectorNodePtr> MakeJunction(
       return s;
     }
   }
-  return Build(kind, Type::kBool, std::move(operands));
+  return Build(kind, SelectorType::kBool, std::move(operands));
 }
 
 absl::StatusOr<SelectorNodePtr> MakeNot(SelectorNodePtr operand,
                                         size_t offset) {
   if (absl::Status s = CheckBool(*operand, offset, "!"); !s.ok()) return s;
-  return Build(Kind::kNot, Type::kBool, {std::move(operand)});
+  return Build(Kind::kNot, SelectorType::kBool, {std::move(operand)});
 }
 
 absl::StatusOr<SelectorNodePtr> MakeCompare(SelectorOp op, SelectorNodePtr left,
@@ -124,7 +126,7 @@ absl::StatusOr<SelectorNodePtr> MakeCompare(SelectorOp op, SelectorNodePtr left,
                                             size_t offset) {
   for (const SelectorNodePtr& side : {left, right}) {
     if (absl::Status s = NoMap(side->type, offset); !s.ok()) return s;
-    if (side->type == Type::kQuantity) {
+    if (side->type == SelectorType::kQuantity) {
       return OutsideSubset(offset,
                            "a quantity compared other than with compareTo, "
                            "isGreaterThan or isLessThan");
@@ -137,7 +139,7 @@ absl::StatusOr<SelectorNodePtr> MakeCompare(SelectorOp op, SelectorNodePtr left,
   }
   auto node = std::make_shared<SelectorNode>();
   node->kind = Kind::kCompare;
-  node->type = Type::kBool;
+  node->type = SelectorType::kBool;
   node->op = op;
   node->children = {std::move(left), std::move(right)};
   return SelectorNodePtr(std::move(node));
@@ -151,7 +153,7 @@ absl::StatusOr<SelectorNodePtr> MakeIn(SelectorNodePtr left,
                          "'in' other than on device.attributes['domain'] or "
                          "device.capacity['domain']");
   }
-  if (left->type != Type::kString && left->type != Type::kDyn) {
+  if (left->type != SelectorType::kString && left->type != SelectorType::kDyn) {
     return NotCel(offset, absl::StrCat("no 'in' for ", Sv(TypeName(left->type)),
                                        " in a map of strings"));
   }
@@ -160,7 +162,7 @@ absl::StatusOr<SelectorNodePtr> MakeIn(SelectorNodePtr left,
   }
   auto node = std::make_shared<SelectorNode>(*right);
   node->kind = Kind::kHas;
-  node->type = Type::kBool;
+  node->type = SelectorType::kBool;
   node->name = left->literal.text;
   node->key = absl::StrCat(node->domain, "/", node->name);
   return SelectorNodePtr(std::move(node));
@@ -173,11 +175,11 @@ absl::StatusOr<SelectorNodePtr> MakeMethod(SelectorMethod method,
   for (const SelectorNodePtr& side : {receiver, argument}) {
     if (absl::Status s = NoMap(side->type, offset); !s.ok()) return s;
   }
-  auto fits = [&](Type type) {
-    return (receiver->type == type || receiver->type == Type::kDyn) &&
-           (argument->type == type || argument->type == Type::kDyn);
+  auto fits = [&](SelectorType type) {
+    return (receiver->type == type || receiver->type == SelectorType::kDyn) &&
+           (argument->type == type || argument->type == SelectorType::kDyn);
   };
-  if (!fits(Type::kVersion) && !fits(Type::kQuantity)) {
+  if (!fits(SelectorType::kVersion) && !fits(SelectorType::kQuantity)) {
     return NotCel(
         offset, absl::StrCat("no such method of ", Sv(TypeName(receiver->type)),
                              " on ", Sv(TypeName(argument->type))));
@@ -185,12 +187,14 @@ absl::StatusOr<SelectorNodePtr> MakeMethod(SelectorMethod method,
   // Two quantity literals that both dropped a fraction of a milli-unit
   // would not compare exactly; no selector compares two literals.
   if (receiver->literal.flag && argument->literal.flag &&
-      receiver->type == Type::kQuantity && argument->type == Type::kQuantity) {
+      receiver->type == SelectorType::kQuantity &&
+      argument->type == SelectorType::kQuantity) {
     return OutsideSubset(offset, "two quantities finer than a milli-unit");
   }
   auto node = std::make_shared<SelectorNode>();
   node->kind = Kind::kMethod;
-  node->type = method == SelectorMethod::kCompareTo ? Type::kInt : Type::kBool;
+  node->type = method == SelectorMethod::kCompareTo ? SelectorType::kInt
+                                                    : SelectorType::kBool;
   node->method = method;
   node->children = {std::move(receiver), std::move(argument)};
   return SelectorNodePtr(std::move(node));

@@ -42,11 +42,11 @@ constexpr Relation kRelations[] = {
     {"<=", SelectorOp::kLe}, {">", SelectorOp::kGt},  {">=", SelectorOp::kGe},
 };
 
-struct Method {
+struct MethodSpelling {
   std::string_view name;
   SelectorMethod method;
 };
-constexpr Method kMethods[] = {
+constexpr MethodSpelling kMethods[] = {
     {"compareTo", SelectorMethod::kCompareTo},
     {"isGreaterThan", SelectorMethod::kIsGreaterThan},
     {"isLessThan", SelectorMethod::kIsLessThan},
@@ -198,8 +198,8 @@ absl::StatusOr<NodePtr> Parser::Unary(int depth) {
 absl::StatusOr<NodePtr> Parser::Member(int depth) {
   absl::StatusOr<NodePtr> receiver = Primary(depth);
   while (receiver.ok() && IsPunct(".") && IsPunct("(", 2)) {
-    const Method* method = nullptr;
-    for (const Method& m : kMethods) {
+    const MethodSpelling* method = nullptr;
+    for (const MethodSpelling& m : kMethods) {
       if (Peek(1).type == Token::Type::kIdent && Peek(1).text == m.name) {
         method = &m;
       }

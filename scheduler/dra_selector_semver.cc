@@ -11,17 +11,17 @@
 namespace gpusched {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsVersionDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Empty text counts as all digits (and then fails as a number).
 bool AllDigits(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), IsDigit);
+  return std::all_of(text.begin(), text.end(), IsVersionDigit);
 }
 
 bool IdentifierChars(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) {
-    return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '-';
+    return IsVersionDigit(c) || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || c == '-';
   });
 }
 

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "absl/time/time.h"
+
 namespace gpusched {
 
 JsonWriter& JsonWriter::String(std::string_view text) {
@@ -28,6 +30,11 @@ JsonWriter& JsonWriter::Double(double value) {
   int n = std::snprintf(buffer, sizeof(buffer), "%.6g", value);
   out_.append(buffer, n);
   return *this;
+}
+
+std::string MetaTime(std::chrono::system_clock::time_point time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(time),
+                          absl::UTCTimeZone());
 }
 
 }  // namespace gpusched

@@ -1,6 +1,7 @@
 #ifndef GPUSCHED_API_CODEC_JSON_WRITER_H_
 #define GPUSCHED_API_CODEC_JSON_WRITER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ class JsonWriter {
  private:
   std::string out_;
 };
+
+// A metav1.Time: RFC 3339 in whole seconds, UTC.
+std::string MetaTime(std::chrono::system_clock::time_point time);
 
 }  // namespace gpusched
 

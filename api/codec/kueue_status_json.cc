@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 #include "api/codec/json_writer.h"
 #include "scheduler/quantity.h"
 
@@ -43,11 +42,6 @@ void WriteUsage(JsonWriter& w, const std::vector<KueueFlavorUsage>& usage,
   w.Raw("]");
 }
 
-std::string Rfc3339(std::chrono::system_clock::time_point at) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(at),
-                          absl::UTCTimeZone());
-}
-
 // status.fairSharing: Kueue writes weightedShare (required) whenever it
 // writes the section, 0 on a LocalQueue.
 void WriteFairSharing(JsonWriter& w, const KueueQueueStatus& status) {
@@ -62,7 +56,7 @@ void WriteFairSharing(JsonWriter& w, const KueueQueueStatus& status) {
       first = false;
       w.Key(resource).String(KueueDecimalQuantity(amount));
     }
-    w.Raw("},").Key("lastUpdate").String(Rfc3339(afs->last_update));
+    w.Raw("},").Key("lastUpdate").String(MetaTime(afs->last_update));
     w.Raw("}");
   }
   w.Raw("}");
@@ -73,7 +67,7 @@ void WriteActive(JsonWriter& w, const KueueActiveCondition& c) {
   w.Raw(",").Key("status").String(c.active ? "True" : "False");
   w.Raw(",").Key("reason").String(c.reason);
   w.Raw(",").Key("message").String(c.message);
-  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(c.last_transition));
+  w.Raw(",").Key("lastTransitionTime").String(MetaTime(c.last_transition));
   w.Raw("}]");
 }
 

@@ -1,6 +1,5 @@
 #include "api/codec/podgroup_status_json.h"
 
-#include "absl/time/time.h"
 #include "api/codec/json_writer.h"
 
 namespace gpusched {
@@ -29,12 +28,6 @@ std::string_view PhaseName(CoschedulingPhase phase) {
   return kNames[static_cast<int>(phase)];
 }
 
-// metav1.Time: RFC 3339 in whole seconds, UTC.
-std::string Rfc3339(std::chrono::system_clock::time_point time) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(time),
-                          absl::UTCTimeZone());
-}
-
 // The fields Volcano's conditions share with metav1.Condition.
 void WriteConditionFields(JsonWriter& w, std::string_view type, bool status,
                           std::string_view reason, std::string_view message,
@@ -43,7 +36,7 @@ void WriteConditionFields(JsonWriter& w, std::string_view type, bool status,
   w.Raw(",").Key("status").String(status ? "True" : "False");
   w.Raw(",").Key("reason").String(reason);
   w.Raw(",").Key("message").String(message);
-  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(transition));
+  w.Raw(",").Key("lastTransitionTime").String(MetaTime(transition));
 }
 
 void WriteCondition(JsonWriter& w, const VolcanoCondition& c) {
@@ -99,7 +92,7 @@ std::string EncodeCoschedulingStatusPatch(const CoschedulingStatus& status) {
   if (status.schedule_start_time) {
     w.Raw(",")
         .Key("scheduleStartTime")
-        .String(Rfc3339(*status.schedule_start_time));
+        .String(MetaTime(*status.schedule_start_time));
   }
   w.Raw("}}");
   return w.Take();

@@ -144,7 +144,7 @@ absl::StatusOr<absl::string_view> Name(const CsvTable& table, const CsvRow& row,
 }
 
 // One integer column of a row and where its value goes.
-struct IntField {
+struct IntColumn {
   absl::string_view column;
   int index;
   int64_t min;
@@ -153,8 +153,8 @@ struct IntField {
 };
 
 absl::Status ReadInts(const CsvTable& table, const CsvRow& row,
-                      std::initializer_list<IntField> fields) {
-  for (const IntField& field : fields) {
+                      std::initializer_list<IntColumn> fields) {
+  for (const IntColumn& field : fields) {
     absl::StatusOr<int64_t> value =
         table.Int(row, field.index, field.column, field.min, field.max);
     if (!value.ok()) return value.status();

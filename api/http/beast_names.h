@@ -4,7 +4,9 @@
 #ifndef GPUSCHED_API_HTTP_BEAST_NAMES_H_
 #define GPUSCHED_API_HTTP_BEAST_NAMES_H_
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -19,6 +21,8 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using BeastRequest = bhttp::request<bhttp::string_body>;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+// Completion token of every coroutine step: the error comes back as a value.
+inline constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 
 }  // namespace gpusched::http::internal
 

@@ -32,7 +32,6 @@ namespace {
 
 using Result = absl::StatusOr<Response>;
 
-constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 // An error body is only read for its message; more is not worth holding.
 constexpr size_t kErrorBodyLimit = 1 << 20;
 

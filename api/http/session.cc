@@ -41,8 +41,6 @@ namespace {
 
 using PlainStream = beast::tcp_stream;
 
-// Errors come back as values: a failed read is an ordinary outcome here.
-constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 // After an error response, how long to drain what the peer is still sending,
 // so that closing does not reset the connection before it reads the response.
 constexpr std::chrono::milliseconds kLingerTime{1000};

@@ -9,6 +9,11 @@
 
 namespace gpusched {
 
+// Exit codes of the subcommands: 1 the run failed, 2 it was asked wrongly
+// (a bad flag or input), as `gpusched validate` also answers.
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
 // A small flag parser for subcommands: --name value, --name=value, -v N.
 // Unknown flags and missing values are errors naming the flag, so a typo
 // never silently runs with defaults.

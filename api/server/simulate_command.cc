@@ -22,9 +22,6 @@
 namespace gpusched {
 namespace {
 
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
 struct SimulateOptions {
   std::string scenario;
   std::string output;   // empty: stdout (unless comparing)

@@ -16,8 +16,6 @@
 namespace gpusched {
 namespace {
 
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 constexpr char kCommand[] = "gpusched trace-replay";
 
 struct TraceReplayFlags {

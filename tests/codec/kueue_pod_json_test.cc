@@ -11,7 +11,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<KueueManagedPod> Decode(const std::string& json) {
+absl::StatusOr<KueueManagedPod> DecodeManagedPod(const std::string& json) {
   simdjson::dom::parser parser;
   simdjson::dom::element pod;
   EXPECT_EQ(parser.parse(json).get(pod), simdjson::SUCCESS) << json;
@@ -19,7 +19,7 @@ absl::StatusOr<KueueManagedPod> Decode(const std::string& json) {
 }
 
 TEST(KueueManagedPodTest, ReadsGroupFinalizerPhaseAndDeletion) {
-  absl::StatusOr<KueueManagedPod> pod = Decode(R"({"metadata":{
+  absl::StatusOr<KueueManagedPod> pod = DecodeManagedPod(R"({"metadata":{
     "name":"train-0","namespace":"team-a","uid":"u1",
     "labels":{"kueue.x-k8s.io/managed":"true",
               "kueue.x-k8s.io/pod-group-name":"train"},
@@ -38,14 +38,14 @@ TEST(KueueManagedPodTest, ReadsGroupFinalizerPhaseAndDeletion) {
 // Kueue's WorkloadIdentifierAnnotations gate moves the group name to an
 // annotation; a pod alone has none.
 TEST(KueueManagedPodTest, GroupFromTheAnnotationAndPodsAlone) {
-  absl::StatusOr<KueueManagedPod> grouped = Decode(R"({"metadata":{
+  absl::StatusOr<KueueManagedPod> grouped = DecodeManagedPod(R"({"metadata":{
     "name":"p","namespace":"n",
     "annotations":{"kueue.x-k8s.io/pod-group-name":"g"}},
     "status":{"phase":"Running"}})");
   ASSERT_TRUE(grouped.ok()) << grouped.status();
   EXPECT_EQ(grouped->group, "g");
   EXPECT_FALSE(grouped->terminal);
-  absl::StatusOr<KueueManagedPod> alone = Decode(
+  absl::StatusOr<KueueManagedPod> alone = DecodeManagedPod(
       R"({"metadata":{"name":"p","namespace":"n","finalizers":null,
           "deletionTimestamp":null}})");
   ASSERT_TRUE(alone.ok()) << alone.status();
@@ -55,22 +55,25 @@ TEST(KueueManagedPodTest, GroupFromTheAnnotationAndPodsAlone) {
 }
 
 TEST(KueueManagedPodTest, ErrorsNameTheField) {
-  EXPECT_THAT(std::string(Decode(R"({"spec":{}})").status().message()),
-              HasSubstr("metadata: expected an object"));
   EXPECT_THAT(
-      std::string(
-          Decode(R"({"metadata":{"namespace":"n"}})").status().message()),
-      HasSubstr("metadata: expected a name and a namespace"));
-  EXPECT_THAT(std::string(Decode(R"({"metadata":{"name":"p","namespace":"n",
+      std::string(DecodeManagedPod(R"({"spec":{}})").status().message()),
+      HasSubstr("metadata: expected an object"));
+  EXPECT_THAT(std::string(DecodeManagedPod(R"({"metadata":{"namespace":"n"}})")
+                              .status()
+                              .message()),
+              HasSubstr("metadata: expected a name and a namespace"));
+  EXPECT_THAT(
+      std::string(DecodeManagedPod(R"({"metadata":{"name":"p","namespace":"n",
                   "finalizers":[7]}})")
-                              .status()
-                              .message()),
-              HasSubstr("metadata.finalizers: expected an array of strings"));
-  EXPECT_THAT(std::string(Decode(R"({"metadata":{"name":"p","namespace":"n"},
+                      .status()
+                      .message()),
+      HasSubstr("metadata.finalizers: expected an array of strings"));
+  EXPECT_THAT(
+      std::string(DecodeManagedPod(R"({"metadata":{"name":"p","namespace":"n"},
                   "status":{"phase":3}})")
-                              .status()
-                              .message()),
-              HasSubstr("status.phase: expected a string"));
+                      .status()
+                      .message()),
+      HasSubstr("status.phase: expected a string"));
 }
 
 // The patch removes Kueue's finalizer only, from that pod only.

@@ -11,7 +11,7 @@
 namespace gpusched {
 namespace {
 
-absl::StatusOr<RequestConditions> Decode(const std::string& json) {
+absl::StatusOr<RequestConditions> DecodeRequest(const std::string& json) {
   static simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(json).get(root)) return absl::InvalidArgumentError("json");
@@ -66,7 +66,7 @@ TEST(ProvisioningRequestJsonTest, BodyCarriesClassParametersPodSetsOwners) {
 }
 
 TEST(ProvisioningRequestConditionsTest, ReadsTrueConditionsWithMessages) {
-  absl::StatusOr<RequestConditions> c = Decode(R"({
+  absl::StatusOr<RequestConditions> c = DecodeRequest(R"({
     "status": {"conditions": [
       {"type": "Accepted", "status": "True", "reason": "A"},
       {"type": "Provisioned", "status": "False", "message": "not yet"},
@@ -79,21 +79,21 @@ TEST(ProvisioningRequestConditionsTest, ReadsTrueConditionsWithMessages) {
 }
 
 TEST(ProvisioningRequestConditionsTest, NoStatusIsNoCondition) {
-  absl::StatusOr<RequestConditions> c = Decode(R"({"spec": {}})");
+  absl::StatusOr<RequestConditions> c = DecodeRequest(R"({"spec": {}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_FALSE(c->accepted || c->provisioned || c->failed);
 }
 
 TEST(ProvisioningRequestConditionsTest, ConditionWithoutTypeIsNamed) {
   absl::StatusOr<RequestConditions> c =
-      Decode(R"({"status": {"conditions": [{"status": "True"}]}})");
+      DecodeRequest(R"({"status": {"conditions": [{"status": "True"}]}})");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),
             "ProvisioningRequest.status.conditions[0].type: missing");
 }
 
 TEST(ProvisioningRequestConditionsTest, ReadsProvisioningClassDetails) {
-  absl::StatusOr<RequestConditions> c = Decode(R"({
+  absl::StatusOr<RequestConditions> c = DecodeRequest(R"({
     "status": {"provisioningClassDetails": {"nodePool": "pool-7"}}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->class_details,
@@ -101,7 +101,7 @@ TEST(ProvisioningRequestConditionsTest, ReadsProvisioningClassDetails) {
 }
 
 TEST(ProvisioningRequestConditionsTest, DetailThatIsNoStringIsNamed) {
-  absl::StatusOr<RequestConditions> c = Decode(R"({
+  absl::StatusOr<RequestConditions> c = DecodeRequest(R"({
     "status": {"provisioningClassDetails": {"nodePool": 7}}})");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find(

@@ -16,7 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-std::string TestDir() {
+std::string ScenarioDir() {
   return std::string(GPUSCHED_SOURCE_DIR) + "/tests/testdata/scenarios-codec";
 }
 
@@ -29,7 +29,8 @@ std::string Events(const Scenario& scenario) {
 }
 
 TEST(ScenarioYamlTest, InlineNodesPolicyAndEvents) {
-  absl::StatusOr<Scenario> s = ParseScenarioFile(TestDir() + "/inline.yaml");
+  absl::StatusOr<Scenario> s =
+      ParseScenarioFile(ScenarioDir() + "/inline.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_THAT(s->nodes, SizeIs(2));
   EXPECT_EQ(s->nodes[0].meta.name, "gpu-node-1");
@@ -44,14 +45,16 @@ TEST(ScenarioYamlTest, InlineNodesPolicyAndEvents) {
 }
 
 TEST(ScenarioYamlTest, EventsSortStablyByTimeAndKeepFileIndex) {
-  absl::StatusOr<Scenario> s = ParseScenarioFile(TestDir() + "/inline.yaml");
+  absl::StatusOr<Scenario> s =
+      ParseScenarioFile(ScenarioDir() + "/inline.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
   // File order: 5m#0, 0s#1, 5m#2, 250ms#3; the two 5m events keep theirs.
   EXPECT_EQ(Events(*s), "0#1 250#3 300000#0 300000#2 ");
 }
 
 TEST(ScenarioYamlTest, EventActionsCombine) {
-  absl::StatusOr<Scenario> s = ParseScenarioFile(TestDir() + "/inline.yaml");
+  absl::StatusOr<Scenario> s =
+      ParseScenarioFile(ScenarioDir() + "/inline.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
   const ScenarioEvent& at_5m = s->events[2];
   EXPECT_THAT(at_5m.finish, ElementsAre("team-a/trainer"));
@@ -61,7 +64,8 @@ TEST(ScenarioYamlTest, EventActionsCombine) {
 }
 
 TEST(ScenarioYamlTest, CreateHoldsPodsAndPodGroups) {
-  absl::StatusOr<Scenario> s = ParseScenarioFile(TestDir() + "/inline.yaml");
+  absl::StatusOr<Scenario> s =
+      ParseScenarioFile(ScenarioDir() + "/inline.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
   const ScenarioEvent& at_0 = s->events[0];
   ASSERT_THAT(at_0.create_groups, SizeIs(1));
@@ -79,7 +83,7 @@ TEST(ScenarioYamlTest, CreateHoldsPodsAndPodGroups) {
 }
 
 TEST(ScenarioYamlTest, PathsAreRelativeToTheScenario) {
-  absl::StatusOr<Scenario> s = ParseScenarioFile(TestDir() + "/paths.yaml");
+  absl::StatusOr<Scenario> s = ParseScenarioFile(ScenarioDir() + "/paths.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_THAT(s->nodes, SizeIs(2));
   EXPECT_EQ(s->nodes[1].meta.name, "gpu-node-2");
@@ -101,7 +105,8 @@ TEST(ScenarioYamlTest, BaseDirResolvesPathsOfText) {
 kind: Scenario
 nodes: cluster/nodes.yaml
 )";
-  absl::StatusOr<Scenario> s = ParseScenarioText(kText, "t.yaml", TestDir());
+  absl::StatusOr<Scenario> s =
+      ParseScenarioText(kText, "t.yaml", ScenarioDir());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_THAT(s->nodes, SizeIs(2));
 }

@@ -87,7 +87,7 @@ TEST_P(ParseTracePodsErrors, NameTheFileLineAndColumn) {
   EXPECT_THAT(pods.status().message(), HasSubstr(GetParam().message));
 }
 
-constexpr char kHeader[] = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
+constexpr char kCsvHeader[] = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ParseTracePodsErrors,
@@ -95,19 +95,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"name,cpu_milli,memory_mib,num_gpu\n",
                 "pods.csv:1: the header has no column \"gpu_milli\""},
         BadCase{"", "pods.csv: empty"},
-        BadCase{std::string(kHeader) + "p,1,1,1,500\np,1,1\n",
+        BadCase{std::string(kCsvHeader) + "p,1,1,1,500\np,1,1\n",
                 "pods.csv:3: 3 fields, but the header has 5"},
-        BadCase{std::string(kHeader) + "p,1.5,1,1,500\n",
+        BadCase{std::string(kCsvHeader) + "p,1.5,1,1,500\n",
                 "pods.csv:2: column cpu_milli: \"1.5\" is not an integer"},
-        BadCase{std::string(kHeader) + "p,1,-4,1,500\n",
+        BadCase{std::string(kCsvHeader) + "p,1,-4,1,500\n",
                 "pods.csv:2: column memory_mib: -4 is out of range"},
-        BadCase{std::string(kHeader) + "p,1,1,65,1000\n",
+        BadCase{std::string(kCsvHeader) + "p,1,1,65,1000\n",
                 "pods.csv:2: column num_gpu: 65 is out of range"},
-        BadCase{std::string(kHeader) + "p,1,1,2,500\n",
+        BadCase{std::string(kCsvHeader) + "p,1,1,2,500\n",
                 "pods.csv:2: column gpu_milli: 500 with num_gpu 2"},
-        BadCase{std::string(kHeader) + "p,1,1,0,300\n",
+        BadCase{std::string(kCsvHeader) + "p,1,1,0,300\n",
                 "pods.csv:2: column gpu_milli: 300 with num_gpu 0"},
-        BadCase{std::string(kHeader) + ",1,1,0,0\n",
+        BadCase{std::string(kCsvHeader) + ",1,1,0,0\n",
                 "pods.csv:2: column name: empty"},
         BadCase{"name,name,cpu_milli\n", "column \"name\" appears twice"}));
 

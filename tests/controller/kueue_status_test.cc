@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-const std::chrono::system_clock::time_point kSince =
+const std::chrono::system_clock::time_point kStatusSince =
     std::chrono::system_clock::from_time_t(1'800'000'000);
 
 // ClusterQueue team-a: 16 of 12 nominal H100 GPUs in use (4 borrowed) and
@@ -56,7 +56,8 @@ QueueView TwoLocalQueues() {
 }
 
 TEST(KueueStatusTest, ClusterQueueCountsAndUsageAsKueueWritesThem) {
-  const KueueStatuses statuses = KueueStatusesOf(TwoLocalQueues(), kSince);
+  const KueueStatuses statuses =
+      KueueStatusesOf(TwoLocalQueues(), kStatusSince);
   const KueueQueueStatus& queue = statuses.cluster_queues.at("team-a");
   EXPECT_EQ(queue.pending, 1);
   EXPECT_EQ(queue.reserving, 3);
@@ -74,7 +75,8 @@ TEST(KueueStatusTest, ClusterQueueCountsAndUsageAsKueueWritesThem) {
 }
 
 TEST(KueueStatusTest, ALocalQueueShowsWhatItsOwnWorkloadsHold) {
-  const KueueStatuses statuses = KueueStatusesOf(TwoLocalQueues(), kSince);
+  const KueueStatuses statuses =
+      KueueStatusesOf(TwoLocalQueues(), kStatusSince);
   const KueueQueueStatus& main = statuses.local_queues.at("ml/main");
   EXPECT_EQ(main.pending, 1);
   EXPECT_EQ(main.admitted, 2);
@@ -92,7 +94,8 @@ TEST(KueueStatusTest, ALocalQueueShowsWhatItsOwnWorkloadsHold) {
 }
 
 TEST(KueueStatusTest, ALocalQueuePatchHasNoBorrowed) {
-  const KueueStatuses statuses = KueueStatusesOf(TwoLocalQueues(), kSince);
+  const KueueStatuses statuses =
+      KueueStatusesOf(TwoLocalQueues(), kStatusSince);
   const std::string patch =
       EncodeKueueStatusPatch(statuses.local_queues.at("ml/batch"), true);
   EXPECT_EQ(patch.find("borrowed"), std::string::npos) << patch;
@@ -116,7 +119,7 @@ TEST(KueueStatusTest, SetAsideQueuesAreInactiveWithKueuesReasons) {
                   "spec.clusterQueue: Not found \"none\": no ClusterQueue of "
                   "that name"}};
   const KueueStatuses statuses =
-      KueueStatusesOf(TwoLocalQueues(), kSince, aside);
+      KueueStatusesOf(TwoLocalQueues(), kStatusSince, aside);
   const KueueActiveCondition& bad = statuses.cluster_queues.at("bad").condition;
   EXPECT_FALSE(bad.active);
   EXPECT_EQ(bad.reason, "FlavorNotFound");

@@ -30,7 +30,7 @@ constexpr char kDenied[] =
     "pods \"refused\" is forbidden: ValidatingAdmissionPolicy 'keep-gated' "
     "with binding 'keep-gated' denied request: gate lifting is not allowed";
 
-AdmitMember Admit(const std::string& pod, const std::string& node) {
+AdmitMember AdmitOn(const std::string& pod, const std::string& node) {
   return AdmitMember{.pod = {"team-a", pod, "uid-team-a-" + pod},
                      .node = node,
                      .workload = "team-a/" + pod,
@@ -96,7 +96,7 @@ TEST_F(DecisionWriterRefusalTest, ARefusedAdmissionGoesBackAndIsNeverToldDone) {
   server_.AddPod(Gated(GpuPod("team-a/refused", 4, ""), {kGate}));
   server_.DenyPodUpdates("team-a/refused", 422, kDenied);
   StartWriter();
-  writer_->Publish({Admit("refused", "n1"), AdmittedStatus("refused")});
+  writer_->Publish({AdmitOn("refused", "n1"), AdmittedStatus("refused")});
   ASSERT_TRUE(WaitUntil([&] { return !Refusals().empty(); }));
   const AdmissionRefusal refusal = Refusals()[0];
   EXPECT_EQ(refusal.pod.uid, "uid-team-a-refused");
@@ -118,7 +118,7 @@ TEST_F(DecisionWriterRefusalTest, AnAdmittedEventWaitsForTheWriteToLand) {
   server_.AddPod(Gated(GpuPod("team-a/solo", 1, ""), {kGate}));
   server_.SetPodWriteDelay(milliseconds(300));
   StartWriter();
-  writer_->Publish({Admit("solo", "n1"), AdmittedStatus("solo")});
+  writer_->Publish({AdmitOn("solo", "n1"), AdmittedStatus("solo")});
   // The status alone would be written at once; it waits for the PATCH.
   EXPECT_FALSE(WaitUntil([&] { return EventsWithReason("Admitted") > 0; },
                          milliseconds(150)));
@@ -155,7 +155,7 @@ TEST_F(DecisionWriterRefusalTest,
   StartWriter(milliseconds(2000));
   writer_->Publish({Revoke("victim", "n1", /*bound=*/true)});
   ASSERT_TRUE(WaitUntil([&] { return writer_->counts().retried == 1; }));
-  writer_->Publish({Admit("urgent", "n1"), Admit("elsewhere", "n2")});
+  writer_->Publish({AdmitOn("urgent", "n1"), AdmitOn("elsewhere", "n2")});
   ASSERT_TRUE(WaitUntil([&] { return writer_->counts().written == 1; },
                         milliseconds(1000)));
   EXPECT_EQ(server_.Pod("team-a/elsewhere")["metadata"]["annotations"]
@@ -177,16 +177,16 @@ TEST_F(DecisionWriterRefusalTest, LosingTheLeaseDropsQueuedWritesAtOnce) {
   server_.AddPod(GpuPod("team-a/b", 1, ""));
   server_.FailNext(1);  // a's first try fails: its retry waits 2 s
   StartWriter(milliseconds(2000));
-  writer_->Publish({Admit("a", "n1")});
+  writer_->Publish({AdmitOn("a", "n1")});
   ASSERT_TRUE(WaitUntil([&] { return writer_->counts().retried == 1; }));
   writer_->SetWriting(false);
-  writer_->Publish({Admit("b", "n1")});  // a standby writes nothing
+  writer_->Publish({AdmitOn("b", "n1")});  // a standby writes nothing
   EXPECT_FALSE(WaitUntil([&] { return server_.Count("PATCH pod") > 0; },
                          milliseconds(2500)));
   EXPECT_EQ(writer_->counts().written, 0);
   // Deciding again writes what it is given from then on.
   writer_->SetWriting(true);
-  writer_->Publish({Admit("b", "n1")});
+  writer_->Publish({AdmitOn("b", "n1")});
   ASSERT_TRUE(WaitUntil([&] { return writer_->counts().written == 1; }));
   EXPECT_TRUE(server_.Pod("team-a/a")["metadata"]["annotations"].is_null());
 }

@@ -37,7 +37,7 @@ KubeConfig ConfigFor(ExecCredentialSpec spec) {
   return config;
 }
 
-SystemTime At(int64_t unix_seconds) {
+SystemTime AtUnixSeconds(int64_t unix_seconds) {
   return std::chrono::system_clock::from_time_t(unix_seconds);
 }
 
@@ -117,7 +117,7 @@ TEST(ExecPluginTest, ReadsAClientCertificateAndExpiry) {
   EXPECT_EQ(credential->client_cert_pem, "CERT\nPEM");
   EXPECT_EQ(credential->client_key_pem, "KEY");
   EXPECT_TRUE(credential->token.empty());
-  EXPECT_EQ(credential->expiry, At(1893456000));
+  EXPECT_EQ(credential->expiry, AtUnixSeconds(1893456000));
 }
 
 TEST(ExecPluginTest, BareNameIsFoundOnPath) {
@@ -258,12 +258,13 @@ TEST(ExecCredentialSourceTest, ReusesACredentialUntilShortlyBeforeItExpires) {
   const std::string plugin = CountingPlugin(
       dir,
       R"({"token":"run-$n","expirationTimestamp":"2030-01-01T00:00:00Z"})");
-  SystemTime now = At(1893456000 - 3600);  // an hour before the expiry
+  SystemTime now =
+      AtUnixSeconds(1893456000 - 3600);  // an hour before the expiry
   ExecCredentialSource source(ConfigFor(PluginSpec(plugin)),
                               {.now = [&] { return now; }});
   ASSERT_EQ((*source.Get())->token, "run-1");
   ASSERT_EQ((*source.Get())->token, "run-1");
-  now = At(1893456000 - 5);  // inside the 10 s margin
+  now = AtUnixSeconds(1893456000 - 5);  // inside the 10 s margin
   EXPECT_EQ((*source.Get())->token, "run-2");
   EXPECT_EQ(dir.Runs(), 2);
 }

@@ -24,7 +24,7 @@ KubeConfig WithPlugin(const FakeApiServer& server, std::string plugin) {
   return config;
 }
 
-std::unique_ptr<KubeClient> ClientFor(KubeConfig config) {
+std::unique_ptr<KubeClient> ExecClientFor(KubeConfig config) {
   absl::StatusOr<std::unique_ptr<KubeClient>> client =
       KubeClient::Create(std::move(config));
   EXPECT_TRUE(client.ok()) << client.status();
@@ -34,7 +34,7 @@ std::unique_ptr<KubeClient> ClientFor(KubeConfig config) {
 TEST(KubeClientExecTest, RequestsCarryThePluginsToken) {
   FakeApiServer server;  // accepts "Bearer test-token" only
   PluginDir dir;
-  auto client = ClientFor(WithPlugin(
+  auto client = ExecClientFor(WithPlugin(
       server,
       dir.Script("plugin", PrintCredential(R"({"token":"test-token"})"))));
   EXPECT_EQ(dir.Runs(), 0);  // creating the client runs nothing
@@ -57,7 +57,7 @@ TEST(KubeClientExecTest, A401RunsThePluginAgainAndRetriesOnce) {
       dir.Script("plugin", "token=test-token\n[ $(wc -l < '" + dir.path() +
                                "/runs') -gt 1 ] || token=stale\n" +
                                PrintCredential(R"({"token":"$token"})"));
-  auto client = ClientFor(WithPlugin(server, plugin));
+  auto client = ExecClientFor(WithPlugin(server, plugin));
   absl::StatusOr<ListResult> list = client->List("/api/v1/nodes");
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(server.Count("DENIED"), 1);
@@ -69,7 +69,7 @@ TEST(KubeClientExecTest, A401RunsThePluginAgainAndRetriesOnce) {
 TEST(KubeClientExecTest, ATokenRefusedTwiceIsUnauthenticated) {
   FakeApiServer server;
   PluginDir dir;
-  auto client = ClientFor(WithPlugin(
+  auto client = ExecClientFor(WithPlugin(
       server, dir.Script("plugin", PrintCredential(R"({"token":"wrong"})"))));
   absl::StatusOr<ListResult> list = client->List("/api/v1/nodes");
   ASSERT_FALSE(list.ok());
@@ -85,7 +85,7 @@ TEST(KubeClientExecTest, AWatchRefusedOnceIsRetriedWithANewToken) {
       dir.Script("plugin", "token=test-token\n[ $(wc -l < '" + dir.path() +
                                "/runs') -gt 1 ] || token=stale\n" +
                                PrintCredential(R"({"token":"$token"})"));
-  auto client = ClientFor(WithPlugin(server, plugin));
+  auto client = ExecClientFor(WithPlugin(server, plugin));
   absl::Status watched = client->Watch(
       "/api/v1/nodes", "1", [](const WatchEvent&) { return absl::OkStatus(); });
   EXPECT_TRUE(watched.ok()) << watched;
@@ -97,9 +97,9 @@ TEST(KubeClientExecTest, AFailingPluginIsAnErrorMarkedNotSent) {
   FakeApiServer server;
   PluginDir dir;
   auto client =
-      ClientFor(WithPlugin(server, dir.Script("plugin",
-                                              "echo 'log in first' >&2\n"
-                                              "exit 2")));
+      ExecClientFor(WithPlugin(server, dir.Script("plugin",
+                                                  "echo 'log in first' >&2\n"
+                                                  "exit 2")));
   absl::StatusOr<std::string> got = client->Get("/api/v1/namespaces/a/pods/p");
   ASSERT_FALSE(got.ok());
   EXPECT_THAT(std::string(got.status().message()),
@@ -119,7 +119,7 @@ TEST(KubeClientExecTest, AMissingPluginIsNotMistakenForAMissingObject) {
   KubeConfig config = server.Config();
   config.token.clear();
   config.exec = PluginSpec("gpusched-no-such-plugin");
-  auto client = ClientFor(config);
+  auto client = ExecClientFor(config);
   absl::StatusOr<std::string> got = client->Get("/api/v1/namespaces/a/pods/p");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnauthenticated);
@@ -133,7 +133,7 @@ TEST(KubeClientExecTest, AFixedTokenTakesPrecedenceOverThePlugin) {
   KubeConfig config = WithPlugin(
       server, dir.Script("plugin", PrintCredential(R"({"token":"wrong"})")));
   config.token = "test-token";
-  auto client = ClientFor(config);
+  auto client = ExecClientFor(config);
   ASSERT_TRUE(client->List("/api/v1/nodes").ok());
   EXPECT_EQ(dir.Runs(), 0);
 }

@@ -216,7 +216,8 @@ TEST_P(KubeconfigExecErrorTest, NamesTheField) {
                         GetParam().expected));
 }
 
-constexpr char kV1[] = "      apiVersion: client.authentication.k8s.io/v1\n";
+constexpr char kExecV1Line[] =
+    "      apiVersion: client.authentication.k8s.io/v1\n";
 
 INSTANTIATE_TEST_SUITE_P(
     Fields, KubeconfigExecErrorTest,
@@ -231,28 +232,28 @@ INSTANTIATE_TEST_SUITE_P(
                   "apiVersion: \"client.authentication.k8s.io/v1alpha1\" is "
                   "not supported"},
         ErrorCase{"MissingCommand", "",
-                  std::string(kV1) + "      interactiveMode: Never\n",
+                  std::string(kExecV1Line) + "      interactiveMode: Never\n",
                   "command: missing"},
         ErrorCase{"UnknownInteractiveMode", "",
-                  std::string(kV1) +
+                  std::string(kExecV1Line) +
                       "      command: aws\n      interactiveMode: always\n",
                   "interactiveMode: \"always\" is not one of Never, "
                   "IfAvailable, Always"},
         ErrorCase{"V1NeedsInteractiveMode", "",
-                  std::string(kV1) + "      command: aws\n",
+                  std::string(kExecV1Line) + "      command: aws\n",
                   "interactiveMode: missing"},
         ErrorCase{"EnvWithoutName", "",
-                  std::string(kV1) +
+                  std::string(kExecV1Line) +
                       "      command: aws\n      interactiveMode: Never\n"
                       "      env: [{value: x}]\n",
                   "env[0].name: missing"},
         ErrorCase{"ArgsNotAList", "",
-                  std::string(kV1) +
+                  std::string(kExecV1Line) +
                       "      command: aws\n      interactiveMode: Never\n"
                       "      args: token\n",
                   "args: expected a list of strings"},
         ErrorCase{"ProvideClusterInfoNotBool", "",
-                  std::string(kV1) +
+                  std::string(kExecV1Line) +
                       "      command: aws\n      interactiveMode: Never\n"
                       "      provideClusterInfo: maybe\n",
                   "provideClusterInfo: expected true or false"}),

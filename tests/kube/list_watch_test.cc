@@ -19,7 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 using Lines = std::vector<std::string>;
 
-constexpr char kV1[] = "resource.k8s.io/v1";
+constexpr char kResourceApiV1[] = "resource.k8s.io/v1";
 
 // Writes down what the loop handed over, one line a call.
 class RecordingSink : public ListWatchSink {
@@ -87,22 +87,22 @@ class ListWatchTest : public ::testing::Test {
 TEST_F(ListWatchTest, ListsEveryPageThenWatches) {
   server_.ServeDra();
   for (std::string name : {"a", "b", "c", "d", "e"}) {
-    server_.PutObject(kV1, "deviceclasses", DeviceClass(name));
+    server_.PutObject(kResourceApiV1, "deviceclasses", DeviceClass(name));
   }
   Start();
   ASSERT_TRUE(WaitUntil([&] { return sink_.Count("end") == 1; }));
   EXPECT_EQ(sink_.lines(), (Lines{"begin", "item a", "item b", "item c",
                                   "item d", "item e", "end"}));
   EXPECT_EQ(server_.Count("LIST deviceclasses"), 3);
-  server_.PutObject(kV1, "deviceclasses", DeviceClass("f"));
-  server_.DeleteObject(kV1, "deviceclasses", "a");
+  server_.PutObject(kResourceApiV1, "deviceclasses", DeviceClass("f"));
+  server_.DeleteObject(kResourceApiV1, "deviceclasses", "a");
   EXPECT_TRUE(WaitUntil([&] { return sink_.Count("DELETED a") == 1; }));
   EXPECT_EQ(sink_.Count("ADDED f"), 1);
 }
 
 TEST_F(ListWatchTest, LostHistoryMeansAFreshCompleteList) {
   server_.ServeDra();
-  server_.PutObject(kV1, "deviceclasses", DeviceClass("a"));
+  server_.PutObject(kResourceApiV1, "deviceclasses", DeviceClass("a"));
   Start();
   ASSERT_TRUE(WaitUntil([&] { return sink_.Count("end") == 1; }));
   server_.CompactHistory();
@@ -115,7 +115,7 @@ TEST_F(ListWatchTest, LostHistoryMeansAFreshCompleteList) {
 TEST_F(ListWatchTest, AListThatFailsHalfWayIsNotComplete) {
   server_.ServeDra();
   for (std::string name : {"a", "b", "c"}) {
-    server_.PutObject(kV1, "deviceclasses", DeviceClass(name));
+    server_.PutObject(kResourceApiV1, "deviceclasses", DeviceClass(name));
   }
   server_.FailNext(1);  // the first page
   Start();
@@ -130,7 +130,7 @@ TEST_F(ListWatchTest, AnApiNotServedIsAbsentOnceThenListedWhenServed) {
   std::this_thread::sleep_for(200ms);  // several polls, said once
   EXPECT_EQ(sink_.Count("absent NOT_FOUND"), 1);
   server_.ServeDra();
-  server_.PutObject(kV1, "deviceclasses", DeviceClass("a"));
+  server_.PutObject(kResourceApiV1, "deviceclasses", DeviceClass("a"));
   EXPECT_TRUE(WaitUntil([&] { return sink_.Count("item a") == 1; }));
 }
 

@@ -18,7 +18,7 @@
 namespace gpusched::kube::testing {
 namespace {
 
-constexpr char kV1[] = "resource.k8s.io/v1";
+constexpr char kDraApiV1[] = "resource.k8s.io/v1";
 
 Json TwoGpusSpec() {
   return {{"devices",
@@ -29,7 +29,7 @@ Json TwoGpusSpec() {
 }
 
 Json Template() {
-  return {{"apiVersion", kV1},
+  return {{"apiVersion", kDraApiV1},
           {"kind", "ResourceClaimTemplate"},
           {"metadata", {{"name", "two-gpus"}, {"namespace", "ml"}}},
           {"spec", {{"spec", TwoGpusSpec()}}}};
@@ -46,7 +46,7 @@ Json Claim(const std::string& name, std::vector<std::string> devices,
                        {"device", device}});
   }
   Json claim = {
-      {"apiVersion", kV1},
+      {"apiVersion", kDraApiV1},
       {"kind", "ResourceClaim"},
       {"metadata", {{"name", name}, {"namespace", "ml"}}},
       {"spec", TwoGpusSpec()},
@@ -83,10 +83,10 @@ TEST(LiveDraTest, ClaimsHoldTheirGpusOnceAndAreChargedAsGpus) {
   FakeApiServer server;
   server.ServeDra();
   server.AddNode(GpuNode("dgx-1", 0));
-  server.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 8));
-  server.PutObject(kV1, "resourceclaimtemplates", Template());
-  server.PutObject(kV1, "deviceclasses", DraGpuClass());
-  server.PutObject(kV1, "resourceclaims",
+  server.PutObject(kDraApiV1, "resourceslices", DraGpuSlice("dgx-1", 8));
+  server.PutObject(kDraApiV1, "resourceclaimtemplates", Template());
+  server.PutObject(kDraApiV1, "deviceclasses", DraGpuClass());
+  server.PutObject(kDraApiV1, "resourceclaims",
                    Claim("a-gpus", {"gpu-2", "gpu-3"}, "uid-ml-a"));
   server.AddPod(ClaimPod("ml/a", "dgx-1", "a-gpus"));
   server.AddPod(ClaimPod("ml/b", "", ""));
@@ -108,7 +108,7 @@ TEST(LiveDraTest, ClaimsHoldTheirGpusOnceAndAreChargedAsGpus) {
   EXPECT_EQ(EffectiveRequests(pending).Get(kNvidiaGpu), 2);
 
   // A claim allocated to nobody the model knows holds its GPU too.
-  server.PutObject(kV1, "resourceclaims", Claim("c-gpus", {"gpu-7"}, ""));
+  server.PutObject(kDraApiV1, "resourceclaims", Claim("c-gpus", {"gpu-7"}, ""));
   EXPECT_TRUE(WaitUntil([&] { return FreeMilli(service) == 5000; }));
 
   // The binding on a DRA node records the plan by device name.
@@ -166,8 +166,8 @@ TEST(LiveDraTest, APodWaitingForItsTemplateIsChargedWhenItArrives) {
   FakeApiServer server;
   server.ServeDra();
   server.AddNode(GpuNode("dgx-1", 0));
-  server.PutObject(kV1, "resourceslices", DraGpuSlice("dgx-1", 8));
-  server.PutObject(kV1, "deviceclasses", DraGpuClass());
+  server.PutObject(kDraApiV1, "resourceslices", DraGpuSlice("dgx-1", 8));
+  server.PutObject(kDraApiV1, "deviceclasses", DraGpuClass());
   server.AddPod(ClaimPod("ml/b", "", ""));
   ClaimsRecorder recorder;
   auto live = CreateLiveBinder(
@@ -182,7 +182,7 @@ TEST(LiveDraTest, APodWaitingForItsTemplateIsChargedWhenItArrives) {
   EXPECT_THAT(recorder.Last("ml/b")->claim_hold.reason,
               ::testing::HasSubstr("ResourceClaimTemplate ml/two-gpus"));
 
-  server.PutObject(kV1, "resourceclaimtemplates", Template());
+  server.PutObject(kDraApiV1, "resourceclaimtemplates", Template());
   ASSERT_TRUE(WaitUntil([&] {
     std::optional<Pod> pod = recorder.Last("ml/b");
     return pod && !pod->claim_hold.held() &&

@@ -241,7 +241,7 @@ TEST_P(KueueConfigurationErrorTest, ReportsExactly) {
   EXPECT_THAT(ErrorsOf(GetParam().yaml), ElementsAreArray(GetParam().errors));
 }
 
-const ErrorCase kErrorCases[] = {
+const ErrorCase kConfigurationErrors[] = {
     {"BackoffBaseNotANumber",
      R"(
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -390,7 +390,7 @@ kind: Configuration
 };
 
 INSTANTIATE_TEST_SUITE_P(Configuration, KueueConfigurationErrorTest,
-                         ::testing::ValuesIn(kErrorCases), CaseName);
+                         ::testing::ValuesIn(kConfigurationErrors), CaseName);
 
 }  // namespace
 }  // namespace gpusched

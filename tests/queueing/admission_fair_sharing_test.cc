@@ -17,7 +17,7 @@
 namespace gpusched {
 namespace {
 
-constexpr char kGpu[] = "nvidia.com/gpu";
+constexpr char kGpuResource[] = "nvidia.com/gpu";
 constexpr int64_t kSecond = 1000;
 
 AdmissionFairSharingConfig TenSecondHalfLife() {
@@ -72,7 +72,7 @@ class AdmissionFairSharingEngineTest : public EngineFixture {
         WithinClusterQueue::kLowerPriority;
     Start(policy, 1);
     QueueingEngine& engine = *engine_;
-    engine.RestoreAfsUsage("default/lq-a", {{kGpu, 8}});
+    engine.RestoreAfsUsage("default/lq-a", {{kGpuResource, 8}});
     engine.AddPod(PodIn("lq-a", "wl-a", 4, 0), 0);
     engine.Schedule(0);
     engine.AddPod(PodIn("lq-b", "wl-b", 4, 1), 1 * kSecond);
@@ -93,12 +93,13 @@ TEST(AdmissionFairSharingLedgerTest, UsageHalvesAfterOneHalfLife) {
   Policy policy = AfsPolicy();
   AdmissionFairSharing afs;
   afs.Configure(policy);
-  afs.Restore("default/lq-a", {{kGpu, 8}});
+  afs.Restore("default/lq-a", {{kGpuResource, 8}});
   afs.CatchUp(0);  // seeds lq-a, clock starts
   afs.NoteAdmitted({});
   afs.CatchUp(10 * kSecond);
   // 8 * 0.5^(10 s / 10 s) = 4
-  EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpu), 4.0, 1e-9);
+  EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpuResource), 4.0,
+              1e-9);
   EXPECT_EQ(afs.usages().at("default/lq-a").last_update_ms, 10 * kSecond);
 }
 
@@ -107,10 +108,11 @@ TEST(AdmissionFairSharingLedgerTest, UsageDecaysTowardsWhatIsAdmitted) {
   AdmissionFairSharing afs;
   afs.Configure(policy);
   afs.CatchUp(0);
-  afs.NoteAdmitted({{"default/lq-b", {{kGpu, 8}}}});
+  afs.NoteAdmitted({{"default/lq-b", {{kGpuResource, 8}}}});
   afs.CatchUp(20 * kSecond);
   // 0 * 0.25 + 8 * (1 - 0.5^2) = 6
-  EXPECT_NEAR(afs.usages().at("default/lq-b").consumed.at(kGpu), 6.0, 1e-9);
+  EXPECT_NEAR(afs.usages().at("default/lq-b").consumed.at(kGpuResource), 6.0,
+              1e-9);
 }
 
 // Samples are taken every interval after the last update: 2.5 s after the
@@ -119,12 +121,12 @@ TEST(AdmissionFairSharingLedgerTest, SamplesOnlyAtWholeIntervals) {
   Policy policy = AfsPolicy();
   AdmissionFairSharing afs;
   afs.Configure(policy);
-  afs.Restore("default/lq-a", {{kGpu, 8}});
+  afs.Restore("default/lq-a", {{kGpuResource, 8}});
   afs.CatchUp(0);
   afs.NoteAdmitted({});
   afs.CatchUp(2'500);
   // 8 * 0.5^(2 s / 10 s)
-  EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpu),
+  EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpuResource),
               8 * std::pow(0.5, 0.2), 1e-9);
   EXPECT_EQ(afs.usages().at("default/lq-a").last_update_ms, 2'000);
 }
@@ -134,7 +136,7 @@ TEST(AdmissionFairSharingLedgerTest, ZeroHalfLifeForgetsUsageAtEachSample) {
   policy.config.admission_fair_sharing->usage_half_life_ms = 0;
   AdmissionFairSharing afs;
   afs.Configure(policy);
-  afs.Restore("default/lq-a", {{kGpu, 8}});
+  afs.Restore("default/lq-a", {{kGpuResource, 8}});
   afs.CatchUp(0);
   afs.CatchUp(1 * kSecond);
   EXPECT_TRUE(afs.usages().at("default/lq-a").consumed.empty());
@@ -145,9 +147,10 @@ TEST(AdmissionFairSharingLedgerTest, AdmissionAddsTheEntryPenalty) {
   AdmissionFairSharing afs;
   afs.Configure(policy);
   afs.CatchUp(0);
-  afs.Settle("default/lq-a", "default/w", {{kGpu, 4}}, {{kGpu, 4}}, 0);
+  afs.Settle("default/lq-a", "default/w", {{kGpuResource, 4}},
+             {{kGpuResource, 4}}, 0);
   // No time passed: decay adds nothing; penalty 4 * (1 - 0.5^(1/10)).
-  EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpu),
+  EXPECT_NEAR(afs.usages().at("default/lq-a").consumed.at(kGpuResource),
               4 * (1 - std::pow(0.5, 0.1)), 1e-9);
 }
 
@@ -155,11 +158,12 @@ TEST(AdmissionFairSharingLedgerTest, AdmissionAddsTheEntryPenalty) {
 // cpu counts in cores (Kueue's quantity), not milli-CPU.
 TEST(AdmissionFairSharingLedgerTest, UsageWeighsResourcesAndDividesByWeight) {
   Policy policy = AfsPolicy();
-  policy.config.admission_fair_sharing->resource_weights = {{kGpu, 2.0}};
+  policy.config.admission_fair_sharing->resource_weights = {
+      {kGpuResource, 2.0}};
   policy.local_queues[0].fair_weight_milli = 2000;
   AdmissionFairSharing afs;
   afs.Configure(policy);
-  afs.Restore("default/lq-a", FlattenToKueueUnits({{{"h100", kGpu}, 3},
+  afs.Restore("default/lq-a", FlattenToKueueUnits({{{"h100", kGpuResource}, 3},
                                                    {{"h100", "cpu"}, 4000}}));
   afs.CatchUp(0);
   // (2 * 3 + 1 * 4) / 2 = 5
@@ -179,7 +183,7 @@ TEST(AdmissionFairSharingLedgerTest, RestoreLeavesASampledQueueAlone) {
   AdmissionFairSharing afs;
   afs.Configure(policy);
   afs.CatchUp(0);
-  afs.Restore("default/lq-a", {{kGpu, 8}});
+  afs.Restore("default/lq-a", {{kGpuResource, 8}});
   afs.CatchUp(0);
   EXPECT_TRUE(afs.usages().at("default/lq-a").consumed.empty());
 }
@@ -230,7 +234,7 @@ TEST_P(AdmissionFairSharingCaseTest, AdmitsWhatKueueAdmits) {
   policy.config.fair_sharing = c.fair_sharing;
   Start(policy, 1);
   for (const auto& [lq, gpus] : c.gpu_usage) {
-    engine_->RestoreAfsUsage("default/" + lq, {{kGpu, gpus}});
+    engine_->RestoreAfsUsage("default/" + lq, {{kGpuResource, gpus}});
   }
   int64_t second = 0;
   for (const AfsCase::Submitted& p : c.pods) {
@@ -309,11 +313,11 @@ TEST_F(AdmissionFairSharingEngineTest, AdmissionShowsInExportedUsage) {
   engine_->Schedule(0);
   ASSERT_TRUE(Admitted("wl-a1"));
   const double penalty = 4 * (1 - std::pow(0.5, 0.1));
-  EXPECT_NEAR(engine_->AfsUsages().at("default/lq-a").consumed.at(kGpu),
+  EXPECT_NEAR(engine_->AfsUsages().at("default/lq-a").consumed.at(kGpuResource),
               penalty, 1e-9);
   engine_->Schedule(10 * kSecond);
   // One half-life later: penalty / 2 + 4 GPUs admitted * 1/2.
-  EXPECT_NEAR(engine_->AfsUsages().at("default/lq-a").consumed.at(kGpu),
+  EXPECT_NEAR(engine_->AfsUsages().at("default/lq-a").consumed.at(kGpuResource),
               penalty / 2 + 2, 1e-9);
 }
 

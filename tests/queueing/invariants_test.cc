@@ -14,7 +14,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-const FlavorResource kGpu{"h100", "nvidia.com/gpu"};
+const FlavorResource kH100Gpu{"h100", "nvidia.com/gpu"};
 
 PodAllocation Alloc(const std::string& key, std::vector<int> ids, int milli) {
   return PodAllocation{
@@ -51,7 +51,7 @@ TEST(DeviceInvariantTest, ShareTakenPastTheWholeGpuFails) {
                  {"b", Alloc("b", {3}, 500)},
                  {"c", Alloc("c", {3}, 500)}};
   EXPECT_THAT(NodeDeviceViolations("shared", gpus, pods),
-              testing::Contains(HasSubstr("GPU 3 held twice: 1500 milli")));
+              ::testing::Contains(HasSubstr("GPU 3 held twice: 1500 milli")));
 }
 
 TEST(DeviceInvariantTest, MigInstanceHeldTwiceFails) {
@@ -65,9 +65,9 @@ TEST(DeviceInvariantTest, MigInstanceHeldTwiceFails) {
   ASSERT_TRUE(gpus.Apply(a.gpus, "a").ok());
   std::vector<std::string> v =
       NodeDeviceViolations("mig", gpus, PodMap{{"a", a}, {"b", b}});
-  EXPECT_THAT(v, testing::Contains(
+  EXPECT_THAT(v, ::testing::Contains(
                      HasSubstr("4 nvidia.com/mig-3g.40gb held of 2 by a, b")));
-  EXPECT_THAT(v, testing::Contains(HasSubstr("records 2 used of 2")));
+  EXPECT_THAT(v, ::testing::Contains(HasSubstr("records 2 used of 2")));
 }
 
 TEST(DeviceInvariantTest, InventoryThatForgotAPodFails) {
@@ -87,7 +87,7 @@ Workload Admitted(const std::string& key, const std::string& cq, int min,
   for (int i = 0; i < placed; ++i) {
     w.placements[key + "-" + std::to_string(i)] = Placement{.node = "dgx-0"};
   }
-  if (gpus > 0) w.charged[kGpu] = gpus;
+  if (gpus > 0) w.charged[kH100Gpu] = gpus;
   return w;
 }
 
@@ -96,10 +96,10 @@ TEST(QueueUsageInvariantTest, UsageMustEqualTheCharges) {
   std::map<std::string, Workload> workloads = {
       {"a/x", Admitted("a/x", "team-a", 1, 1, 4)},
       {"a/y", Admitted("a/y", "team-a", 1, 1, 2)}};
-  quota.AddUsage("team-a", {{kGpu, 6}});
+  quota.AddUsage("team-a", {{kH100Gpu, 6}});
   EXPECT_THAT(QueueUsageViolations(quota, workloads), IsEmpty());
 
-  quota.AddUsage("team-a", {{kGpu, 1}});  // charged to no one
+  quota.AddUsage("team-a", {{kH100Gpu, 1}});  // charged to no one
   EXPECT_THAT(QueueUsageViolations(quota, workloads),
               ElementsAre("queue team-a uses 7 of h100/nvidia.com/gpu but its "
                           "admitted workloads are charged 6"));
@@ -110,7 +110,7 @@ TEST(QueueUsageInvariantTest, PendingWorkloadsChargeNothing) {
   std::map<std::string, Workload> workloads = {
       {"a/x", Admitted("a/x", "team-a", 1, 1, 4)}};
   workloads["a/x"].state = Workload::State::kPending;
-  quota.AddUsage("team-a", {{kGpu, 4}});
+  quota.AddUsage("team-a", {{kH100Gpu, 4}});
   EXPECT_THAT(QueueUsageViolations(quota, workloads),
               ElementsAre(HasSubstr("are charged 0")));
 }
@@ -147,11 +147,11 @@ TEST(QuotaLimitInvariantTest, CohortCapacityAndBorrowingLimitHold) {
       .resources[0]
       .borrowing_limit = 2;
   QuotaTree quota = *QuotaTree::Build(policy);
-  quota.AddUsage("team-a", {{kGpu, 6}});
-  quota.AddUsage("team-b", {{kGpu, 10}});  // 8 + borrowing limit 2
+  quota.AddUsage("team-a", {{kH100Gpu, 6}});
+  quota.AddUsage("team-b", {{kH100Gpu, 10}});  // 8 + borrowing limit 2
   EXPECT_THAT(QuotaLimitViolations(quota, nullptr), IsEmpty());
 
-  quota.AddUsage("team-b", {{kGpu, 1}});
+  quota.AddUsage("team-b", {{kH100Gpu, 1}});
   EXPECT_THAT(
       QuotaLimitViolations(quota, nullptr),
       ElementsAre(
@@ -162,10 +162,10 @@ TEST(QuotaLimitInvariantTest, CohortCapacityAndBorrowingLimitHold) {
 
 TEST(QuotaLimitInvariantTest, ExcessFromBeforeIsAllowedButMayNotGrow) {
   QuotaTree quota = *QuotaTree::Build(TwoTeams());
-  quota.AddUsage("team-a", {{kGpu, 18}});  // adopted past the cohort's 16
+  quota.AddUsage("team-a", {{kH100Gpu, 18}});  // adopted past the cohort's 16
   const QuotaExcess before = QuotaOverLimits(quota);
   EXPECT_THAT(QuotaLimitViolations(quota, &before), IsEmpty());
-  quota.AddUsage("team-b", {{kGpu, 1}});
+  quota.AddUsage("team-b", {{kH100Gpu, 1}});
   EXPECT_THAT(QuotaLimitViolations(quota, &before),
               ElementsAre(HasSubstr("by more than the 2 it was over before")));
 }

@@ -7,7 +7,7 @@
 namespace gpusched {
 namespace {
 
-const FlavorResource kGpu{"h100", "nvidia.com/gpu"};
+const FlavorResource kTreeGpu{"h100", "nvidia.com/gpu"};
 
 ClusterQueue Queue(std::string name, std::string cohort, int64_t nominal,
                    std::optional<int64_t> borrow = std::nullopt,
@@ -32,22 +32,22 @@ QuotaTree Build(Policy policy) {
   return *std::move(tree);
 }
 
-FrAmounts Gpus(int64_t n) { return {{kGpu, n}}; }
+FrAmounts Gpus(int64_t n) { return {{kTreeGpu, n}}; }
 
 TEST(QuotaTreeTest, QueueWithoutCohortHasItsNominalQuota) {
   QuotaTree tree = Build(Policy{.cluster_queues = {Queue("a", "", 8)}});
-  EXPECT_EQ(tree.Available("a", kGpu), 8);
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 8);
   tree.AddUsage("a", Gpus(5));
-  EXPECT_EQ(tree.Available("a", kGpu), 3);  // 8 - 5
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 3);  // 8 - 5
   EXPECT_FALSE(tree.Fits("a", Gpus(4)));
 }
 
 TEST(QuotaTreeTest, CohortMembersBorrowWhatOthersDoNotUse) {
   QuotaTree tree = Build(Policy{.cluster_queues = {Queue("a", "research", 8),
                                                    Queue("b", "research", 8)}});
-  EXPECT_EQ(tree.Available("a", kGpu), 16);  // own 8 + b's unused 8
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 16);  // own 8 + b's unused 8
   tree.AddUsage("b", Gpus(6));
-  EXPECT_EQ(tree.Available("a", kGpu), 10);  // 16 - 6
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 10);  // 16 - 6
   EXPECT_TRUE(tree.WouldBorrow("a", Gpus(9)));
   EXPECT_FALSE(tree.WouldBorrow("a", Gpus(8)));
 }
@@ -55,18 +55,19 @@ TEST(QuotaTreeTest, CohortMembersBorrowWhatOthersDoNotUse) {
 TEST(QuotaTreeTest, BorrowingLimitCapsWhatAQueueTakesFromTheCohort) {
   QuotaTree tree = Build(Policy{.cluster_queues = {Queue("a", "research", 8, 4),
                                                    Queue("b", "research", 8)}});
-  EXPECT_EQ(tree.Available("a", kGpu), 12);  // 8 + borrowingLimit 4
-  EXPECT_EQ(tree.Available("b", kGpu), 16);
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 12);  // 8 + borrowingLimit 4
+  EXPECT_EQ(tree.Available("b", kTreeGpu), 16);
 }
 
 TEST(QuotaTreeTest, LendingLimitKeepsTheRestForTheOwner) {
   QuotaTree tree = Build(
       Policy{.cluster_queues = {Queue("a", "research", 8),
                                 Queue("b", "research", 8, std::nullopt, 2)}});
-  EXPECT_EQ(tree.Available("a", kGpu), 10);  // 8 + b lends only 2
-  EXPECT_EQ(tree.Available("b", kGpu), 16);  // b's 6 guaranteed + cohort's 10
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 10);  // 8 + b lends only 2
+  EXPECT_EQ(tree.Available("b", kTreeGpu),
+            16);  // b's 6 guaranteed + cohort's 10
   tree.AddUsage("a", Gpus(10));
-  EXPECT_EQ(tree.Available("b", kGpu), 6);  // the guaranteed part stays
+  EXPECT_EQ(tree.Available("b", kTreeGpu), 6);  // the guaranteed part stays
   EXPECT_TRUE(tree.IsBorrowing("a"));
   EXPECT_EQ(tree.Borrowed("a"), Gpus(2));
 }
@@ -77,11 +78,11 @@ TEST(QuotaTreeTest, RemovingUsageRestoresAvailability) {
                                 Queue("b", "research", 8, std::nullopt, 2)}});
   tree.AddUsage("b", Gpus(7));  // 6 guaranteed + 1 stored in the cohort
   tree.AddUsage("a", Gpus(9));
-  EXPECT_EQ(tree.Usage("cohort:research", kGpu), 10);  // a's 9 + b's 1
+  EXPECT_EQ(tree.Usage("cohort:research", kTreeGpu), 10);  // a's 9 + b's 1
   tree.RemoveUsage("b", Gpus(7));
   tree.RemoveUsage("a", Gpus(9));
-  EXPECT_EQ(tree.Usage("cohort:research", kGpu), 0);
-  EXPECT_EQ(tree.Available("a", kGpu), 10);
+  EXPECT_EQ(tree.Usage("cohort:research", kTreeGpu), 0);
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 10);
 }
 
 TEST(QuotaTreeTest, HierarchicalCohortsPoolQuotaUpTheTree) {
@@ -93,7 +94,7 @@ TEST(QuotaTreeTest, HierarchicalCohortsPoolQuotaUpTheTree) {
   // org itself owns 8 GPUs.
   policy.cohorts[2].resource_groups = Queue("x", "", 8).resource_groups;
   QuotaTree tree = Build(policy);
-  EXPECT_EQ(tree.Available("a", kGpu), 16);  // 4 + 4 + 8
+  EXPECT_EQ(tree.Available("a", kTreeGpu), 16);  // 4 + 4 + 8
   EXPECT_EQ(tree.PathToRoot("a"),
             (std::vector<std::string>{"a", "cohort:vision", "cohort:org"}));
 }

@@ -28,6 +28,9 @@
 
 namespace gpusched::testing {
 
+// The GFD product label of the H100 nodes most tests build.
+inline constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
+
 inline int64_t Amount(std::string_view resource, std::string_view quantity) {
   absl::StatusOr<int64_t> amount =
       ResourceList::ParseAmount(resource, quantity);

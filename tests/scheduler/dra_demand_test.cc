@@ -6,19 +6,18 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/dra_undecided.h"
+#include "tests/scheduler/dra_builders.h"
 
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::kGpuClassSelector;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr char kDriver[] = "gpu.nvidia.com";
 constexpr char kGpuClass[] = "gpu.nvidia.com";
-constexpr char kGpuClassSelector[] =
-    "device.driver == 'gpu.nvidia.com' && "
-    "device.attributes['gpu.nvidia.com'].type == 'gpu'";
 
 DraDevice Gpu(int index, std::string product) {
   DraDevice device;
@@ -32,8 +31,8 @@ DraDevice Gpu(int index, std::string product) {
 
 // A node's devices as DraInventory reports them: gpu-0..gpu-<n-1>, the
 // first `held` of them allocated to some other claim.
-DraNodeDevices Node(std::string node, int n, int held,
-                    std::string product = "NVIDIA H100 80GB HBM3") {
+DraNodeDevices DevicesOn(std::string node, int n, int held,
+                         std::string product = "NVIDIA H100 80GB HBM3") {
   DraNodeDevices devices;
   for (int i = 0; i < n; ++i) {
     devices.devices.push_back(
@@ -91,12 +90,12 @@ TEST_F(DraDemandTest, TemplateClaimNeedsThatManyFreeMatchingDevices) {
   ASSERT_EQ(demand.requests.size(), 1u);
   EXPECT_EQ(demand.requests[0].claim, "template ml/two-gpus");
 
-  DraNodeFit full = FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 7));
+  DraNodeFit full = FitDraDemand(demand, "dgx-1", DevicesOn("dgx-1", 8, 7));
   EXPECT_FALSE(full.fits);
   EXPECT_THAT(full.reason,
               HasSubstr("template ml/two-gpus request gpus needs 2 "
                         "gpu.nvidia.com device(s); 1 free match"));
-  const DraNodeDevices six_held = Node("dgx-1", 8, 6);
+  const DraNodeDevices six_held = DevicesOn("dgx-1", 8, 6);
   DraNodeFit roomy = FitDraDemand(demand, "dgx-1", six_held);
   EXPECT_TRUE(roomy.fits) << roomy.reason;
   EXPECT_THAT(PickedDeviceKeys(roomy, six_held),
@@ -109,8 +108,8 @@ TEST_F(DraDemandTest, RequestsOfOneClaimGetDistinctDevices) {
   spec.requests.push_back({"more", {Alternative("more", 1)}});
   AddTemplate("split", spec);
   DraDemand demand = DraDemandOf(PodFromTemplate("split"), catalog_);
-  EXPECT_FALSE(FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 7)).fits);
-  const DraNodeDevices six_held = Node("dgx-1", 8, 6);
+  EXPECT_FALSE(FitDraDemand(demand, "dgx-1", DevicesOn("dgx-1", 8, 7)).fits);
+  const DraNodeDevices six_held = DevicesOn("dgx-1", 8, 6);
   DraNodeFit fit = FitDraDemand(demand, "dgx-1", six_held);
   EXPECT_TRUE(fit.fits);
   EXPECT_THAT(PickedDeviceKeys(fit, six_held),
@@ -131,12 +130,12 @@ TEST_F(DraDemandTest, SelectorsNarrowTheDevicesAndFirstAvailableFallsBack) {
        true});
   AddTemplate("any-gpu", spec);
   DraDemand demand = DraDemandOf(PodFromTemplate("any-gpu"), catalog_);
-  DraNodeFit a100 = FitDraDemand(demand, "a100-1",
-                                 Node("a100-1", 8, 0, "NVIDIA A100-SXM4-40GB"));
+  DraNodeFit a100 = FitDraDemand(
+      demand, "a100-1", DevicesOn("a100-1", 8, 0, "NVIDIA A100-SXM4-40GB"));
   EXPECT_TRUE(a100.fits) << a100.reason;
   EXPECT_EQ(a100.picked[0].size(), 2u);
-  DraNodeFit busy = FitDraDemand(demand, "a100-1",
-                                 Node("a100-1", 8, 7, "NVIDIA A100-SXM4-40GB"));
+  DraNodeFit busy = FitDraDemand(
+      demand, "a100-1", DevicesOn("a100-1", 8, 7, "NVIDIA A100-SXM4-40GB"));
   EXPECT_FALSE(busy.fits);
   EXPECT_THAT(busy.reason, HasSubstr("request gpu/a100 needs 2"));
 }
@@ -151,13 +150,13 @@ TEST_F(DraDemandTest, UndecidedRequestsNeverRefuseANode) {
               HasSubstr("its selector #0 \"device.attributes['gpu.nvidia.com']"
                         ".productName.startsWith('NVIDIA H')\" is outside the "
                         "supported CEL subset"));
-  EXPECT_TRUE(FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 8)).fits);
+  EXPECT_TRUE(FitDraDemand(demand, "dgx-1", DevicesOn("dgx-1", 8, 8)).fits);
 
   DraClaimSpec all = Exactly(1);
   all.requests[0].alternatives[0].mode = DraRequestAlternative::Mode::kAll;
   AddTemplate("all", all);
   EXPECT_TRUE(FitDraDemand(DraDemandOf(PodFromTemplate("all"), catalog_),
-                           "dgx-1", Node("dgx-1", 8, 8))
+                           "dgx-1", DevicesOn("dgx-1", 8, 8))
                   .fits);
 }
 
@@ -167,14 +166,14 @@ TEST_F(DraDemandTest, CelRuntimeErrorsRefuseAsKubeSchedulerDoes) {
                           "'1g.10gb'"}));
   DraNodeFit fit =
       FitDraDemand(DraDemandOf(PodFromTemplate("profile"), catalog_), "dgx-1",
-                   Node("dgx-1", 8, 0));
+                   DevicesOn("dgx-1", 8, 0));
   EXPECT_FALSE(fit.fits);
   EXPECT_THAT(fit.reason, HasSubstr("on gpu-0: no such key: profile"));
 }
 
 TEST_F(DraDemandTest, TaintedDevicesAreOffOnlyForRequestsThatDoNotTolerate) {
   AddTemplate("one", Exactly(1));
-  DraNodeDevices node = Node("dgx-1", 2, 1);
+  DraNodeDevices node = DevicesOn("dgx-1", 2, 1);
   node.devices[1].device.taints.push_back({"drain", "", "NoSchedule"});
   DraDemand demand = DraDemandOf(PodFromTemplate("one"), catalog_);
   EXPECT_FALSE(FitDraDemand(demand, "dgx-1", node).fits);
@@ -199,13 +198,13 @@ TEST_F(DraDemandTest, AllocatedClaimsPinThePodToTheirNode) {
   DraDemand demand = DraDemandOf(pod, catalog_);
   EXPECT_THAT(demand.allocated_claims, ElementsAre("ml/worker-0-gpus-x7k2p"));
   EXPECT_THAT(demand.requests, IsEmpty());
-  EXPECT_FALSE(FitDraDemand(demand, "dgx-1", Node("dgx-1", 8, 0)).fits);
-  EXPECT_TRUE(FitDraDemand(demand, "dgx-2", Node("dgx-2", 8, 8)).fits);
+  EXPECT_FALSE(FitDraDemand(demand, "dgx-1", DevicesOn("dgx-1", 8, 0)).fits);
+  EXPECT_TRUE(FitDraDemand(demand, "dgx-2", DevicesOn("dgx-2", 8, 8)).fits);
 }
 
 TEST_F(DraDemandTest, UnknownTemplatesAndClassesAreNamed) {
   DraNodeFit fit = FitDraDemand(DraDemandOf(PodFromTemplate("nope"), catalog_),
-                                "dgx-1", Node("dgx-1", 8, 0));
+                                "dgx-1", DevicesOn("dgx-1", 8, 0));
   EXPECT_FALSE(fit.fits);
   EXPECT_EQ(fit.reason, "ResourceClaimTemplate ml/nope does not exist");
 
@@ -213,7 +212,7 @@ TEST_F(DraDemandTest, UnknownTemplatesAndClassesAreNamed) {
   spec.requests[0].alternatives[0].device_class = "tpu.example.com";
   AddTemplate("tpu", spec);
   EXPECT_EQ(FitDraDemand(DraDemandOf(PodFromTemplate("tpu"), catalog_), "dgx-1",
-                         Node("dgx-1", 8, 0))
+                         DevicesOn("dgx-1", 8, 0))
                 .reason,
             "DeviceClass tpu.example.com does not exist");
 }
@@ -230,7 +229,7 @@ TEST_F(DraDemandTest, MemoisedSelectorAnswersStayWithTheirSelectorSet) {
   const DraDemand h100 = DraDemandOf(PodFromTemplate("h100"), catalog_);
   const DraDemand a100 = DraDemandOf(PodFromTemplate("a100"), catalog_);
   const DraDemand mig = DraDemandOf(PodFromTemplate("mig"), catalog_);
-  const DraNodeDevices node = Node("dgx-1", 8, 5);
+  const DraNodeDevices node = DevicesOn("dgx-1", 8, 5);
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "computed" : "memoised");
     EXPECT_TRUE(FitDraDemand(h100, "dgx-1", node).fits);

@@ -282,7 +282,7 @@ TEST(DraSelectorTest, IntegerLiteralsReachInt64sLimits) {
   EXPECT_TRUE(Matches("device.attributes['gpu.nvidia.com'].index == 003"));
 }
 
-void ExpectOutside(std::string_view expression, std::string_view at) {
+void ExpectOutsideAt(std::string_view expression, std::string_view at) {
   absl::StatusOr<DeviceSelector> selector = DeviceSelector::Parse(expression);
   ASSERT_FALSE(selector.ok()) << expression;
   EXPECT_EQ(selector.status().code(), absl::StatusCode::kInvalidArgument);
@@ -293,31 +293,31 @@ void ExpectOutside(std::string_view expression, std::string_view at) {
 }
 
 TEST(DraSelectorTest, NamesWhereItLeavesTheSubset) {
-  ExpectOutside(
+  ExpectOutsideAt(
       "device.attributes['gpu.nvidia.com'].productName."
       "startsWith('NVIDIA')",
       "at byte 47: expected &&, || or the end, got '.'");
-  ExpectOutside("cel.bind(d, device.attributes['x'], d.a == 1)",
-                "at byte 10: character ','");
-  ExpectOutside("device.attributes['gpu.nvidia.com'].index + 1 == 4",
-                "character '+'");
-  ExpectOutside("device.driver",
-                "not valid CEL: the selector needs a bool, not string");
-  ExpectOutside("device.driver == 'a", "unterminated string");
-  ExpectOutside("device.capacity['d'].memory >= 1",
-                "a quantity compared other than with compareTo");
-  ExpectOutside("device.capacity['d'].memory.compareTo(quantity('lots')) > 0",
-                "at byte 47");
-  ExpectOutside("", "at byte 0");
-  ExpectOutside("device.attributes[d].x == 1", "expected a quoted domain");
+  ExpectOutsideAt("cel.bind(d, device.attributes['x'], d.a == 1)",
+                  "at byte 10: character ','");
+  ExpectOutsideAt("device.attributes['gpu.nvidia.com'].index + 1 == 4",
+                  "character '+'");
+  ExpectOutsideAt("device.driver",
+                  "not valid CEL: the selector needs a bool, not string");
+  ExpectOutsideAt("device.driver == 'a", "unterminated string");
+  ExpectOutsideAt("device.capacity['d'].memory >= 1",
+                  "a quantity compared other than with compareTo");
+  ExpectOutsideAt("device.capacity['d'].memory.compareTo(quantity('lots')) > 0",
+                  "at byte 47");
+  ExpectOutsideAt("", "at byte 0");
+  ExpectOutsideAt("device.attributes[d].x == 1", "expected a quoted domain");
 }
 
 TEST(DraSelectorTest, HostileInputStaysBounded) {
-  ExpectOutside(std::string(40, '(') + "true" + std::string(40, ')'),
-                "nesting too deep");
-  ExpectOutside(std::string(20000, ' '), "longer than 10 KiB");
-  ExpectOutside("device.attributes['d'].x == 99999999999999999999",
-                "integer out of range");
+  ExpectOutsideAt(std::string(40, '(') + "true" + std::string(40, ')'),
+                  "nesting too deep");
+  ExpectOutsideAt(std::string(20000, ' '), "longer than 10 KiB");
+  ExpectOutsideAt("device.attributes['d'].x == 99999999999999999999",
+                  "integer out of range");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace gpusched {
 namespace {
 
 using ::gpusched::testing::BindOf;
+using ::gpusched::testing::kH100;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
 using ::gpusched::testing::TwoIslandTopology;
@@ -25,8 +26,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Pair;
-
-constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
 
 std::vector<std::string> Names(std::initializer_list<const char*> names) {
   return {names.begin(), names.end()};

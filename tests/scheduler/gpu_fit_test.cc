@@ -14,6 +14,7 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::kH100;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
 using ::gpusched::testing::TwoIslandTopology;
@@ -21,8 +22,6 @@ using ::testing::ElementsAre;
 using ::testing::IsSubsetOf;
 using ::testing::SizeIs;
 using Code = FitVerdict::Code;
-
-constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
 
 GpuPlan Plan(const Pod& pod, const GpuInventory& inventory) {
   const PodView view = PodView::Of(pod);

@@ -12,13 +12,12 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::kH100;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::TwoIslandTopology;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
 
 std::vector<int> FreeMilli(const GpuInventory& inventory) {
   std::vector<int> free;

@@ -9,10 +9,9 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::kH100;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
-
-constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
 
 // Only 4-GPU tasks: a node with fewer than 4 free GPUs strands them all.
 constexpr TaskShape kFourGpus[] = {{.gpus = 4, .milli = 1000, .popularity = 1}};

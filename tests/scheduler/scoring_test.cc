@@ -16,10 +16,9 @@
 namespace gpusched {
 namespace {
 
+using ::gpusched::testing::kH100;
 using ::gpusched::testing::MakeNode;
 using ::gpusched::testing::MakePod;
-
-constexpr char kH100[] = "NVIDIA-H100-80GB-HBM3";
 
 // Puts a running pod on `node` holding `ids` at `milli` each.
 void Occupy(NodeState& node, std::string key, std::vector<int> ids,

@@ -358,7 +358,8 @@ TEST_F(VisibilityApiTest, AStandbyServesNothingButDiscovery) {
   EXPECT_EQ(Get("/apis").status, 200);
 }
 
-constexpr std::string_view kVersion = "/apis/visibility.gpusched.io/v1alpha1";
+constexpr std::string_view kVisibilityVersion =
+    "/apis/visibility.gpusched.io/v1alpha1";
 
 // One node whose GPU a2's member holds (a2 admitted in cq through lq-a).
 void AdmitA2OnANode(std::shared_ptr<const QueueView>& view,
@@ -380,13 +381,14 @@ void AdmitA2OnANode(std::shared_ptr<const QueueView>& view,
 
 TEST_F(VisibilityApiTest, GpuNodesAreReviewedClusterWide) {
   AdmitA2OnANode(view_, gpu_map_);
-  EXPECT_EQ(Get(absl::StrCat(Sv(kVersion), "/gpunodes")).status, 403);
+  EXPECT_EQ(Get(absl::StrCat(Sv(kVisibilityVersion), "/gpunodes")).status, 403);
   ASSERT_EQ(reviews_.size(), 1u);
   EXPECT_EQ(reviews_[0].verb, "list");
   EXPECT_EQ(reviews_[0].resource, "gpunodes");
   EXPECT_EQ(reviews_[0].namespace_name, "");
   user_ = "admin";
-  http::Response response = Get(absl::StrCat(Sv(kVersion), "/gpunodes"));
+  http::Response response =
+      Get(absl::StrCat(Sv(kVisibilityVersion), "/gpunodes"));
   ASSERT_EQ(response.status, 200) << response.body;
   const Json pod = Json::parse(response.body)["items"][0]["status"]["pods"][0];
   EXPECT_EQ(pod["name"], "a2-0");
@@ -398,8 +400,9 @@ TEST_F(VisibilityApiTest, GpuNodesAreReviewedClusterWide) {
 TEST_F(VisibilityApiTest, GpuNodesAnswer304ToTheirETag) {
   AdmitA2OnANode(view_, gpu_map_);
   user_ = "admin";
-  http::Request request{.method = "GET",
-                        .target = absl::StrCat(Sv(kVersion), "/gpunodes")};
+  http::Request request{
+      .method = "GET",
+      .target = absl::StrCat(Sv(kVisibilityVersion), "/gpunodes")};
   http::Response first = Api().Handle(request);
   ASSERT_EQ(first.status, 200);
   std::string etag;
@@ -417,7 +420,7 @@ TEST_F(VisibilityApiTest, GpuNodesAnswer304ToTheirETag) {
 
 TEST_F(VisibilityApiTest, NoGpuMapYetIs503) {
   user_ = "admin";
-  EXPECT_EQ(Get(absl::StrCat(Sv(kVersion), "/gpunodes")).status, 503);
+  EXPECT_EQ(Get(absl::StrCat(Sv(kVisibilityVersion), "/gpunodes")).status, 503);
 }
 
 TEST_F(VisibilityApiTest, ANamespacesDecisionsAreItsOwn) {
@@ -425,7 +428,7 @@ TEST_F(VisibilityApiTest, ANamespacesDecisionsAreItsOwn) {
       {.namespace_name = "team-b", .name = "b1", .reason_code = "Admitted"},
       {.namespace_name = "team-a", .name = "a1", .reason_code = "Admitted"}});
   http::Response response =
-      Get(absl::StrCat(Sv(kVersion), "/namespaces/team-a/decisions"));
+      Get(absl::StrCat(Sv(kVisibilityVersion), "/namespaces/team-a/decisions"));
   ASSERT_EQ(response.status, 200) << response.body;
   const Json items = Json::parse(response.body)["items"];
   ASSERT_EQ(items.size(), 1u);
@@ -433,10 +436,12 @@ TEST_F(VisibilityApiTest, ANamespacesDecisionsAreItsOwn) {
   EXPECT_EQ(reviews_.at(0).verb, "list");
   EXPECT_EQ(reviews_.at(0).resource, "decisions");
   // Every namespace's: reviewed at the cluster scope.
-  EXPECT_EQ(Get(absl::StrCat(Sv(kVersion), "/decisions")).status, 403);
+  EXPECT_EQ(Get(absl::StrCat(Sv(kVisibilityVersion), "/decisions")).status,
+            403);
   user_ = "admin";
   EXPECT_EQ(
-      Json::parse(Get(absl::StrCat(Sv(kVersion), "/decisions")).body)["items"]
+      Json::parse(
+          Get(absl::StrCat(Sv(kVisibilityVersion), "/decisions")).body)["items"]
           .size(),
       2u);
 }
@@ -444,17 +449,19 @@ TEST_F(VisibilityApiTest, ANamespacesDecisionsAreItsOwn) {
 TEST_F(VisibilityApiTest, TheDashboardPageNeedsNoReview) {
   deciding_ = false;  // a standby serves the page, not the data
   for (const std::string path :
-       {absl::StrCat(Sv(kVersion), "/dashboard/"),
-        absl::StrCat(Sv(kVersion), "/namespaces/team-b/dashboard/")}) {
+       {absl::StrCat(Sv(kVisibilityVersion), "/dashboard/"),
+        absl::StrCat(Sv(kVisibilityVersion),
+                     "/namespaces/team-b/dashboard/")}) {
     http::Response page = Get(path);
     EXPECT_EQ(page.status, 200) << path;
     EXPECT_EQ(page.content_type, "text/html; charset=utf-8") << path;
   }
   EXPECT_TRUE(reviews_.empty());
   user_ = "admin";
-  EXPECT_EQ(Get(absl::StrCat(Sv(kVersion), "/gpunodes")).status, 503);
+  EXPECT_EQ(Get(absl::StrCat(Sv(kVisibilityVersion), "/gpunodes")).status, 503);
   authentication_ = absl::UnauthenticatedError("no client certificate");
-  EXPECT_EQ(Get(absl::StrCat(Sv(kVersion), "/dashboard/")).status, 401);
+  EXPECT_EQ(Get(absl::StrCat(Sv(kVisibilityVersion), "/dashboard/")).status,
+            401);
 }
 
 }  // namespace
