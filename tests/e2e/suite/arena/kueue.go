@@ -168,7 +168,13 @@ func (k *Kueue) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	// As its Deployment runs it (--zap-log-level=2), on these files.
-	args := []string{"--config=" + configFile, "--kubeconfig=" + kubeconfig, "--zap-log-level=2"}
+	// E2E_KUEUE_LOG_LEVEL raises it to read a run closely (the provisioning
+	// controller says what it decides at 3).
+	level := "2"
+	if l := os.Getenv("E2E_KUEUE_LOG_LEVEL"); l != "" {
+		level = l
+	}
+	args := []string{"--config=" + configFile, "--kubeconfig=" + kubeconfig, "--zap-log-level=" + level}
 	path, argv := root.command([]string{k.Dir, k.Build.Dir}, k.Build.Manager, args)
 	if k.process, err = k.cp.StartComponent("kueue", path, argv); err != nil {
 		return err

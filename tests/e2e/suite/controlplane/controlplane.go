@@ -463,5 +463,13 @@ func (c *ControlPlane) cleanup() {
 		c.keepLogs()
 		return
 	}
+	// E2E_KEEP_LOGS=1 keeps a passing test's files too: to read what a
+	// component did when nothing failed (an arena round's peer, say).
+	if os.Getenv("E2E_KEEP_LOGS") != "" && c.etcd != nil {
+		dst := logDir(c.Repo, c.t.Name())
+		if err := copyDir(c.Dir, dst); err == nil {
+			c.t.Logf("controlplane: logs kept in %s (E2E_KEEP_LOGS)", dst)
+		}
+	}
 	os.RemoveAll(c.Dir)
 }
