@@ -170,6 +170,11 @@ func (GpuschedArm) Start(t testing.TB, s *Scenario) *ArmCluster {
 		if err := InstallProvisioningRequestCRD(ctx, cp); err != nil {
 			t.Fatal(err)
 		}
+		// gpusched started before the CRD and the rules existed: its first
+		// list was refused, and it asks a missing API again only every
+		// 30 s. The round starts once it has listed the requests, as it
+		// would in a cluster where the CRD was there first.
+		waitGpuschedListedRequests(ctx, t, cp)
 	}
 	return &ArmCluster{
 		Arm: "gpusched", CP: cp, SchedulerName: cluster.SchedulerName,

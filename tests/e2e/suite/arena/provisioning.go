@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"testing"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -221,4 +222,18 @@ func (p *provisioner) Records() []ProvisionRecord {
 		return out[i].Request < out[j].Request
 	})
 	return out
+}
+
+// waitGpuschedListedRequests waits (up to 45 s: one absent-API poll) until
+// gpusched's log says its ProvisioningRequest watch has listed.
+func waitGpuschedListedRequests(ctx context.Context, t testing.TB, cp *controlplane.ControlPlane) {
+	t.Helper()
+	listed := regexp.MustCompile(`listed \d+ ProvisioningRequests`)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 45*time.Second, true, func(context.Context) (bool, error) {
+		log, err := os.ReadFile(filepath.Join(cp.Dir, "gpusched.log"))
+		return err == nil && listed.Match(log), nil
+	})
+	if err != nil {
+		t.Fatalf("gpusched never listed the ProvisioningRequests: %v", err)
+	}
 }

@@ -466,7 +466,9 @@ func (c *ControlPlane) cleanup() {
 	// E2E_KEEP_LOGS=1 keeps a passing test's files too: to read what a
 	// component did when nothing failed (an arena round's peer, say).
 	if os.Getenv("E2E_KEEP_LOGS") != "" && c.etcd != nil {
-		dst := logDir(c.Repo, c.t.Name())
+		// One folder per control plane: a test may start several (the
+		// arena's two arms), each kept beside the others.
+		dst := logDir(c.Repo, c.t.Name()) + "-" + filepath.Base(c.Dir)
 		if err := copyDir(c.Dir, dst); err == nil {
 			c.t.Logf("controlplane: logs kept in %s (E2E_KEEP_LOGS)", dst)
 		}
