@@ -32,8 +32,17 @@ JsonWriter& JsonWriter::Double(double value) {
   return *this;
 }
 
-std::string MetaTime(std::chrono::system_clock::time_point time) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromChrono(time),
+namespace {
+constexpr char kRfc3339Seconds[] = "%Y-%m-%dT%H:%M:%SZ";
+}  // namespace
+
+std::string Rfc3339(std::chrono::system_clock::time_point time) {
+  return absl::FormatTime(kRfc3339Seconds, absl::FromChrono(time),
+                          absl::UTCTimeZone());
+}
+
+std::string Rfc3339(int64_t unix_ms) {
+  return absl::FormatTime(kRfc3339Seconds, absl::FromUnixMillis(unix_ms),
                           absl::UTCTimeZone());
 }
 

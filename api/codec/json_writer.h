@@ -34,8 +34,10 @@ class JsonWriter {
   std::string out_;
 };
 
-// A metav1.Time: RFC 3339 in whole seconds, UTC.
-std::string MetaTime(std::chrono::system_clock::time_point time);
+// RFC 3339 in UTC, to the second, as a metav1.Time: of a time point, or of
+// Unix milliseconds.
+std::string Rfc3339(std::chrono::system_clock::time_point time);
+std::string Rfc3339(int64_t unix_ms);
 
 }  // namespace gpusched
 

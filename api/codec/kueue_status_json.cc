@@ -56,7 +56,7 @@ void WriteFairSharing(JsonWriter& w, const KueueQueueStatus& status) {
       first = false;
       w.Key(resource).String(KueueDecimalQuantity(amount));
     }
-    w.Raw("},").Key("lastUpdate").String(MetaTime(afs->last_update));
+    w.Raw("},").Key("lastUpdate").String(Rfc3339(afs->last_update));
     w.Raw("}");
   }
   w.Raw("}");
@@ -67,7 +67,7 @@ void WriteActive(JsonWriter& w, const KueueActiveCondition& c) {
   w.Raw(",").Key("status").String(c.active ? "True" : "False");
   w.Raw(",").Key("reason").String(c.reason);
   w.Raw(",").Key("message").String(c.message);
-  w.Raw(",").Key("lastTransitionTime").String(MetaTime(c.last_transition));
+  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(c.last_transition));
   w.Raw("}]");
 }
 

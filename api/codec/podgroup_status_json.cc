@@ -36,7 +36,7 @@ void WriteConditionFields(JsonWriter& w, std::string_view type, bool status,
   w.Raw(",").Key("status").String(status ? "True" : "False");
   w.Raw(",").Key("reason").String(reason);
   w.Raw(",").Key("message").String(message);
-  w.Raw(",").Key("lastTransitionTime").String(MetaTime(transition));
+  w.Raw(",").Key("lastTransitionTime").String(Rfc3339(transition));
 }
 
 void WriteCondition(JsonWriter& w, const VolcanoCondition& c) {
@@ -92,7 +92,7 @@ std::string EncodeCoschedulingStatusPatch(const CoschedulingStatus& status) {
   if (status.schedule_start_time) {
     w.Raw(",")
         .Key("scheduleStartTime")
-        .String(MetaTime(*status.schedule_start_time));
+        .String(Rfc3339(*status.schedule_start_time));
   }
   w.Raw("}}");
   return w.Take();

@@ -171,11 +171,6 @@ std::string EncodeVisibilityResourceList() {
   return w.Take();
 }
 
-std::string Rfc3339(int64_t unix_ms) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms),
-                          absl::UTCTimeZone());
-}
-
 std::string HumanStart(const ForecastStart& start, int64_t now_ms) {
   if (!start.expected_start_ms) return "unknown";
   if (*start.expected_start_ms <= now_ms) return "now";

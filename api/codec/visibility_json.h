@@ -64,8 +64,6 @@ std::string EncodeVisibilityQueue(const VisibilityQueueRef& queue,
 // at `now_ms`, Unix milliseconds, as kubectl prints ages).
 std::string EncodePendingWorkloadsTable(
     PendingPage page, int64_t now_ms, const StartForecast* forecast = nullptr);
-// RFC 3339 in UTC, to the second.
-std::string Rfc3339(int64_t unix_ms);
 // When a forecast says a workload starts, for a table: "now", "in 12m",
 // or "unknown".
 std::string HumanStart(const ForecastStart& start, int64_t now_ms);
