@@ -6,7 +6,11 @@
 //  2. Every admission pass charges the reservations first
 //     (HoldCheckReservations), so no other workload takes that quota, and
 //     gives them back at its end: at rest the quota tree holds only what
-//     admitted workloads use.
+//     admitted workloads use. While charged, a reservation is a preemption
+//     candidate like an admitted workload (Kueue's candidates are every
+//     workload with quota reserved), and a reservation that does not fit
+//     may preempt for quota alone (PreemptForReservation): the capacity it
+//     waits for is not there yet, so there is no placement to judge.
 //  3. A reservation whose checks are all Ready is placed on its reserved
 //     flavors and admitted (AdmitCheckedReady); while its nodes cannot
 //     hold it yet, it keeps the reservation and waits.
@@ -88,6 +92,19 @@ void SyncChecks(Workload& w, const ClusterQueue& cq) {
   w.checks = std::move(synced);
 }
 
+// A reservation's quota charged for this pass: counted in the tree and,
+// as `charged`, by preemption (trials take it off and put it back).
+void HoldReservation(QuotaTree& quota, Workload& w) {
+  quota.AddUsage(w.check_reservation->cluster_queue,
+                 w.check_reservation->amounts);
+  w.charged = w.check_reservation->amounts;
+}
+void UnholdReservation(QuotaTree& quota, Workload& w) {
+  quota.RemoveUsage(w.check_reservation->cluster_queue,
+                    w.check_reservation->amounts);
+  w.charged.clear();
+}
+
 }  // namespace
 
 std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
@@ -97,6 +114,10 @@ std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
       flavors_.Choose(policy_, quota_, w, w.MembersToAdmit());
   if (!choices.fits) {
     w.Explain(std::move(choices.why));
+    if (std::optional<AdmissionOutcome> preempting =
+            PreemptForReservation(w, cq, now)) {
+      return preempting;
+    }
     return AdmissionOutcome::Waiting({w.code, w.reason});
   }
   CheckReservation reservation{.cluster_queue = cq.name, .since_ms = now};
@@ -116,7 +137,6 @@ std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
     w.Explain(*blocked);
     return AdmissionOutcome::Waiting(*std::move(blocked));
   }
-  quota_.AddUsage(cq.name, reservation.amounts);  // held for this pass
   PushAfsPenalty(w, reservation.amounts);
   w.checks = StartChecks(w.checks, names);
   const std::vector<std::string> requested = RequestedResources(w);
@@ -126,6 +146,7 @@ std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
     c.message = kNoRequestNeeded;
   }
   w.check_reservation = std::move(reservation);
+  HoldReservation(quota_, w);  // for the rest of this pass
   reserving_.insert(w.key);
   w.Explain({ReasonCode::kUnsatisfiedChecks, WaitingForChecks(w)});
   Emit(now, EngineEvent::Type::kQuotaReserved, w, "", w.reason);
@@ -150,16 +171,62 @@ void AdmissionRun::HoldCheckReservations() {
       continue;
     }
     SyncChecks(*w, *flavors_.ClusterQueueNamed(w->cluster_queue));
-    quota_.AddUsage(w->cluster_queue, w->check_reservation->amounts);
+    HoldReservation(quota_, *w);
     ++it;
   }
 }
 
 void AdmissionRun::ReleaseCheckReservations() {
   for (const std::string& key : reserving_) {
-    const CheckReservation& r = *workloads_.at(key).check_reservation;
-    quota_.RemoveUsage(r.cluster_queue, r.amounts);
+    UnholdReservation(quota_, workloads_.at(key));
   }
+}
+
+// Kueue's scheduler preempts for a workload whose queue has checks as for
+// any other, on quota: victims by the same rules and order, and the quota
+// is reserved once they are evicted (their quota comes back at once).
+std::optional<AdmissionOutcome> AdmissionRun::PreemptForReservation(
+    Workload& w, const ClusterQueue& cq, int64_t now) {
+  const PreemptionPlanner::Trials quota_only{
+      .could_fit = [](const Workload&,
+                      const std::vector<Workload*>&) { return true; },
+      .fits =
+          [this](Workload& x) {
+            return flavors_.Choose(policy_, quota_, x, x.MembersToAdmit()).fits;
+          }};
+  const PreemptionPlan plan = PlanPreemptionWith(w, now, quota_only);
+  if (plan.verdict == PreemptionPlan::Verdict::kBlockedByBudget) {
+    w.Explain({ReasonCode::kPreempting, plan.reason});
+    return AdmissionOutcome{
+        AdmissionOutcome::Verdict::kPreempting, w.code, w.reason, {}};
+  }
+  if (plan.verdict != PreemptionPlan::Verdict::kEvict || plan.victims.empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> victims;
+  for (const PreemptionPlan::Victim& victim : plan.victims) {
+    Evict(*victim.workload, now, EngineEvent::Type::kPreempted, w.key,
+          victim.reason);
+    planner_.NoteVictim(victim.workload->key, w.key);
+    victims.push_back(victim.workload->key);
+  }
+  std::optional<AdmissionOutcome> reserved = ReserveForChecks(w, cq, now);
+  if (!reserved || !reserved->admitted()) {
+    return AdmissionOutcome{AdmissionOutcome::Verdict::kPreempting, w.code,
+                            w.reason, std::move(victims)};
+  }
+  reserved->victims = std::move(victims);
+  return reserved;
+}
+
+// A reservation preempted: its quota comes back, its checks start again
+// at its next reservation (Kueue's resetChecksOnEviction), and its
+// requests are deleted with it (the controller no longer sees it).
+void AdmissionRun::GiveBackReservation(Workload& w) {
+  UnholdReservation(quota_, w);
+  ResetChecksOnEviction(w.checks);
+  DropCheckedAdmission(w);
+  afs_.DropPenalty(w.key);
 }
 
 // Reservations whose checks are all Ready, in queue order: each is placed
@@ -176,7 +243,7 @@ PassResult AdmissionRun::AdmitCheckedReady(int64_t now) {
   PassResult pass;
   for (Workload* w : ready) {
     const CheckReservation r = *w->check_reservation;
-    quota_.RemoveUsage(r.cluster_queue, r.amounts);
+    UnholdReservation(quota_, *w);
     FitResult fit = Fit(*w, r.flavors.size() == 1 ? &r.flavors[0] : nullptr);
     if (fit.trial) {
       reserving_.erase(w->key);
@@ -185,7 +252,7 @@ PassResult AdmissionRun::AdmitCheckedReady(int64_t now) {
       ++pass.admitted;
       continue;
     }
-    quota_.AddUsage(r.cluster_queue, r.amounts);
+    HoldReservation(quota_, *w);
     w->Explain(
         {fit.why.code, absl::StrCat("admission checks Ready, quota reserved; ",
                                     fit.why.text)});

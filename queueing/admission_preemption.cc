@@ -8,7 +8,11 @@ namespace gpusched {
 
 void AdmissionRun::Evict(Workload& w, int64_t now, EngineEvent::Type type,
                          const std::string& by, const std::string& reason) {
-  Release(w);
+  if (w.admitted()) {
+    Release(w);
+  } else if (w.check_reservation) {
+    GiveBackReservation(w);
+  }
   timers_.Forget(w.key);
   const bool preempted = type == EngineEvent::Type::kPreempted;
   if (preempted) ++w.preemptions;
@@ -64,9 +68,28 @@ PreemptionPlan AdmissionRun::PlanPreemption(Workload& w, int64_t now,
             return Fit(x, only_flavor).trial.has_value();
           }};
   GangPlacementStage::PreemptionTrialScope scope(&placement_);
-  const PlanInputs inputs{
-      policy_,     quota_, flavors_, *model_, store_.admitted_by_queue(),
-      only_flavor, &afs_};
+  return PlanPreemptionWith(w, now, trials, only_flavor);
+}
+
+// The candidates are the admitted workloads and, while a pass charges
+// them, the reservations of admission checks: Kueue preempts any workload
+// that holds quota.
+PreemptionPlan AdmissionRun::PlanPreemptionWith(
+    Workload& w, int64_t now, const PreemptionPlanner::Trials& trials,
+    const std::string* only_flavor) {
+  const AdmittedByQueue* holding = &store_.admitted_by_queue();
+  AdmittedByQueue with_reservations;
+  for (const std::string& key : reserving_) {
+    Workload& reserved = workloads_.at(key);
+    if (reserved.charged.empty()) continue;  // not charged outside a pass
+    if (holding != &with_reservations) {
+      with_reservations = *holding;
+      holding = &with_reservations;
+    }
+    with_reservations[reserved.cluster_queue][key] = &reserved;
+  }
+  const PlanInputs inputs{policy_,  quota_,      flavors_, *model_,
+                          *holding, only_flavor, &afs_};
   return planner_.Plan(w, now, trials, inputs);
 }
 
@@ -110,7 +133,10 @@ PreemptionPreview AdmissionCycle::PreviewPreemption(const CycleInputs& in,
 // nothing is evicted.
 PreemptionPreview AdmissionRun::PreviewPreemption(Workload& w, int64_t now) {
   using Verdict = PreemptionPreview::Verdict;
+  // Reservations are candidates as in a pass.
+  HoldCheckReservations();
   const PreemptionPlan plan = PlanPreemption(w, now);
+  ReleaseCheckReservations();
   PreemptionPreview out{.reason = plan.reason};
   switch (plan.verdict) {
     case PreemptionPlan::Verdict::kNotAllowed:

@@ -98,6 +98,10 @@ class AdmissionRun {
   void HoldCheckReservations();
   void ReleaseCheckReservations();
   PassResult AdmitCheckedReady(int64_t now);
+  std::optional<AdmissionOutcome> PreemptForReservation(Workload& workload,
+                                                        const ClusterQueue& cq,
+                                                        int64_t now);
+  void GiveBackReservation(Workload& workload);
   void DropCheckedAdmission(Workload& workload);
   void RequeueForRetry(Workload& workload, int64_t now);
   void DeactivateRejected(Workload& workload, int64_t now);
@@ -157,6 +161,9 @@ class AdmissionRun {
   AdmissionOutcome TryPreempt(Workload& workload, int64_t now);
   PreemptionPlan PlanPreemption(Workload& workload, int64_t now,
                                 const std::string* only_flavor = nullptr);
+  PreemptionPlan PlanPreemptionWith(Workload& workload, int64_t now,
+                                    const PreemptionPlanner::Trials& trials,
+                                    const std::string* only_flavor = nullptr);
   AdmissionOutcome EvictThenAdmit(Workload& workload,
                                   const PreemptionPlan& plan, int64_t now,
                                   const std::string* only_flavor = nullptr);

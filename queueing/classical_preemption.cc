@@ -115,6 +115,20 @@ bool UsesAny(const Workload& v, const std::vector<FlavorResource>& frs) {
   });
 }
 
+namespace {
+
+// When the workload took its quota: its run's start, or, holding quota
+// for its admission checks, the reservation (Kueue orders candidates by
+// their quota reservation, the latest first).
+int64_t HeldSinceMs(const Workload& w) {
+  if (!w.admitted() && w.check_reservation) {
+    return w.check_reservation->since_ms;
+  }
+  return w.RunStartMs();
+}
+
+}  // namespace
+
 bool CandidateBefore(const Workload& a, const Workload& b,
                      const std::string& own_queue,
                      const AdmissionFairSharing* afs) {
@@ -125,9 +139,7 @@ bool CandidateBefore(const Workload& a, const Workload& b,
     return by_usage < 0;
   }
   if (a.priority != b.priority) return a.priority < b.priority;
-  if (a.RunStartMs() != b.RunStartMs()) {
-    return a.RunStartMs() > b.RunStartMs();
-  }
+  if (HeldSinceMs(a) != HeldSinceMs(b)) return HeldSinceMs(a) > HeldSinceMs(b);
   return a.key < b.key;
 }
 

@@ -95,26 +95,47 @@ absl::Status ReadCondition(const JsonValue& condition, const PathSegment& at,
 }
 
 // status.provisioningClassDetails: a map of strings (the CRD's Detail).
-absl::Status ReadClassDetails(const JsonValue& status, const PathSegment& at,
-                              RequestConditions* out) {
-  std::optional<JsonValue> details =
-      codec_internal::Member(status, "provisioningClassDetails");
-  if (!details.has_value() || details->kind() == ValueKind::kNull) {
+// `object`.`key`, an object of strings, into `out`; missing or null is
+// empty.
+template <typename Map>
+absl::Status ReadStringMap(const JsonValue& object, const PathSegment& at,
+                           std::string_view key, Map* out) {
+  std::optional<JsonValue> map = codec_internal::Member(object, key);
+  if (!map.has_value() || map->kind() == ValueKind::kNull) {
     return absl::OkStatus();
   }
-  const PathSegment details_at = at.Field("provisioningClassDetails");
-  if (absl::Status s = codec_internal::ExpectObject(*details, details_at);
+  const PathSegment map_at = at.Field(key);
+  if (absl::Status s = codec_internal::ExpectObject(*map, map_at); !s.ok()) {
+    return s;
+  }
+  return map->ForEachField([&](std::string_view name, const JsonValue&) {
+    std::string_view text;
+    absl::Status s = codec_internal::RequiredString(*map, map_at, name, &text);
+    if (s.ok()) out->emplace(std::string(name), std::string(text));
+    return s;
+  });
+}
+
+// The request's `key` (spec, status): nullopt when missing; an error
+// naming it when it, or the request, is no object.
+absl::StatusOr<std::optional<JsonValue>> ObjectOfRequest(
+    const JsonValue& request, const PathSegment& at, std::string_view key) {
+  if (absl::Status s = codec_internal::ExpectObject(request, at); !s.ok()) {
+    return s;
+  }
+  std::optional<JsonValue> member = codec_internal::Member(request, key);
+  if (!member.has_value()) return member;
+  if (absl::Status s = codec_internal::ExpectObject(*member, at.Field(key));
       !s.ok()) {
     return s;
   }
-  return details->ForEachField(
-      [&](std::string_view key, const JsonValue& value) {
-        std::string_view text;
-        absl::Status s =
-            codec_internal::RequiredString(*details, details_at, key, &text);
-        if (s.ok()) out->class_details[std::string(key)] = std::string(text);
-        return s;
-      });
+  return member;
+}
+
+absl::Status ReadClassDetails(const JsonValue& status, const PathSegment& at,
+                              RequestConditions* out) {
+  return ReadStringMap(status, at, "provisioningClassDetails",
+                       &out->class_details);
 }
 
 }  // namespace
@@ -189,24 +210,18 @@ std::string ProvisioningPodTemplateJson(const ProvisioningRequestSpec& request,
 
 absl::StatusOr<RequestConditions> DecodeProvisioningRequestConditions(
     simdjson::dom::element request, std::string_view path) {
-  const JsonValue value(request);
   const PathSegment at = PathSegment::Root(path);
-  if (absl::Status s = codec_internal::ExpectObject(value, at); !s.ok()) {
-    return s;
-  }
+  absl::StatusOr<std::optional<JsonValue>> status =
+      ObjectOfRequest(JsonValue(request), at, "status");
+  if (!status.ok()) return status.status();
   RequestConditions out;
-  std::optional<JsonValue> status = codec_internal::Member(value, "status");
-  if (!status.has_value()) return out;
+  if (!status->has_value()) return out;
   const PathSegment status_at = at.Field("status");
-  if (absl::Status s = codec_internal::ExpectObject(*status, status_at);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ReadClassDetails(*status, status_at, &out); !s.ok()) {
+  if (absl::Status s = ReadClassDetails(**status, status_at, &out); !s.ok()) {
     return s;
   }
   std::optional<JsonValue> conditions =
-      codec_internal::Member(*status, "conditions");
+      codec_internal::Member(**status, "conditions");
   if (!conditions.has_value()) return out;
   const PathSegment list_at = status_at.Field("conditions");
   if (conditions->kind() != ValueKind::kArray) {
@@ -222,6 +237,40 @@ absl::StatusOr<RequestConditions> DecodeProvisioningRequestConditions(
   });
   if (!read.ok()) return read;
   return out;
+}
+
+absl::StatusOr<RequestMadeWith> DecodeProvisioningRequestMadeWith(
+    simdjson::dom::element request, std::string_view path) {
+  const PathSegment at = PathSegment::Root(path);
+  absl::StatusOr<std::optional<JsonValue>> spec =
+      ObjectOfRequest(JsonValue(request), at, "spec");
+  if (!spec.ok()) return spec.status();
+  RequestMadeWith out;
+  if (!spec->has_value()) return out;
+  const PathSegment spec_at = at.Field("spec");
+  std::string_view class_name;
+  if (absl::Status s = codec_internal::OptionalString(
+          **spec, spec_at, "provisioningClassName", &class_name);
+      !s.ok()) {
+    return s;
+  }
+  out.class_name = std::string(class_name);
+  if (absl::Status s =
+          ReadStringMap(**spec, spec_at, "parameters", &out.parameters);
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+bool RequestSyncedWithConfig(const RequestMadeWith& request,
+                             const ProvisioningRequestConfig& config) {
+  if (request.class_name != config.provisioning_class_name) return false;
+  for (const auto& [key, value] : config.parameters) {
+    auto it = request.parameters.find(key);
+    if (it == request.parameters.end() || it->second != value) return false;
+  }
+  return true;
 }
 
 }  // namespace gpusched

@@ -8,9 +8,9 @@
 // (pkg/controller/admissionchecks/provisioning/provisioning.go), so that a
 // cluster-autoscaler and an admin see the same objects under both.
 //
-// Decoding reads only status.conditions; unknown fields are ignored and
-// null means absent. Errors are InvalidArgument naming the field:
-// `ProvisioningRequest.status.conditions[0].type: missing`.
+// Decoding reads status.conditions, and apart the class and parameters;
+// unknown fields are ignored and null means absent. Errors are InvalidArgument
+// naming the field: `ProvisioningRequest.status.conditions[0].type: missing`.
 
 #include <cstdint>
 #include <optional>
@@ -89,6 +89,23 @@ std::string ProvisioningPodTemplateJson(const ProvisioningRequestSpec& request,
 absl::StatusOr<RequestConditions> DecodeProvisioningRequestConditions(
     simdjson::dom::element request,
     std::string_view path = "ProvisioningRequest");
+
+// What a request was made with: spec.provisioningClassName and
+// spec.parameters (both optional; a parameter that is no string is named).
+struct RequestMadeWith {
+  std::string class_name;
+  StringMap parameters;
+};
+absl::StatusOr<RequestMadeWith> DecodeProvisioningRequestMadeWith(
+    simdjson::dom::element request,
+    std::string_view path = "ProvisioningRequest");
+
+// Kueue's provReqSyncedWithConfig: the request has the config's class and
+// every parameter of the config with its value (parameters the pods'
+// annotations added are not compared). One that is not synced is deleted
+// and made again.
+bool RequestSyncedWithConfig(const RequestMadeWith& request,
+                             const ProvisioningRequestConfig& config);
 
 }  // namespace gpusched
 

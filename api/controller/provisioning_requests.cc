@@ -1,5 +1,7 @@
 #include "api/controller/provisioning_requests.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -24,21 +26,70 @@ std::string TemplatePath(const std::string& ns, const std::string& name) {
   return absl::StrCat("/api/v1/namespaces/", ns, "/podtemplates/", name);
 }
 
-bool SameShape(const Pod& a, const Pod& b) {
-  if (a.containers.size() != b.containers.size()) return false;
-  for (size_t i = 0; i < a.containers.size(); ++i) {
-    if (a.containers[i].requests != b.containers[i].requests) return false;
-  }
-  return a.node_selector == b.node_selector;
+auto TolerationFields(const Toleration& t) {
+  return std::tie(t.key, t.op, t.value, t.effect);
+}
+auto RequirementFields(const NodeSelectorRequirement& r) {
+  return std::tie(r.key, r.op, r.values);
 }
 
-// The workload's pods by shape: one pod set per distinct requests.
-std::vector<ProvisioningPodSetView> PodSetsOf(const Workload& w) {
+template <typename T, typename Fields>
+bool SameList(const std::vector<T>& a, const std::vector<T>& b, Fields f) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [&](const T& x, const T& y) { return f(x) == f(y); });
+}
+
+bool SameTerms(const std::vector<NodeSelectorTerm>& a,
+               const std::vector<NodeSelectorTerm>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const NodeSelectorTerm& x, const NodeSelectorTerm& y) {
+                      return SameList(x.match_expressions, y.match_expressions,
+                                      RequirementFields) &&
+                             SameList(x.match_fields, y.match_fields,
+                                      RequirementFields);
+                    });
+}
+
+// Kueue's arePodSetsSimilar: the containers' requests in order, the node
+// selector, tolerations and affinity; names, images and the rest may
+// differ.
+bool SameSchedulingRequirements(const Pod& a, const Pod& b) {
+  auto requests = [](const Container& c) -> const ResourceList& {
+    return c.requests;
+  };
+  return SameList(a.containers, b.containers, requests) &&
+         SameList(a.init_containers, b.init_containers, requests) &&
+         a.node_selector == b.node_selector &&
+         SameList(a.tolerations, b.tolerations, TolerationFields) &&
+         SameTerms(a.required_affinity_terms, b.required_affinity_terms);
+}
+
+// One role of a Kueue pod group: the same pod template, as far as
+// gpusched reads one (container names and requests, the scheduling
+// fields).
+bool SameRole(const Pod& a, const Pod& b) {
+  auto names = [](const Container& c) -> const std::string& { return c.name; };
+  return SameSchedulingRequirements(a, b) &&
+         SameList(a.containers, b.containers, names) &&
+         SameList(a.init_containers, b.init_containers, names);
+}
+
+// The workload's pods as the request's pod sets: one per role, as Kueue
+// makes a pod set per role of a pod group; with podSetMergePolicy
+// IdenticalWorkloadSchedulingRequirements, roles that differ in nothing
+// the scheduler reads share one (Kueue's mergePodSets). Under
+// IdenticalPodTemplates roles stay apart: their templates differ.
+std::vector<ProvisioningPodSetView> PodSetsOf(const Workload& w,
+                                              PodSetMergePolicy merge) {
+  const auto same =
+      merge == PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements
+          ? SameSchedulingRequirements
+          : SameRole;
   std::vector<ProvisioningPodSetView> sets;
   std::vector<const Pod*> shapes;
   for (const auto& [key, pod] : w.pods) {
     size_t i = 0;
-    while (i < shapes.size() && !SameShape(*shapes[i], pod)) ++i;
+    while (i < shapes.size() && !same(*shapes[i], pod)) ++i;
     if (i == shapes.size()) {
       shapes.push_back(&pod);
       sets.push_back({.name = i == 0 ? "main" : absl::StrCat("main-", i),
@@ -90,12 +141,13 @@ std::vector<ProvisioningCheckView> ProvisioningChecksOf(
       if (c.state == CheckState::kReady && c.message == kNoRequestNeeded) {
         continue;
       }
-      ProvisioningCheckView view{.workload = key,
-                                 .check = c.name,
-                                 .admitted = w.admitted(),
-                                 .config = *config,
-                                 .request = RequestFor(w, c, *config),
-                                 .pod_sets = PodSetsOf(w)};
+      ProvisioningCheckView view{
+          .workload = key,
+          .check = c.name,
+          .admitted = w.admitted(),
+          .config = *config,
+          .request = RequestFor(w, c, *config),
+          .pod_sets = PodSetsOf(w, config->pod_set_merge_policy)};
       for (const ProvisioningPodSetView& set : view.pod_sets) {
         view.request.pod_sets.push_back(
             {.pod_template =
@@ -169,9 +221,14 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
     for (const ProvisioningCheckView& view : views) {
       wanted.insert(view.request.name);
       bool create = false;
+      std::optional<Tracked> stale;
       {
         std::lock_guard lock(mu_);
         Tracked& t = tracked_[view.request.name];
+        if (deciding && t.created && OutOfSync(view.request.name, t)) {
+          stale = t;
+          Forget(view.request.name, t);
+        }
         t.workload = view.workload;
         t.check = view.check;
         t.admitted = view.admitted;
@@ -181,6 +238,13 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
           t.templates.push_back(set.pod_template);
         }
         create = deciding && !t.created && !absent_;
+      }
+      if (stale) {
+        spdlog::info(
+            "ProvisioningRequest {}/{} differs from ProvisioningRequestConfig "
+            "{}: made again",
+            view.request.namespace_name, view.request.name, view.config.name);
+        DeleteCreated(view.request.name, *stale, stop);
       }
       const bool created = create && Create(view, stop).ok();
       std::lock_guard lock(mu_);
@@ -203,6 +267,28 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
       if (deciding && t.created) DeleteCreated(name, t, stop);
     }
   } while (kube::SleepFor(options_.sync_period, stop));
+}
+
+// Kueue's activeOrLastPRForChecks keeps only a request synced with its
+// config (provReqSyncedWithConfig), so a changed class or parameter makes
+// it again under the same name. Unlike Kueue, a check that is Ready keeps
+// its request: its pods consume that request's capacity. mu_ held.
+bool ProvisioningRequestController::OutOfSync(const std::string& name,
+                                              const Tracked& tracked) const {
+  if (tracked.told && tracked.told->state == CheckState::kReady) return false;
+  auto made = made_with_.find(name);
+  return made != made_with_.end() &&
+         !RequestSyncedWithConfig(made->second, tracked.config);
+}
+
+// The request is to be deleted: what was seen of it is forgotten, so the
+// one made again starts from its own conditions. mu_ held.
+void ProvisioningRequestController::Forget(const std::string& name,
+                                           Tracked& tracked) {
+  conditions_.erase(name);
+  made_with_.erase(name);
+  tracked.created = false;
+  tracked.told.reset();
 }
 
 // Hands the request's state to the loop when its conditions are known and
@@ -287,18 +373,29 @@ void ProvisioningRequestController::DeleteCreated(const std::string& name,
   }
 }
 
+namespace {
+
+// A request that does not decode is said and left as it was seen last.
+template <typename T>
+std::optional<T> Decoded(std::string_view name, absl::StatusOr<T> decoded) {
+  if (decoded.ok()) return *std::move(decoded);
+  spdlog::warn("ProvisioningRequest {}: {}", name, decoded.status().ToString());
+  return std::nullopt;
+}
+
+}  // namespace
+
 void ProvisioningRequestController::Observe(simdjson::dom::element request) {
   std::string_view name;
   if (request["metadata"]["name"].get(name) != simdjson::SUCCESS) return;
-  absl::StatusOr<RequestConditions> conditions =
-      DecodeProvisioningRequestConditions(request);
-  if (!conditions.ok()) {
-    spdlog::warn("ProvisioningRequest {}: {}", name,
-                 conditions.status().ToString());
-    return;
-  }
+  std::optional<RequestConditions> conditions =
+      Decoded(name, DecodeProvisioningRequestConditions(request));
+  std::optional<RequestMadeWith> made_with =
+      Decoded(name, DecodeProvisioningRequestMadeWith(request));
+  if (!conditions || !made_with) return;
   std::lock_guard lock(mu_);
   const std::string key(name);
+  made_with_[key] = *std::move(made_with);
   conditions_[key] = *std::move(conditions);
   auto tracked = tracked_.find(key);
   if (tracked != tracked_.end()) Tell(key, tracked->second);
@@ -314,6 +411,7 @@ void ProvisioningRequestController::Event(kube::WatchEventType type,
   if (object["metadata"]["name"].get(name) != simdjson::SUCCESS) return;
   std::lock_guard lock(mu_);
   conditions_.erase(std::string(name));
+  made_with_.erase(std::string(name));
 }
 
 void ProvisioningRequestController::EndList() {

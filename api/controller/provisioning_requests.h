@@ -4,8 +4,10 @@
 // PodTemplate per pod set and an autoscaling.x-k8s.io/v1
 // ProvisioningRequest, named as Kueue names them; it watches the requests
 // and hands each one's mapped state (CheckVerdictOfRequest) to the
-// admission loop; and it deletes what it created once the workload is
-// requeued (a new attempt gets a new name), finished or gone.
+// admission loop; it deletes what it created once the workload is
+// requeued (a new attempt gets a new name), finished or gone; and it makes
+// a request again when its ProvisioningRequestConfig's class or parameters
+// change while its check is not Ready.
 //
 // Only the deciding replica writes; every replica watches, so a standby's
 // engine keeps the checks' states. The requests are owned by the
@@ -82,6 +84,8 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   };
   void Sync(std::stop_token stop);
   void StartWatch();
+  bool OutOfSync(const std::string& name, const Tracked& tracked) const;
+  void Forget(const std::string& name, Tracked& tracked);
   void Tell(const std::string& name, Tracked& tracked);
   absl::Status Create(const ProvisioningCheckView& view, std::stop_token stop);
   static absl::Status Report(const ProvisioningCheckView& view,
@@ -105,6 +109,8 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   // The watched requests' conditions by name (some not tracked yet: the
   // watch ran ahead of the sync); guarded by mu_.
   std::map<std::string, RequestConditions> conditions_;
+  // What each watched request was made with, by name; guarded by mu_.
+  std::map<std::string, RequestMadeWith> made_with_;
   // The requests are not listed yet, or cannot be (no CRD, no rule, which
   // is said once): nothing is created until a list arrives. Guarded by mu_.
   bool absent_ = true;

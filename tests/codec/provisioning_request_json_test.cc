@@ -11,11 +11,58 @@
 namespace gpusched {
 namespace {
 
-absl::StatusOr<RequestConditions> DecodeRequest(const std::string& json) {
+// `decode` on `json` parsed; the decoder's error type when it does not
+// parse.
+template <typename T>
+absl::StatusOr<T> Decode(absl::StatusOr<T> (*decode)(simdjson::dom::element,
+                                                     std::string_view),
+                         const std::string& json) {
   static simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(json).get(root)) return absl::InvalidArgumentError("json");
-  return DecodeProvisioningRequestConditions(root);
+  return decode(root, "ProvisioningRequest");
+}
+
+absl::StatusOr<RequestConditions> DecodeRequest(const std::string& json) {
+  return Decode(&DecodeProvisioningRequestConditions, json);
+}
+
+absl::StatusOr<RequestMadeWith> DecodeMadeWith(const std::string& json) {
+  return Decode(&DecodeProvisioningRequestMadeWith, json);
+}
+
+TEST(ProvisioningRequestMadeWithTest, ReadsClassAndParameters) {
+  absl::StatusOr<RequestMadeWith> made = DecodeMadeWith(R"({"spec": {
+      "provisioningClassName": "queued-provisioning.gke.io",
+      "parameters": {"ValidUntilSeconds": "60"}}})");
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(made->class_name, "queued-provisioning.gke.io");
+  EXPECT_EQ(made->parameters.at("ValidUntilSeconds"), "60");
+}
+
+TEST(ProvisioningRequestMadeWithTest, ParameterThatIsNoStringIsNamed) {
+  absl::StatusOr<RequestMadeWith> made =
+      DecodeMadeWith(R"({"spec": {"parameters": {"x": 1}}})");
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(
+      made.status().message().find("ProvisioningRequest.spec.parameters.x"),
+      std::string::npos)
+      << made.status();
+}
+
+// Kueue's provReqSyncedWithConfig: the class and every parameter of the
+// config; a parameter the pods' annotations added does not matter.
+TEST(ProvisioningRequestMadeWithTest, SyncedWithConfigComparesTheConfigs) {
+  const ProvisioningRequestConfig config{.provisioning_class_name = "c",
+                                         .parameters = {{"a", "1"}}};
+  EXPECT_TRUE(RequestSyncedWithConfig(
+      {.class_name = "c", .parameters = {{"a", "1"}, {"from-pod", "x"}}},
+      config));
+  EXPECT_FALSE(RequestSyncedWithConfig(
+      {.class_name = "d", .parameters = {{"a", "1"}}}, config));
+  EXPECT_FALSE(RequestSyncedWithConfig(
+      {.class_name = "c", .parameters = {{"a", "2"}}}, config));
+  EXPECT_FALSE(RequestSyncedWithConfig({.class_name = "c"}, config));
 }
 
 TEST(ProvisioningRequestNameTest, WorkloadCheckAndAttempt) {

@@ -82,5 +82,59 @@ TEST_F(ProvisioningChecksTest, PodAnnotationsUnderKueuePrefixAreParameters) {
   EXPECT_EQ(views[0].request.parameters.at("ValidUntilSeconds"), "60");
 }
 
+// A pod group of two roles that differ only in their container's name
+// (a driver and a worker image, say): two pod sets without a merge policy
+// and under IdenticalPodTemplates, one under
+// IdenticalWorkloadSchedulingRequirements (Kueue's mergePodSets).
+class PodSetMergeTest : public ProvisioningChecksTest {
+ protected:
+  std::vector<ProvisioningPodSetView> PodSetsWith(PodSetMergePolicy merge,
+                                                  int worker_gpus = 2) {
+    Policy policy = CheckedPolicy();
+    policy.provisioning_request_configs[0].pod_set_merge_policy = merge;
+    Start(policy);
+    for (int i = 0; i < 3; ++i) {
+      Pod pod = GangPod("team-a", "g", i, i == 0 ? 2 : worker_gpus, 3);
+      pod.containers[0].name = i == 0 ? "driver" : "worker";
+      engine_->AddPod(pod, 0);
+    }
+    engine_->Schedule(0);
+    const std::vector<ProvisioningCheckView> views =
+        ProvisioningChecksOf(*engine_);
+    EXPECT_EQ(views.size(), 1u);
+    if (views.size() != 1) return {};
+    EXPECT_EQ(views[0].request.pod_sets.size(), views[0].pod_sets.size());
+    return views[0].pod_sets;
+  }
+};
+
+TEST_F(PodSetMergeTest, RolesAreApartWithoutAMergePolicy) {
+  const auto sets = PodSetsWith(PodSetMergePolicy::kNone);
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_EQ(sets[0].count, 1);
+  EXPECT_EQ(sets[1].count, 2);
+  EXPECT_EQ(sets[1].name, "main-1");
+}
+
+TEST_F(PodSetMergeTest, IdenticalPodTemplatesKeepsDifferentTemplatesApart) {
+  EXPECT_EQ(PodSetsWith(PodSetMergePolicy::kIdenticalPodTemplates).size(), 2u);
+}
+
+TEST_F(PodSetMergeTest, IdenticalSchedulingRequirementsMergesRoles) {
+  const auto sets =
+      PodSetsWith(PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].count, 3);
+  EXPECT_EQ(sets[0].name, "main");
+}
+
+TEST_F(PodSetMergeTest, DifferentRequestsAreNeverMerged) {
+  EXPECT_EQ(
+      PodSetsWith(PodSetMergePolicy::kIdenticalWorkloadSchedulingRequirements,
+                  /*worker_gpus=*/1)
+          .size(),
+      2u);
+}
+
 }  // namespace
 }  // namespace gpusched

@@ -117,6 +117,36 @@ TEST_F(ProvisioningRequestControllerTest, FailedDeletesAndRetriesNextAttempt) {
   EXPECT_FALSE(Admitted());
 }
 
+// Kueue's provReqSyncedWithConfig: a request whose config's class changed
+// while its check is Pending is deleted and made again, same name.
+TEST_F(ProvisioningRequestControllerTest, ChangedConfigMakesTheRequestAgain) {
+  ASSERT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
+  Policy policy = CheckedPolicy();
+  policy.provisioning_request_configs[0].provisioning_class_name =
+      "queued-provisioning.gke.io";
+  loop_->PolicyChanged(policy);
+  EXPECT_TRUE(WaitUntil([&] {
+    return Request("g-prov-1")["spec"]["provisioningClassName"] ==
+           "queued-provisioning.gke.io";
+  }));
+  EXPECT_EQ(server_.Count("DELETE provisioningrequests"), 1);
+  EXPECT_FALSE(Admitted());
+}
+
+// A Ready check keeps its request whatever its config says now: the pods
+// consume the capacity it provisioned.
+TEST_F(ProvisioningRequestControllerTest, ReadyCheckKeepsItsRequest) {
+  ASSERT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
+  SetCondition("g-prov-1", "Provisioned");
+  ASSERT_TRUE(WaitUntil([&] { return Admitted(); }));
+  Policy policy = CheckedPolicy();
+  policy.provisioning_request_configs[0].provisioning_class_name =
+      "queued-provisioning.gke.io";
+  loop_->PolicyChanged(policy);
+  std::this_thread::sleep_for(300ms);  // fifteen sync periods
+  EXPECT_EQ(server_.Count("DELETE provisioningrequests"), 0);
+}
+
 class WithoutRequestsCrdTest : public ProvisioningRequestControllerTest {
  protected:
   bool ServeRequests() const override { return false; }
