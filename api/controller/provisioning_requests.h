@@ -60,7 +60,12 @@ std::vector<ProvisioningCheckView> ProvisioningChecksOf(
 
 struct ProvisioningRequestControllerOptions {
   std::chrono::milliseconds sync_period{1000};
-  std::chrono::milliseconds absent_poll{30000};
+  // Requests are watched only while the policy has a ProvisioningRequest
+  // check, whose workloads wait on them: a missing CRD or rule is asked
+  // about again this often, so one installed after gpusched is used within
+  // seconds (the PodGroup APIs, which a cluster may never have, poll every
+  // 30 s).
+  std::chrono::milliseconds absent_poll{5000};
 };
 
 class ProvisioningRequestController : private kube::ListWatchSink {
