@@ -76,7 +76,10 @@ PendingWorkload PendingOf(const QueueingEngine& engine, const Workload& w) {
                          .message = engine.WaitingSentence(w),
                          .members = static_cast<int>(w.pods.size()),
                          .min_member = w.min_member,
-                         .requests = TotalRequests(w.MembersToAdmit())};
+                         .requests = TotalRequests(w.MembersToAdmit()),
+                         .reserved = w.check_reservation
+                                         ? w.check_reservation->amounts
+                                         : FrAmounts{}};
 }
 
 AdmittedWorkload AdmittedOf(const Workload& w) {
@@ -267,7 +270,9 @@ std::vector<LocalQueueView> LocalQueuesOf(
   for (const ClusterQueueView& cq : cqs) {
     for (const PendingWorkload& w : cq.pending) {
       auto it = by_name.find({w.namespace_name, w.local_queue});
-      if (it != by_name.end()) ++it->second.pending;
+      if (it == by_name.end()) continue;
+      ++it->second.pending;
+      if (!w.reserved.empty()) ++it->second.reserving;
     }
     for (const AdmittedWorkload& w : cq.admitted) {
       auto it = by_name.find({w.namespace_name, w.local_queue});

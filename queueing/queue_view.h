@@ -68,6 +68,9 @@ struct PendingWorkload {
   int members = 0;        // pods that exist
   int min_member = 1;     // pods the gang needs
   ResourceList requests;  // of the members admission would place
+  // Quota held while its admission checks run (Kueue's quota reservation:
+  // reserving, not pending, in Kueue's status); empty otherwise.
+  FrAmounts reserved;
   friend bool operator==(const PendingWorkload&,
                          const PendingWorkload&) = default;
 };
@@ -108,7 +111,8 @@ struct LocalQueueView {
   std::string namespace_name;
   std::string name;
   std::string cluster_queue;
-  size_t pending = 0;
+  size_t pending = 0;    // reserving ones included
+  size_t reserving = 0;  // pending that hold quota for admission checks
   size_t admitted = 0;
   // With Admission Fair Sharing configured: its decayed usage.
   std::optional<AfsQueueUsage> admission_fair_sharing;

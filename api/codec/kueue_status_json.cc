@@ -80,7 +80,7 @@ std::string EncodeKueueStatusPatch(const KueueQueueStatus& status, bool local) {
   w.Raw(",").Key("reservingWorkloads").Int(status.reserving);
   w.Raw(",").Key("admittedWorkloads").Int(status.admitted);
   w.Raw(",").Key("flavorsReservation");
-  WriteUsage(w, status.usage, local);
+  WriteUsage(w, status.reservation, local);
   w.Raw(",").Key("flavorsUsage");
   WriteUsage(w, status.usage, local);
   if (status.weighted_share || status.admission_fair_sharing) {

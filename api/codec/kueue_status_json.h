@@ -53,9 +53,10 @@ struct KueueQueueStatus {
   int32_t pending = 0;
   int32_t reserving = 0;
   int32_t admitted = 0;
-  // flavorsReservation and flavorsUsage alike: gpusched has no admission
-  // checks, so what reserves quota is admitted.
+  // flavorsUsage: what admitted workloads hold.
   std::vector<KueueFlavorUsage> usage;
+  // flavorsReservation: that and the quota reserved for admission checks.
+  std::vector<KueueFlavorUsage> reservation;
   // status.fairSharing.weightedShare; unset: not written.
   std::optional<int64_t> weighted_share;
   // LocalQueues with Admission Fair Sharing on; unset: not written.

@@ -1,5 +1,7 @@
 #include "api/controller/kueue_status.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -27,18 +29,49 @@ std::vector<KueueFlavorUsage> UsageOf(const std::vector<QuotaUsage>& quota) {
   return out;
 }
 
-// A LocalQueue's share: what its admitted workloads were charged.
+// Adds the quota reserved for admission checks by the pending workloads
+// (`local_queue` "": all of them) to `lines`.
+void AddReserved(const ClusterQueueView& queue, const LocalQueueView* local,
+                 std::map<FlavorResource, int64_t>& lines) {
+  for (const PendingWorkload& w : queue.pending) {
+    if (local != nullptr && (w.local_queue != local->name ||
+                             w.namespace_name != local->namespace_name)) {
+      continue;
+    }
+    for (const auto& [fr, amount] : w.reserved) lines[fr] += amount;
+  }
+}
+
+// Kueue's flavorsReservation of a ClusterQueue: admitted usage and the
+// quota reserved for checks, borrowed what goes past nominal.
+std::vector<KueueFlavorUsage> ReservationOf(const ClusterQueueView& queue) {
+  std::map<FlavorResource, int64_t> reserved;
+  AddReserved(queue, nullptr, reserved);
+  std::vector<QuotaUsage> quota = queue.quota;
+  for (QuotaUsage& q : quota) {
+    auto it = reserved.find(q.fr);
+    if (it == reserved.end()) continue;
+    q.used += it->second;
+    q.borrowed = std::max<int64_t>(0, q.used - q.nominal);
+  }
+  return UsageOf(quota);
+}
+
+// A LocalQueue's share: what its admitted workloads were charged, and,
+// `with_reserved`, what its workloads reserved for their checks.
 std::vector<KueueFlavorUsage> UsageOf(const ClusterQueueView& queue,
-                                      const std::string& local_queue,
-                                      const std::string& namespace_name) {
-  FrAmounts charged;
+                                      const LocalQueueView& local,
+                                      bool with_reserved) {
+  std::map<FlavorResource, int64_t> charged;
   for (const QuotaUsage& q : queue.quota) charged[q.fr] = 0;
   for (const AdmittedWorkload& w : queue.admitted) {
-    if (w.local_queue != local_queue || w.namespace_name != namespace_name) {
+    if (w.local_queue != local.name ||
+        w.namespace_name != local.namespace_name) {
       continue;
     }
     for (const auto& [fr, amount] : w.charged) charged[fr] += amount;
   }
+  if (with_reserved) AddReserved(queue, &local, charged);
   std::vector<QuotaUsage> quota;
   for (const auto& [fr, amount] : charged) {
     quota.push_back({.fr = fr, .used = amount});
@@ -46,34 +79,46 @@ std::vector<KueueFlavorUsage> UsageOf(const ClusterQueueView& queue,
   return UsageOf(quota);
 }
 
+// Kueue counts a workload holding quota for its admission checks as
+// reserving, not pending.
+int32_t ReservingOf(const ClusterQueueView& queue) {
+  return static_cast<int32_t>(std::count_if(
+      queue.pending.begin(), queue.pending.end(),
+      [](const PendingWorkload& w) { return !w.reserved.empty(); }));
+}
+
 KueueQueueStatus ClusterQueueStatus(
     const ClusterQueueView& queue,
     std::chrono::system_clock::time_point since) {
   const auto admitted = static_cast<int32_t>(queue.admitted.size());
-  return KueueQueueStatus{.pending = static_cast<int32_t>(queue.pending.size()),
-                          .reserving = admitted,
-                          .admitted = admitted,
-                          .usage = UsageOf(queue.quota),
-                          .weighted_share = queue.weighted_share,
-                          .condition = {.active = true,
-                                        .reason = "Ready",
-                                        .message = "Can admit new workloads",
-                                        .last_transition = since}};
+  const int32_t reserved = ReservingOf(queue);
+  return KueueQueueStatus{
+      .pending = static_cast<int32_t>(queue.pending.size()) - reserved,
+      .reserving = admitted + reserved,
+      .admitted = admitted,
+      .usage = UsageOf(queue.quota),
+      .reservation = ReservationOf(queue),
+      .weighted_share = queue.weighted_share,
+      .condition = {.active = true,
+                    .reason = "Ready",
+                    .message = "Can admit new workloads",
+                    .last_transition = since}};
 }
 
 KueueQueueStatus LocalQueueStatus(const LocalQueueView& local,
                                   const ClusterQueueView* queue,
                                   std::chrono::system_clock::time_point since) {
   KueueQueueStatus status{
-      .pending = static_cast<int32_t>(local.pending),
-      .reserving = static_cast<int32_t>(local.admitted),
+      .pending = static_cast<int32_t>(local.pending - local.reserving),
+      .reserving = static_cast<int32_t>(local.admitted + local.reserving),
       .admitted = static_cast<int32_t>(local.admitted),
       .condition = {.active = true,
                     .reason = "Ready",
                     .message = "Can submit new workloads to localQueue",
                     .last_transition = since}};
   if (queue != nullptr) {
-    status.usage = UsageOf(*queue, local.name, local.namespace_name);
+    status.usage = UsageOf(*queue, local, /*with_reserved=*/false);
+    status.reservation = UsageOf(*queue, local, /*with_reserved=*/true);
   }
   // The engine's clock is the wall clock, in ms since the epoch.
   if (const std::optional<AfsQueueUsage>& afs = local.admission_fair_sharing) {

@@ -93,6 +93,34 @@ TEST(KueueStatusTest, ALocalQueueShowsWhatItsOwnWorkloadsHold) {
   EXPECT_EQ(main.condition.message, "Can submit new workloads to localQueue");
 }
 
+// Kueue's quota reservation: a workload holding quota while its admission
+// checks run is reserving, not pending, and its quota is in
+// flavorsReservation, not flavorsUsage.
+TEST(KueueStatusTest, QuotaReservedForChecksIsReservingNotAdmitted) {
+  QueueView view = TwoLocalQueues();
+  ClusterQueueView& queue = view.cluster_queues[0];
+  queue.pending[0].reserved = {{{"h100", "nvidia.com/gpu"}, 2}};
+  queue.pending[0].namespace_name = "ml";
+  view.local_queues[1].reserving = 1;
+  const KueueStatuses statuses = KueueStatusesOf(view, kStatusSince);
+  const KueueQueueStatus& cq = statuses.cluster_queues.at("team-a");
+  EXPECT_EQ(cq.pending, 0);
+  EXPECT_EQ(cq.reserving, 4);
+  EXPECT_EQ(cq.admitted, 3);
+  EXPECT_THAT(cq.reservation[0].resources,
+              ElementsAre(KueueResourceUsage{.resource = "cpu", .total = 2500},
+                          KueueResourceUsage{.resource = "nvidia.com/gpu",
+                                             .total = 18,
+                                             .borrowed = 6}));
+  EXPECT_EQ(cq.usage[0].resources[1].total, 16);
+  const KueueQueueStatus& main = statuses.local_queues.at("ml/main");
+  EXPECT_EQ(main.pending, 0);
+  EXPECT_EQ(main.reserving, 3);
+  EXPECT_EQ(main.admitted, 2);
+  EXPECT_EQ(main.reservation[0].resources[1].total, 14);
+  EXPECT_EQ(main.usage[0].resources[1].total, 12);
+}
+
 TEST(KueueStatusTest, ALocalQueuePatchHasNoBorrowed) {
   const KueueStatuses statuses =
       KueueStatusesOf(TwoLocalQueues(), kStatusSince);
