@@ -4,6 +4,7 @@
 // from it, and the gang timers.
 #include "queueing/engine.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -193,6 +194,15 @@ ReasonCode QueueingEngine::PendingCode(const Workload& workload) const {
 
 const PodGroup* QueueingEngine::FindPodGroup(const std::string& key) const {
   return store_.FindPodGroup(key);
+}
+
+void QueueingEngine::NoteCheckAttempt(const std::string& workload,
+                                      const std::string& check, int attempt) {
+  auto it = store_.workloads().find(workload);
+  if (it == store_.workloads().end()) return;
+  for (WorkloadCheck& c : it->second.checks) {
+    if (c.name == check) c.retry_count = std::max(c.retry_count, attempt - 1);
+  }
 }
 
 }  // namespace gpusched

@@ -139,6 +139,13 @@ class QueueingEngine {
                                 std::move(message), now, std::move(update));
   }
 
+  // A request of `check` of `workload` for attempt `attempt` exists (made
+  // before a restart, or by the replica before this one): the check was
+  // retried at least attempt - 1 times, as the retryCount Kueue keeps in
+  // the Workload's status says. Its next request is that one.
+  void NoteCheckAttempt(const std::string& workload, const std::string& check,
+                        int attempt);
+
   // Runs admission passes until one admits nothing, and the timers due.
   void Schedule(int64_t now);
   // The dry run of explain: what preempting for the pending workload `key`

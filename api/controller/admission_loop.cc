@@ -188,6 +188,11 @@ void AdmissionLoop::CheckStateChanged(std::string workload, std::string check,
                     std::move(message), std::move(update)});
 }
 
+void AdmissionLoop::CheckAttemptSeen(std::string workload, std::string check,
+                                     int attempt) {
+  Push(CheckAttempt{std::move(workload), std::move(check), attempt});
+}
+
 void AdmissionLoop::WaitIdle() {
   std::unique_lock lock(inbox_mu_);
   const uint64_t pushed = inputs_pushed_;
@@ -400,6 +405,8 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
     engine_->SetCheckState(check->workload, check->check, check->state,
                            std::move(check->message), now,
                            std::move(check->update));
+  } else if (auto* seen = std::get_if<CheckAttempt>(&input)) {
+    engine_->NoteCheckAttempt(seen->workload, seen->check, seen->attempt);
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
     // Validated by the caller; a rejected one keeps the old policy.
     (void)engine_->UpdatePolicy(std::move(*policy));

@@ -179,6 +179,9 @@ class AdmissionLoop : public AdmissionGate {
   void CheckStateChanged(std::string workload, std::string check,
                          CheckState state, std::string message,
                          PodSetUpdate update = {});
+  // A request of that check for `attempt` exists: applied in the next pass
+  // as QueueingEngine::NoteCheckAttempt.
+  void CheckAttemptSeen(std::string workload, std::string check, int attempt);
 
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
@@ -299,11 +302,16 @@ class AdmissionLoop : public AdmissionGate {
     std::string message;
     PodSetUpdate update;
   };
+  struct CheckAttempt {
+    std::string workload;
+    std::string check;
+    int attempt = 0;
+  };
   using Input =
       std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
                    NodeBack, NodesComplete, GroupsListed, Policy,
                    EvictionRefusal, BoundMember, AdmissionRefusal,
-                   GroupApiFailing, DraComplete, CheckChanged>;
+                   GroupApiFailing, DraComplete, CheckChanged, CheckAttempt>;
   // Asked of the engine on the loop thread (Explain).
   using Question = std::function<void(const QueueingEngine&,
                                       const ClusterModel&, int64_t now)>;

@@ -18,6 +18,15 @@ constexpr char kRequestsPath[] =
 constexpr std::string_view kParameterAnnotationPrefix =
     "provreq.kueue.x-k8s.io/";
 
+// Requests are kept by "namespace/name": two namespaces may each have a
+// workload of the same name.
+std::string RequestKey(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
 std::string RequestPath(const std::string& ns, const std::string& name) {
   return absl::StrCat("/apis/autoscaling.x-k8s.io/v1/namespaces/", ns,
                       "/provisioningrequests/", name);
@@ -219,16 +228,25 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
     const bool deciding = loop_.deciding();
     std::set<std::string> wanted;
     for (const ProvisioningCheckView& view : views) {
-      wanted.insert(view.request.name);
+      const std::string key =
+          RequestKey(view.request.namespace_name, view.request.name);
+      if (int seen = LaterAttemptSeen(view); seen > 0) {
+        // The engine's retry count is behind the cluster (a restart): it
+        // takes the count up, and the next sync asks for that request.
+        loop_.CheckAttemptSeen(view.workload, view.check, seen);
+        continue;
+      }
+      wanted.insert(key);
       bool create = false;
       std::optional<Tracked> stale;
       {
         std::lock_guard lock(mu_);
-        Tracked& t = tracked_[view.request.name];
-        if (deciding && t.created && OutOfSync(view.request.name, t)) {
+        Tracked& t = tracked_[key];
+        if (deciding && t.created && OutOfSync(key, t)) {
           stale = t;
-          Forget(view.request.name, t);
+          Forget(key, t);
         }
+        t.name = view.request.name;
         t.workload = view.workload;
         t.check = view.check;
         t.admitted = view.admitted;
@@ -248,9 +266,9 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
       }
       const bool created = create && Create(view, stop).ok();
       std::lock_guard lock(mu_);
-      Tracked& t = tracked_[view.request.name];
+      Tracked& t = tracked_[key];
       if (created) t.created = true;
-      Tell(view.request.name, t);
+      Tell(key, t);
     }
     std::map<std::string, Tracked> gone;
     {
@@ -263,10 +281,33 @@ void ProvisioningRequestController::Sync(std::stop_token stop) {
         gone.insert(tracked_.extract(it++));
       }
     }
-    for (const auto& [name, t] : gone) {
-      if (deciding && t.created) DeleteCreated(name, t, stop);
+    for (const auto& [key, t] : gone) {
+      if (deciding && t.created) DeleteCreated(t.name, t, stop);
     }
   } while (kube::SleepFor(options_.sync_period, stop));
+}
+
+// The highest attempt of the view's workload and check among the watched
+// requests, when it is past the one the view asks for; else 0. Kueue
+// names the next request from the last one it finds (getAttempt) and
+// from the check's retryCount in the Workload's status, which gpusched
+// keeps in memory only.
+int ProvisioningRequestController::LaterAttemptSeen(
+    const ProvisioningCheckView& view) {
+  const std::string prefix = view.request.namespace_name + "/";
+  const std::string workload = view.workload.substr(prefix.size());
+  const std::optional<int> wanted =
+      ProvisioningRequestAttempt(view.request.name, workload, view.check);
+  int highest = 0;
+  std::lock_guard lock(mu_);
+  for (auto it = made_with_.lower_bound(prefix);
+       it != made_with_.end() && it->first.starts_with(prefix); ++it) {
+    const std::optional<int> attempt = ProvisioningRequestAttempt(
+        std::string_view(it->first).substr(prefix.size()), workload,
+        view.check);
+    if (attempt.has_value()) highest = std::max(highest, *attempt);
+  }
+  return wanted.has_value() && highest > *wanted ? highest : 0;
 }
 
 // Kueue's activeOrLastPRForChecks keeps only a request synced with its
@@ -303,7 +344,7 @@ void ProvisioningRequestController::Tell(const std::string& name,
   if (!verdict.has_value() || SameVerdict(tracked.told, *verdict)) return;
   PodSetUpdate update;
   if (verdict->state == CheckState::kReady) {
-    update = ProvisionedPodSetUpdate(name, tracked.config,
+    update = ProvisionedPodSetUpdate(tracked.name, tracked.config,
                                      seen->second.class_details);
   }
   loop_.CheckStateChanged(tracked.workload, tracked.check, verdict->state,
@@ -375,6 +416,17 @@ void ProvisioningRequestController::DeleteCreated(const std::string& name,
 
 namespace {
 
+// "namespace/name" of a watched request; nullopt without a name.
+std::optional<std::string> KeyOf(simdjson::dom::element request) {
+  std::string_view ns;
+  std::string_view name;
+  if (request["metadata"]["namespace"].get(ns) != simdjson::SUCCESS ||
+      request["metadata"]["name"].get(name) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  return RequestKey(ns, name);
+}
+
 // A request that does not decode is said and left as it was seen last.
 template <typename T>
 std::optional<T> Decoded(std::string_view name, absl::StatusOr<T> decoded) {
@@ -386,19 +438,19 @@ std::optional<T> Decoded(std::string_view name, absl::StatusOr<T> decoded) {
 }  // namespace
 
 void ProvisioningRequestController::Observe(simdjson::dom::element request) {
-  std::string_view name;
-  if (request["metadata"]["name"].get(name) != simdjson::SUCCESS) return;
+  std::optional<std::string> key = KeyOf(request);
+  if (!key) return;
+  const std::string_view name = *key;
   std::optional<RequestConditions> conditions =
       Decoded(name, DecodeProvisioningRequestConditions(request));
   std::optional<RequestMadeWith> made_with =
       Decoded(name, DecodeProvisioningRequestMadeWith(request));
   if (!conditions || !made_with) return;
   std::lock_guard lock(mu_);
-  const std::string key(name);
-  made_with_[key] = *std::move(made_with);
-  conditions_[key] = *std::move(conditions);
-  auto tracked = tracked_.find(key);
-  if (tracked != tracked_.end()) Tell(key, tracked->second);
+  made_with_[*key] = *std::move(made_with);
+  conditions_[*key] = *std::move(conditions);
+  auto tracked = tracked_.find(*key);
+  if (tracked != tracked_.end()) Tell(*key, tracked->second);
 }
 
 void ProvisioningRequestController::Event(kube::WatchEventType type,
@@ -407,11 +459,11 @@ void ProvisioningRequestController::Event(kube::WatchEventType type,
     Observe(object);
     return;
   }
-  std::string_view name;
-  if (object["metadata"]["name"].get(name) != simdjson::SUCCESS) return;
+  std::optional<std::string> key = KeyOf(object);
+  if (!key) return;
   std::lock_guard lock(mu_);
-  conditions_.erase(std::string(name));
-  made_with_.erase(std::string(name));
+  conditions_.erase(*key);
+  made_with_.erase(*key);
 }
 
 void ProvisioningRequestController::EndList() {

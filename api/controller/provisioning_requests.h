@@ -77,8 +77,9 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   void Stop();
 
  private:
-  // A request this controller asked for, by name.
+  // A request this controller asked for.
   struct Tracked {
+    std::string name;  // the request's, in the workload's namespace
     std::string workload;
     std::string check;
     bool admitted = false;
@@ -89,9 +90,10 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   };
   void Sync(std::stop_token stop);
   void StartWatch();
-  bool OutOfSync(const std::string& name, const Tracked& tracked) const;
-  void Forget(const std::string& name, Tracked& tracked);
-  void Tell(const std::string& name, Tracked& tracked);
+  int LaterAttemptSeen(const ProvisioningCheckView& view);
+  bool OutOfSync(const std::string& key, const Tracked& tracked) const;
+  void Forget(const std::string& key, Tracked& tracked);
+  void Tell(const std::string& key, Tracked& tracked);
   absl::Status Create(const ProvisioningCheckView& view, std::stop_token stop);
   static absl::Status Report(const ProvisioningCheckView& view,
                              absl::Status why);
@@ -110,11 +112,11 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   AdmissionLoop& loop_;
   ProvisioningRequestControllerOptions options_;
   std::mutex mu_;
-  std::map<std::string, Tracked> tracked_;  // guarded by mu_
-  // The watched requests' conditions by name (some not tracked yet: the
-  // watch ran ahead of the sync); guarded by mu_.
+  std::map<std::string, Tracked> tracked_;  // by "ns/name"; guarded by mu_
+  // The watched requests' conditions by "ns/name" (some not tracked yet:
+  // the watch ran ahead of the sync); guarded by mu_.
   std::map<std::string, RequestConditions> conditions_;
-  // What each watched request was made with, by name; guarded by mu_.
+  // What each watched request was made with, by "ns/name"; guarded by mu_.
   std::map<std::string, RequestMadeWith> made_with_;
   // The requests are not listed yet, or cannot be (no CRD, no rule, which
   // is said once): nothing is created until a list arrives. Guarded by mu_.

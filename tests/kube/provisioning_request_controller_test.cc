@@ -45,6 +45,7 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
       loop_->PodUpserted(std::move(pod));
     }
     loop_->WaitIdle();
+    SeedRequests();
     controller_ = std::make_unique<ProvisioningRequestController>(
         *client_, *loop_,
         ProvisioningRequestControllerOptions{.sync_period = 20ms});
@@ -52,6 +53,8 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
   }
   // False: the cluster has no ProvisioningRequest CRD.
   virtual bool ServeRequests() const { return true; }
+  // Requests in the cluster before the controller starts.
+  virtual void SeedRequests() {}
   virtual Policy TestPolicy() const { return CheckedPolicy(); }
   void TearDown() override {
     controller_->Stop();
@@ -145,6 +148,52 @@ TEST_F(ProvisioningRequestControllerTest, ReadyCheckKeepsItsRequest) {
   loop_->PolicyChanged(policy);
   std::this_thread::sleep_for(300ms);  // fifteen sync periods
   EXPECT_EQ(server_.Count("DELETE provisioningrequests"), 0);
+}
+
+// A request of attempt 2 made before a restart: the engine, which kept
+// the check's retry count in memory only, would ask for attempt 1. It
+// takes the count from the request, as Kueue names the next attempt from
+// the last request it finds, and goes on with that request.
+class AfterRestartTest : public ProvisioningRequestControllerTest {
+ protected:
+  void SeedRequests() override {
+    server_.PutObject(
+        kApi, kRequests,
+        Json{{"apiVersion", kApi},
+             {"kind", "ProvisioningRequest"},
+             {"metadata", {{"namespace", "team-a"}, {"name", "g-prov-2"}}},
+             {"spec",
+              {{"provisioningClassName",
+                "check-capacity.autoscaling.x-k8s.io"}}}});
+  }
+};
+
+TEST_F(AfterRestartTest, TheLastAttemptsRequestIsTheChecksRequest) {
+  SetCondition("g-prov-2", "Provisioned");
+  EXPECT_TRUE(WaitUntil([&] { return Admitted(); }));
+  // Never made (nor made and deleted): the one create asked for g-prov-2,
+  // which the API server answered with 409, as it exists.
+  EXPECT_TRUE(Request("g-prov-1").is_null());
+  EXPECT_EQ(server_.Count("DELETE provisioningrequests"), 0);
+  EXPECT_LE(server_.Count("CREATE provisioningrequests"), 1);
+}
+
+// Requests are told apart by namespace: another namespace's request of a
+// later attempt of a workload of the same name is not this one's.
+class OtherNamespaceTest : public ProvisioningRequestControllerTest {
+ protected:
+  void SeedRequests() override {
+    server_.PutObject(
+        kApi, kRequests,
+        Json{{"apiVersion", kApi},
+             {"kind", "ProvisioningRequest"},
+             {"metadata", {{"namespace", "team-b"}, {"name", "g-prov-2"}}},
+             {"spec", Json::object()}});
+  }
+};
+
+TEST_F(OtherNamespaceTest, ItsOwnFirstAttemptIsMade) {
+  EXPECT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
 }
 
 class WithoutRequestsCrdTest : public ProvisioningRequestControllerTest {
