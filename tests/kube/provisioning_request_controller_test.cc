@@ -150,6 +150,13 @@ TEST_F(ProvisioningRequestControllerTest, ReadyCheckKeepsItsRequest) {
   EXPECT_EQ(server_.Count("DELETE provisioningrequests"), 0);
 }
 
+Json RequestObject(const std::string& ns, const std::string& name, Json spec) {
+  return Json{{"apiVersion", kApi},
+              {"kind", "ProvisioningRequest"},
+              {"metadata", {{"namespace", ns}, {"name", name}}},
+              {"spec", std::move(spec)}};
+}
+
 // A request of attempt 2 made before a restart: the engine, which kept
 // the check's retry count in memory only, would ask for attempt 1. It
 // takes the count from the request, as Kueue names the next attempt from
@@ -157,14 +164,10 @@ TEST_F(ProvisioningRequestControllerTest, ReadyCheckKeepsItsRequest) {
 class AfterRestartTest : public ProvisioningRequestControllerTest {
  protected:
   void SeedRequests() override {
-    server_.PutObject(
-        kApi, kRequests,
-        Json{{"apiVersion", kApi},
-             {"kind", "ProvisioningRequest"},
-             {"metadata", {{"namespace", "team-a"}, {"name", "g-prov-2"}}},
-             {"spec",
-              {{"provisioningClassName",
-                "check-capacity.autoscaling.x-k8s.io"}}}});
+    server_.PutObject(kApi, kRequests,
+                      RequestObject("team-a", "g-prov-2",
+                                    {{"provisioningClassName",
+                                      "check-capacity.autoscaling.x-k8s.io"}}));
   }
 };
 
@@ -183,12 +186,8 @@ TEST_F(AfterRestartTest, TheLastAttemptsRequestIsTheChecksRequest) {
 class OtherNamespaceTest : public ProvisioningRequestControllerTest {
  protected:
   void SeedRequests() override {
-    server_.PutObject(
-        kApi, kRequests,
-        Json{{"apiVersion", kApi},
-             {"kind", "ProvisioningRequest"},
-             {"metadata", {{"namespace", "team-b"}, {"name", "g-prov-2"}}},
-             {"spec", Json::object()}});
+    server_.PutObject(kApi, kRequests,
+                      RequestObject("team-b", "g-prov-2", Json::object()));
   }
 };
 
