@@ -114,9 +114,16 @@ std::optional<AdmissionOutcome> AdmissionRun::ReserveForChecks(
       flavors_.Choose(policy_, quota_, w, w.MembersToAdmit());
   if (!choices.fits) {
     w.Explain(std::move(choices.why));
-    if (std::optional<AdmissionOutcome> preempting =
-            PreemptForReservation(w, cq, now)) {
-      return preempting;
+    // Only where a check runs whatever the flavor: otherwise whether one
+    // runs, and so how to preempt, depends on the flavor it would get.
+    const bool checked_anywhere = std::any_of(
+        cq.admission_checks.begin(), cq.admission_checks.end(),
+        [](const AdmissionCheckRule& c) { return c.on_flavors.empty(); });
+    if (checked_anywhere) {
+      if (std::optional<AdmissionOutcome> preempting =
+              PreemptForReservation(w, cq, now)) {
+        return preempting;
+      }
     }
     return AdmissionOutcome::Waiting({w.code, w.reason});
   }
