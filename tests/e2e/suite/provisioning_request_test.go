@@ -27,6 +27,14 @@ var provisioningRequests = arena.ProvisioningRequests
 // pods get the node selector gpu.product from its class detail "product".
 func provisioningCheckPolicy(t *testing.T) string {
 	t.Helper()
+	return writeProvisioningCheckPolicy(t, 32, "")
+}
+
+// writeProvisioningCheckPolicy: provisioningCheckPolicy with `gpus` GPUs of
+// quota and `extra` appended to the ClusterQueue's spec (one indented
+// line each).
+func writeProvisioningCheckPolicy(t *testing.T, gpus int, extra string) string {
+	t.Helper()
 	text := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: h100}
@@ -53,21 +61,31 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: team-a}
 spec:
-  admissionChecksStrategy:
+%s  admissionChecksStrategy:
     admissionChecks: [{name: prov}]
   resourceGroups:
   - coveredResources: [nvidia.com/gpu, cpu]
     flavors:
     - name: h100
       resources:
-      - {name: nvidia.com/gpu, nominalQuota: 32}
+      - {name: nvidia.com/gpu, nominalQuota: %d}
       - {name: cpu, nominalQuota: 64}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: q, namespace: %s}
 spec: {clusterQueue: team-a}
-`, cluster.Namespace)
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+`, extra, gpus, cluster.Namespace)
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -219,4 +237,71 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 		t.Errorf("ring's pods still running 30 s after their capacity was revoked: %v", err)
 	}
 	waitRequestAbsent(ctx, t, client, "ring-prov-3", "a revoked gang is deactivated, not retried")
+}
+
+// TestProvisioningReservationIsPreemptedByAHigherPriorityGang: quota held
+// for an admission check takes part in preemption as in Kueue. Gang "low"
+// holds all 8 GPUs of the queue while its request is pending; gang "high"
+// (higher WorkloadPriorityClass) preempts it on quota alone: low's request
+// is deleted and its pods stay gated (nothing of it ran, nothing is
+// evicted), high's request is made, and once it is provisioned high is
+// bound. Low reserves again, with its check from the start (a new first
+// attempt), once high's quota comes back.
+func TestProvisioningReservationIsPreemptedByAHigherPriorityGang(t *testing.T) {
+	policy := writeProvisioningCheckPolicy(t, 8, "  preemption: {withinClusterQueue: LowerPriority}\n")
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	client, err := dynamic.NewForConfig(cp.RestConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowGpuschedToReadKueueObjects(ctx, t, cp)
+	installProvisioningRequestCRD(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
+	createGang := func(name, priority string) {
+		for i := 0; i < 2; i++ {
+			pod := kueueGangPod(name, i, 2, 4).Label("kueue.x-k8s.io/priority-class", priority)
+			if _, err := pod.Create(ctx, cp.Client); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	createGang("low", "low")
+	waitRequest(ctx, t, client, "low-prov-1")
+	createGang("high", "high")
+	waitRequestGone(ctx, t, client, "low-prov-1")
+	checkNoneBound(ctx, t, cp)
+	provision(ctx, t, client, "high-prov-1", "Provisioned", map[string]any{"product": "NVIDIA-H100-80GB-HBM3"})
+	for _, p := range waitAllBound(ctx, t, cp, 2) {
+		if p.Spec.NodeName != "" && p.Labels["kueue.x-k8s.io/pod-group-name"] != "high" {
+			t.Errorf("%s bound, want only high's members", p.Name)
+		}
+	}
+	for _, name := range []string{"low-0", "low-1"} {
+		pod, err := cp.Client.CoreV1().Pods(cluster.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || pod.DeletionTimestamp != nil || len(pod.Spec.SchedulingGates) == 0 {
+			t.Errorf("%s: %v, want it still there and gated (a reservation has nothing to evict)", name, err)
+		}
+	}
+	// High ends: its quota comes back and low reserves again, attempt 1.
+	for _, name := range []string{"high-0", "high-1"} {
+		if err := cp.Client.CoreV1().Pods(cluster.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRequest(ctx, t, client, "low-prov-1")
+}
+
+// waitRequest waits until gpusched made request `name`.
+func waitRequest(ctx context.Context, t *testing.T, client dynamic.Interface, name string) {
+	t.Helper()
+	requests := client.Resource(provisioningRequests).Namespace(cluster.Namespace)
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := requests.Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("ProvisioningRequest %s never made: %v", name, err)
+	}
 }
