@@ -173,16 +173,7 @@ func waitRequestAbsent(ctx context.Context, t *testing.T, client dynamic.Interfa
 // with reason AdmissionCheck, and Kueue's pod integration deletes a
 // deactivated group's pods): its pods are evicted, no new request is made.
 func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: provisioningCheckPolicy(t)})
-	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
-	defer cancel()
-	client, err := dynamic.NewForConfig(cp.RestConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allowGpuschedToReadKueueObjects(ctx, t, cp)
-	installProvisioningRequestCRD(ctx, t, cp)
-	cluster.SetUpDemoCluster(ctx, t, cp)
+	cp, ctx, client := startWithProvisioningRequests(t, provisioningCheckPolicy(t), 180*time.Second)
 	for i := 0; i < 2; i++ {
 		if _, err := kueueGangPod("ring", i, 2, 4).Create(ctx, cp.Client); err != nil {
 			t.Fatal(err)
@@ -249,16 +240,7 @@ func TestProvisioningRequestCheckGatesTheGang(t *testing.T) {
 // attempt), once high's quota comes back.
 func TestProvisioningReservationIsPreemptedByAHigherPriorityGang(t *testing.T) {
 	policy := writeProvisioningCheckPolicy(t, 8, "  preemption: {withinClusterQueue: LowerPriority}\n")
-	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	client, err := dynamic.NewForConfig(cp.RestConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allowGpuschedToReadKueueObjects(ctx, t, cp)
-	installProvisioningRequestCRD(ctx, t, cp)
-	cluster.SetUpDemoCluster(ctx, t, cp)
+	cp, ctx, client := startWithProvisioningRequests(t, policy, 150*time.Second)
 	createGang := func(name, priority string) {
 		for i := 0; i < 2; i++ {
 			pod := kueueGangPod(name, i, 2, 4).Label("kueue.x-k8s.io/priority-class", priority)
@@ -304,4 +286,22 @@ func waitRequest(ctx context.Context, t *testing.T, client dynamic.Interface, na
 	if err != nil {
 		t.Fatalf("ProvisioningRequest %s never made: %v", name, err)
 	}
+}
+
+// startWithProvisioningRequests starts a control plane with gpusched on
+// `policy`, the ProvisioningRequest CRD and the demo cluster; its context
+// ends after `timeout` or with the test.
+func startWithProvisioningRequests(t *testing.T, policy string, timeout time.Duration) (*controlplane.ControlPlane, context.Context, dynamic.Interface) {
+	t.Helper()
+	cp := controlplane.Start(t, controlplane.Options{Webhook: true, Policy: policy})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	client, err := dynamic.NewForConfig(cp.RestConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowGpuschedToReadKueueObjects(ctx, t, cp)
+	installProvisioningRequestCRD(ctx, t, cp)
+	cluster.SetUpDemoCluster(ctx, t, cp)
+	return cp, ctx, client
 }
