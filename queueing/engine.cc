@@ -46,6 +46,8 @@ QueueingEngine::QueueingEngine(Policy policy, QuotaTree quota,
 
 void QueueingEngine::AddPod(const Pod& pod, int64_t now) {
   store_.AddPod(ForStore(), pod, now);
+  requeues_.NotePod(store_, flavors_, pod.Key(),
+                    policy_.config.requeuing_timestamp);
 }
 
 void QueueingEngine::AddPodGroup(const PodGroup& group, int64_t now) {
@@ -160,7 +162,8 @@ std::vector<EngineEvent> QueueingEngine::TakeEvents() {
   return store_.TakeEvents();
 }
 
-size_t QueueingEngine::ForgetFinished() {
+size_t QueueingEngine::ForgetFinished(int64_t now) {
+  requeues_.KeepForgotten(store_.workloads(), now);
   const std::vector<std::string> forgotten = store_.ForgetFinished();
   for (const std::string& key : forgotten) {
     timers_.Forget(key);

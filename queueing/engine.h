@@ -21,6 +21,7 @@
 #include "queueing/quota_flavors.h"
 #include "queueing/quota_tree.h"
 #include "queueing/reason_code.h"
+#include "queueing/requeue_state.h"
 #include "queueing/workload.h"
 #include "queueing/workload_explanation.h"
 #include "queueing/workload_store.h"
@@ -166,8 +167,9 @@ class QueueingEngine {
   // its report). Call between passes, never inside Schedule.
   std::vector<EngineEvent> TakeEvents();
   // Forgets finished workloads whose pods are all gone (a server's history
-  // would grow without bound); returns how many.
-  size_t ForgetFinished();
+  // would grow without bound), keeping their requeue counts a while for
+  // the pods that replace them; returns how many.
+  size_t ForgetFinished(int64_t now);
   const QuotaTree& quota() const { return quota_; }
   // Which running gangs are below minMember and in their grace
   // (invariants.h reads it).
@@ -208,6 +210,19 @@ class QueueingEngine {
                        ConsumedResources consumed) {
     afs_.Restore(local_queue, std::move(consumed));
   }
+  // Sets the workloads' requeue state from what the deciding replica kept
+  // (queueing/requeue_state.h): after a restart once every pod is listed,
+  // and on a standby each time it reads them. Between passes.
+  void RestoreRequeueStates(const std::vector<RequeueRecord>& records,
+                            int64_t now) {
+    requeues_.Restore(store_, flavors_, records,
+                      policy_.config.requeuing_timestamp, now);
+  }
+  // What the above restores: every workload's, and those kept of
+  // workloads whose pods were all gone (RequeueKeeper), by key.
+  std::vector<RequeueRecord> RequeueRecords() const {
+    return requeues_.Records(store_.workloads());
+  }
   // The PodGroup the engine knows by that key ("ns/name"), or nullptr.
   const PodGroup* FindPodGroup(const std::string& key) const;
 
@@ -237,6 +252,7 @@ class QueueingEngine {
   AdmissionFairSharing afs_;
   WorkloadStore store_;
   AdmissionCycle cycle_;
+  RequeueKeeper requeues_;
 };
 
 }  // namespace gpusched

@@ -9,6 +9,8 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -60,6 +62,37 @@ absl::Status RequiredBool(const JsonValue& object, const PathSegment& at,
 // an array.
 absl::StatusOr<std::optional<simdjson::dom::array>> ListItems(
     simdjson::dom::element list, const PathSegment& at);
+
+// A document {"<list>":[...]} named `root` in errors ("runtimes.json"),
+// each element read by `read(element, at)` into a T: none when the list is
+// missing or null; the first element `read` rejects fails the whole.
+template <typename T, typename Read>
+absl::StatusOr<std::vector<T>> DecodeListDocument(std::string_view text,
+                                                  std::string_view root,
+                                                  std::string_view list,
+                                                  Read read) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<simdjson::dom::element> document =
+      ParseJsonObject(parser, text, root);
+  if (!document.ok()) return document.status();
+  const PathSegment at = PathSegment::Root(root);
+  std::vector<T> out;
+  std::optional<JsonValue> items = Member(JsonValue(*document), list);
+  if (!items.has_value()) return out;
+  const PathSegment field = at.Field(list);
+  if (items->kind() != ValueKind::kArray) {
+    return TypeError(*items, field, "array");
+  }
+  size_t index = 0;
+  absl::Status status = items->ForEachElement([&](const JsonValue& e) {
+    absl::StatusOr<T> item = read(e, field.Index(index++));
+    if (!item.ok()) return item.status();
+    out.push_back(*std::move(item));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
 
 }  // namespace gpusched::codec_internal
 

@@ -12,7 +12,7 @@ namespace {
 using simdjson::dom::array;
 using simdjson::dom::element;
 
-absl::Status Expected(std::string_view path, std::string_view what) {
+absl::Status PresenceExpected(std::string_view path, std::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat(Sv(path), ": expected ", Sv(what)));
 }
@@ -28,7 +28,7 @@ absl::StatusOr<std::vector<element>> ArrayField(element object,
   }
   array list;
   if (value.get(list) != simdjson::SUCCESS) {
-    return Expected(absl::StrCat(Sv(path), ".", Sv(key)), "an array");
+    return PresenceExpected(absl::StrCat(Sv(path), ".", Sv(key)), "an array");
   }
   for (element item : list) items.push_back(item);
   return items;
@@ -49,7 +49,7 @@ absl::StatusOr<bool> WebhookOnGroup(element webhook, std::string_view path,
     for (element group : *groups) {
       std::string_view name;
       if (group.get(name) != simdjson::SUCCESS) {
-        return Expected(absl::StrCat(at, ".apiGroups"), "strings");
+        return PresenceExpected(absl::StrCat(at, ".apiGroups"), "strings");
       }
       if (name == api_group) return true;
     }

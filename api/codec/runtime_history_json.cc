@@ -81,67 +81,8 @@ std::string EncodeRuntimeHistory(
 
 absl::StatusOr<std::vector<RuntimeLog::Entry>> DecodeRuntimeHistory(
     std::string_view text) {
-  simdjson::dom::parser parser;
-  absl::StatusOr<simdjson::dom::element> root =
-      ci::ParseJsonObject(parser, text, kRuntimeHistoryKey);
-  if (!root.ok()) return root.status();
-  const PathSegment at = PathSegment::Root(kRuntimeHistoryKey);
-  std::vector<RuntimeLog::Entry> out;
-  std::optional<JsonValue> entries = ci::Member(JsonValue(*root), "entries");
-  if (!entries.has_value()) return out;
-  const PathSegment field = at.Field("entries");
-  if (entries->kind() != ValueKind::kArray) {
-    return ci::TypeError(*entries, field, "array");
-  }
-  size_t index = 0;
-  absl::Status status = entries->ForEachElement([&](const JsonValue& e) {
-    absl::StatusOr<RuntimeLog::Entry> entry =
-        ReadEntry(e, field.Index(index++));
-    if (!entry.ok()) return entry.status();
-    out.push_back(*std::move(entry));
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return out;
-}
-
-absl::StatusOr<std::optional<std::string>> RuntimeHistoryOfConfigMap(
-    std::string_view body) {
-  simdjson::dom::parser parser;
-  absl::StatusOr<simdjson::dom::element> root =
-      ci::ParseJsonObject(parser, body, "ConfigMap");
-  if (!root.ok()) return root.status();
-  std::optional<JsonValue> data = ci::Member(JsonValue(*root), "data");
-  if (!data.has_value()) return std::optional<std::string>();
-  const PathSegment root_at = PathSegment::Root("ConfigMap");
-  const PathSegment at = root_at.Field("data");
-  if (auto s = ci::ExpectObject(*data, at); !s.ok()) return s;
-  std::string_view text;
-  if (auto s = ci::OptionalString(*data, at, kRuntimeHistoryKey, &text);
-      !s.ok()) {
-    return s;
-  }
-  if (!ci::Member(*data, kRuntimeHistoryKey).has_value()) {
-    return std::optional<std::string>();
-  }
-  return std::optional<std::string>(std::string(text));
-}
-
-std::string EncodeRuntimeHistoryConfigMap(std::string_view namespace_name,
-                                          std::string_view name,
-                                          std::string_view history) {
-  JsonWriter w;
-  w.Raw(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)");
-  w.Key("name").String(name).Raw(",").Key("namespace").String(namespace_name);
-  w.Raw(R"(,"labels":{"app.kubernetes.io/name":"gpusched"}},"data":{)");
-  w.Key(kRuntimeHistoryKey).String(history).Raw("}}");
-  return w.Take();
-}
-
-std::string EncodeRuntimeHistoryPatch(std::string_view history) {
-  JsonWriter w;
-  w.Raw(R"({"data":{)").Key(kRuntimeHistoryKey).String(history).Raw("}}");
-  return w.Take();
+  return ci::DecodeListDocument<RuntimeLog::Entry>(text, kRuntimeHistoryKey,
+                                                   "entries", ReadEntry);
 }
 
 }  // namespace gpusched

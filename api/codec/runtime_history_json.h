@@ -1,6 +1,6 @@
 // The ConfigMap that keeps observed runtimes across restarts (queueing/
 // runtime_log.h, api/kube/runtime_history_store.h): data["runtimes.json"]
-// holds
+// (api/codec/configmap_data_json.h) holds
 //
 //   {"entries":[{"clusterQueue":"team-a","shape":"2x nvidia.com/gpu=8",
 //                "runsMs":[3600000,3550000],"lastEndedMs":1795000000000}]}
@@ -26,16 +26,6 @@ inline constexpr char kRuntimeHistoryKey[] = "runtimes.json";
 std::string EncodeRuntimeHistory(const std::vector<RuntimeLog::Entry>& entries);
 absl::StatusOr<std::vector<RuntimeLog::Entry>> DecodeRuntimeHistory(
     std::string_view text);
-
-// A ConfigMap body: its data[kRuntimeHistoryKey], none when it has none.
-absl::StatusOr<std::optional<std::string>> RuntimeHistoryOfConfigMap(
-    std::string_view body);
-// The ConfigMap to create, labelled as gpusched's, holding `history`.
-std::string EncodeRuntimeHistoryConfigMap(std::string_view namespace_name,
-                                          std::string_view name,
-                                          std::string_view history);
-// The merge patch that replaces its data[kRuntimeHistoryKey].
-std::string EncodeRuntimeHistoryPatch(std::string_view history);
 
 }  // namespace gpusched
 

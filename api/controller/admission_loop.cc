@@ -67,6 +67,9 @@ AdmissionLoop::AdmissionLoop(Policy policy, AdmissionLoopOptions options)
       policy_(std::move(policy)),
       published_(std::make_shared<Published>()) {
   deciding_ = options_.start_deciding;
+  if (!options_.keep_requeue_state) {
+    listed_[static_cast<size_t>(ListKind::kRequeueState)] = ListState::kListed;
+  }
 }
 
 void AdmissionLoop::SetDeciding(bool deciding) {
@@ -304,6 +307,10 @@ void AdmissionLoop::Plan(std::vector<Input>& inputs, int64_t paused_ms,
   }
   for (Input& input : inputs) Apply(input, now);
   if (!orphans_.empty()) SettleOrphans(now);
+  if (requeue_restore_) {
+    engine_->RestoreRequeueStates(*requeue_restore_, now);
+    requeue_restore_.reset();
+  }
   if (deciding) engine_->Schedule(now);
 }
 
@@ -339,7 +346,12 @@ AdmissionLoop::PassOutcome AdmissionLoop::Decide(int64_t now, bool deciding) {
   outcome.published = Publish(positions);
   outcome.queues = std::make_shared<const QueueView>(
       BuildQueueView(*engine_, ++passes_planned_, now));
-  engine_->ForgetFinished();
+  if (options_.keep_requeue_state && deciding) {
+    outcome.requeue_records =
+        std::make_shared<const std::vector<RequeueRecord>>(
+            engine_->RequeueRecords());
+  }
+  engine_->ForgetFinished(now);
   return outcome;
 }
 
@@ -363,6 +375,7 @@ void AdmissionLoop::HandOn(PassOutcome outcome, size_t inputs) {
     std::lock_guard lock(published_mu_);
     published_ = std::move(outcome.published);
     queues_ = std::move(outcome.queues);
+    requeue_records_ = std::move(outcome.requeue_records);
   }
   if (sink_ != nullptr && !outcome.decisions.empty()) {
     sink_->Publish(std::move(outcome.decisions));
@@ -407,6 +420,11 @@ void AdmissionLoop::Apply(Input& input, int64_t now) {
                            std::move(check->update));
   } else if (auto* seen = std::get_if<CheckAttempt>(&input)) {
     engine_->NoteCheckAttempt(seen->workload, seen->check, seen->attempt);
+  } else if (auto* loaded = std::get_if<RequeueLoaded>(&input)) {
+    // The deciding replica's own state is newer than what it saved.
+    if (loaded->initial || !deciding_) {
+      requeue_restore_ = std::move(loaded->records);
+    }
   } else if (Policy* policy = std::get_if<Policy>(&input)) {
     // Validated by the caller; a rejected one keeps the old policy.
     (void)engine_->UpdatePolicy(std::move(*policy));

@@ -59,6 +59,7 @@
 #include "queueing/engine.h"
 #include "queueing/queue_decision.h"
 #include "queueing/queue_view.h"
+#include "queueing/requeue_state.h"
 #include "queueing/runtime_log.h"
 #include "queueing/victim_guard.h"
 #include "queueing/workload_explanation.h"
@@ -75,9 +76,11 @@ enum class ListKind {
   kVolcanoGroups,
   kCoschedulingGroups,
   kNativeGroups,
-  kDra
+  kDra,
+  // The requeue state the deciding replica kept (keep_requeue_state).
+  kRequeueState
 };
-inline constexpr size_t kListKinds = 6;
+inline constexpr size_t kListKinds = 7;
 ListKind GroupListKind(PodGroup::Flavor flavor);
 
 struct AdmissionLoopOptions {
@@ -113,6 +116,10 @@ struct AdmissionLoopOptions {
   // (given, as planned) and before it commits to the service's model, to
   // race a bind against it.
   std::function<void(const ClusterModel& planned)> before_commit;
+  // True: the requeue state is kept outside (api/kube/requeue_state_store.h):
+  // no pass before its first read arrives (RequeueStateLoaded, with
+  // await_lists), and each deciding pass publishes it (RequeueRecords).
+  bool keep_requeue_state = false;
   // Where finished workloads' runtimes go (the forecast's history arm);
   // null: nowhere. Must outlive the loop.
   RuntimeLog* runtimes = nullptr;
@@ -182,6 +189,15 @@ class AdmissionLoop : public AdmissionGate {
   // A request of that check for `attempt` exists: applied in the next pass
   // as QueueingEngine::NoteCheckAttempt.
   void CheckAttemptSeen(std::string workload, std::string check, int attempt);
+  // The requeue state the deciding replica kept, read from where it keeps
+  // it: applied once the pass's other inputs are (the first complete pod
+  // list among them), as QueueingEngine::RestoreRequeueStates. The first
+  // read is `initial` and always applied; a later one only while this
+  // replica is a standby (the deciding replica's own state is newer).
+  void RequeueStateLoaded(std::vector<RequeueRecord> records, bool initial);
+  // The requeue state as the last pass of the deciding replica left it;
+  // null before one, or while a standby (keep_requeue_state). Thread-safe.
+  std::shared_ptr<const std::vector<RequeueRecord>> RequeueRecords() const;
 
   // AdmissionGate.
   bool Manages(const Pod& pod) const override;
@@ -307,11 +323,15 @@ class AdmissionLoop : public AdmissionGate {
     std::string check;
     int attempt = 0;
   };
-  using Input =
-      std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted, NodeGone,
-                   NodeBack, NodesComplete, GroupsListed, Policy,
-                   EvictionRefusal, BoundMember, AdmissionRefusal,
-                   GroupApiFailing, DraComplete, CheckChanged, CheckAttempt>;
+  struct RequeueLoaded {
+    std::vector<RequeueRecord> records;
+    bool initial = false;
+  };
+  using Input = std::variant<Pod, Deleted, Listed, PodGroup, GroupDeleted,
+                             NodeGone, NodeBack, NodesComplete, GroupsListed,
+                             Policy, EvictionRefusal, BoundMember,
+                             AdmissionRefusal, GroupApiFailing, DraComplete,
+                             CheckChanged, CheckAttempt, RequeueLoaded>;
   // Asked of the engine on the loop thread (Explain).
   using Question = std::function<void(const QueueingEngine&,
                                       const ClusterModel&, int64_t now)>;
@@ -373,6 +393,7 @@ class AdmissionLoop : public AdmissionGate {
     std::vector<QueueDecision> decisions;
     std::shared_ptr<const Published> published;
     std::shared_ptr<const QueueView> queues;
+    std::shared_ptr<const std::vector<RequeueRecord>> requeue_records;
   };
   // `paused_ms`: how long the loop waited for a relist before this pass.
   void Pass(std::vector<Input> inputs, int64_t paused_ms);
@@ -478,7 +499,9 @@ class AdmissionLoop : public AdmissionGate {
   mutable std::mutex published_mu_;
   std::shared_ptr<const Published> published_;  // guarded by published_mu_
   std::shared_ptr<const QueueView> queues_;     // guarded by published_mu_
-  uint64_t passes_planned_ = 0;                 // loop thread only
+  // keep_requeue_state: the deciding passes' records (published_mu_).
+  std::shared_ptr<const std::vector<RequeueRecord>> requeue_records_;
+  uint64_t passes_planned_ = 0;  // loop thread only
 
   // Loop thread only. What the loop did to a pod (admitted, ungated,
   // pinned) is kept here, never written into the Pod it holds: a Pod's
@@ -505,6 +528,8 @@ class AdmissionLoop : public AdmissionGate {
   std::set<std::string> refused_;
   // Nodes the last complete node list named but could not read: not gone.
   std::set<std::string> undecodable_nodes_;
+  // A requeue state read this pass, restored once its inputs are applied.
+  std::optional<std::vector<RequeueRecord>> requeue_restore_;
 
   std::jthread thread_;
 };

@@ -1,6 +1,6 @@
 // The loop's read side: what the extender, the visibility API and the
 // gate ask of it, answered from the last published pass or, for explain,
-// by the engine on the loop thread.
+// by the engine on the loop thread; and the requeue state kept outside.
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +15,22 @@ constexpr char kNotSeenYet[] =
     "yet";
 
 }  // namespace
+
+void AdmissionLoop::RequeueStateLoaded(std::vector<RequeueRecord> records,
+                                       bool initial) {
+  RequeueLoaded loaded{std::move(records), initial};
+  if (initial) {
+    PushListed(ListKind::kRequeueState, std::move(loaded));
+  } else {
+    Push(std::move(loaded));
+  }
+}
+
+std::shared_ptr<const std::vector<RequeueRecord>>
+AdmissionLoop::RequeueRecords() const {
+  std::lock_guard lock(published_mu_);
+  return requeue_records_;
+}
 
 std::shared_ptr<const AdmissionLoop::Published> AdmissionLoop::Latest() const {
   std::lock_guard lock(published_mu_);

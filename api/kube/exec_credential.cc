@@ -20,7 +20,7 @@ extern char** environ;  // NOLINT: POSIX declares it nowhere else
 namespace gpusched::kube {
 namespace {
 
-using Clock = std::chrono::system_clock;
+using WallClock = std::chrono::system_clock;
 
 // What kubectl prints after "exec: executable X not found", so that a user
 // who copied a kubeconfig from a cloud console learns what to install.
@@ -108,7 +108,7 @@ ExecCredential ToCredential(ExecCredentialStatus status) {
       .client_cert_pem = std::move(status.client_certificate_pem),
       .client_key_pem = std::move(status.client_key_pem)};
   if (status.expiration_unix_seconds.has_value()) {
-    credential.expiry = Clock::from_time_t(
+    credential.expiry = WallClock::from_time_t(
         static_cast<time_t>(*status.expiration_unix_seconds));
   }
   return credential;
@@ -196,7 +196,8 @@ ExecCredentialSource::ExecCredentialSource(const KubeConfig& config,
 
 bool ExecCredentialSource::FreshLocked() const {
   if (!cached_->expiry.has_value()) return true;
-  const Clock::time_point now = options_.now ? options_.now() : Clock::now();
+  const WallClock::time_point now =
+      options_.now ? options_.now() : WallClock::now();
   return now < *cached_->expiry - options_.expiry_margin;
 }
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "api/kube/configmap_document.h"
 #include "api/kube/kube_client.h"
 #include "queueing/runtime_log.h"
 
@@ -50,13 +51,11 @@ class RuntimeHistoryStore {
 
  private:
   void Run(std::stop_token stop);
-  std::string Path() const;
 
-  KubeClient& client_;
   RuntimeLog& log_;
   const RuntimeHistoryStoreOptions options_;
+  ConfigMapDocument document_;
   uint64_t saved_version_ = 0;  // the thread's (or a test's)
-  bool exists_ = false;         // the ConfigMap was read or created
   std::jthread thread_;
 };
 

@@ -76,7 +76,9 @@ absl::Status ServeApp::LoadPolicy(const ServeConfig& config) {
   // (pods, nodes, PodGroups), nor while a watch relists.
   absl::StatusOr<std::unique_ptr<AdmissionLoop>> loop = AdmissionLoop::Create(
       *std::move(policy),
-      {.await_lists = IsLive(config), .runtimes = &runtime_log_});
+      {.await_lists = IsLive(config),
+       .keep_requeue_state = IsLive(config) && !config.requeue_state.empty(),
+       .runtimes = &runtime_log_});
   if (!loop.ok()) return loop.status();
   gate_ = *std::move(loop);
   return absl::OkStatus();
@@ -149,6 +151,7 @@ void ServeApp::Shutdown() {
   if (leader_ != nullptr) leader_->Stop();
   if (role_label_ != nullptr) role_label_->Stop();
   if (history_store_ != nullptr) history_store_->Stop();
+  if (requeue_store_ != nullptr) requeue_store_->Stop();
   if (kueue_ != nullptr) kueue_->Stop();
   if (policy_source_ != nullptr) policy_source_->Stop();
   if (live_ != nullptr) live_->Stop();
@@ -466,21 +469,9 @@ absl::Status ServeApp::StartLiveSync(const ServeConfig& config) {
   }
   StartRoleLabel(config);
   StartRuntimeHistory(config);
+  StartRequeueState(config);
   StartKueueComponents(config);
   return FollowLeader(config);
-}
-
-void ServeApp::StartRuntimeHistory(const ServeConfig& config) {
-  if (config.runtime_history.empty() || gate_ == nullptr) return;
-  const size_t slash = config.runtime_history.find('/');  // flags checked
-  AdmissionLoop* gate = gate_.get();
-  history_store_ = std::make_unique<kube::RuntimeHistoryStore>(
-      live_->client(), runtime_log_,
-      kube::RuntimeHistoryStoreOptions{
-          .namespace_name = config.runtime_history.substr(0, slash),
-          .name = config.runtime_history.substr(slash + 1),
-          .deciding = [gate] { return gate->deciding(); }});
-  history_store_->Start();
 }
 
 void ServeApp::StartRoleLabel(const ServeConfig& config) {

@@ -21,6 +21,7 @@
 #include "api/kube/live_mode.h"
 #include "api/kube/pod_role_label.h"
 #include "api/kube/podgroup_sync.h"
+#include "api/kube/requeue_state_store.h"
 #include "api/kube/runtime_history_store.h"
 #include "api/server/admission_webhook.h"
 #include "api/server/dashboard_server.h"
@@ -83,6 +84,9 @@ class ServeApp {
   void StartRoleLabel(const ServeConfig& config);
   // --runtime-history: loads the runtimes kept, and keeps saving them.
   void StartRuntimeHistory(const ServeConfig& config);
+  // --requeue-state: reads the requeue state kept (the loop waits for it),
+  // and keeps saving it while deciding (serve_state.cc, with the above).
+  void StartRequeueState(const ServeConfig& config);
   // Live, with queues: what stands in for Kueue's manager (serve_kueue.h);
   // stops deciding while a Kueue manager is active.
   void StartKueueComponents(const ServeConfig& config);
@@ -124,6 +128,8 @@ class ServeApp {
   std::unique_ptr<kube::PodRoleLabel> role_label_;  // --pod
   // --runtime-history: runtime_log_ kept in a ConfigMap (live, with a gate).
   std::unique_ptr<kube::RuntimeHistoryStore> history_store_;
+  // --requeue-state: the loop's requeue state kept in a ConfigMap (live).
+  std::unique_ptr<kube::RequeueStateStore> requeue_store_;
   // The policy's file or Kueue objects (with queues), and the client the
   // latter are read with.
   std::unique_ptr<kube::KubeClient> policy_client_;

@@ -86,6 +86,12 @@ const ServeFlag kServeFlags[] = {
      "workloads' runtimes, from which starts are forecast when a "
      "workload gives no runtime; empty: kept in memory only "
      "(gpusched-system/gpusched-runtime-history)"},
+    {"requeue-state", &ServeConfig::requeue_state, "NS/NAME",
+     "live mode with --policy: the ConfigMap keeping each workload's "
+     "requeues (waitForPodsReady's count and backoff, deactivation), "
+     "which Kueue keeps in its Workloads, across restarts and "
+     "failovers; empty: kept in memory only "
+     "(gpusched-system/gpusched-requeue-state)"},
     {"podgroup-api-poll-ms", &ServeConfig::podgroup_api_poll_ms, "N",
      "live mode: ask again this often for a PodGroup API (Volcano, "
      "coscheduling) whose CRD is not installed, when its CRD may "
@@ -204,14 +210,20 @@ absl::Status CheckKueueLease(const ServeConfig& config) {
       "or empty for none"));
 }
 
-absl::Status CheckRuntimeHistory(const ServeConfig& config) {
-  if (config.runtime_history.empty() ||
-      IsNamespacedName(config.runtime_history)) {
-    return absl::OkStatus();
-  }
+absl::Status CheckConfigMapFlag(const char* flag, const std::string& value) {
+  if (value.empty() || IsNamespacedName(value)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "serve: --runtime-history \"", config.runtime_history,
+      "serve: --", flag, " \"", value,
       "\": want NAMESPACE/NAME of a ConfigMap, or empty for none"));
+}
+
+absl::Status CheckStateConfigMaps(const ServeConfig& config) {
+  if (absl::Status s =
+          CheckConfigMapFlag("runtime-history", config.runtime_history);
+      !s.ok()) {
+    return s;
+  }
+  return CheckConfigMapFlag("requeue-state", config.requeue_state);
 }
 
 absl::Status CheckPod(const ServeConfig& config) {
@@ -257,7 +269,7 @@ absl::Status CheckLimits(const ServeConfig& config) {
 absl::Status CheckServeConfig(const ServeConfig& config) {
   for (auto check :
        {CheckMode, CheckPolicySource, CheckLeaderLease, CheckPod,
-        CheckKueueLease, CheckRuntimeHistory, CheckTls, CheckLimits}) {
+        CheckKueueLease, CheckStateConfigMaps, CheckTls, CheckLimits}) {
     if (absl::Status s = check(config); !s.ok()) return s;
   }
   return absl::OkStatus();

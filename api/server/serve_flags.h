@@ -52,6 +52,9 @@ struct ServeConfig {
   std::string pod;
   // NAMESPACE/NAME of the ConfigMap keeping observed runtimes; empty: none.
   std::string runtime_history = "gpusched-system/gpusched-runtime-history";
+  // NAMESPACE/NAME of the ConfigMap keeping the workloads' requeue state
+  // (waitForPodsReady's counts, backoffs, deactivations); empty: memory.
+  std::string requeue_state = "gpusched-system/gpusched-requeue-state";
   std::string log_format = "text";
   int verbosity = 0;
   bool help = false;  // --help: print ServeUsage() instead of serving

@@ -1,5 +1,6 @@
 #include "api/codec/runtime_history_json.h"
 
+#include "api/codec/configmap_data_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -45,23 +46,25 @@ TEST(RuntimeHistoryJsonTest, ErrorsNameTheField) {
 TEST(RuntimeHistoryJsonTest, ConfigMapCarriesTheHistoryAsAString) {
   const std::string history = EncodeRuntimeHistory(
       {{.cluster_queue = "a", .shape = "1x", .runs_ms = {5}, .last_ms = 5}});
-  const std::string config_map = EncodeRuntimeHistoryConfigMap(
-      "gpusched-system", "gpusched-runtime-history", history);
+  const std::string config_map =
+      EncodeConfigMapWithData("gpusched-system", "gpusched-runtime-history",
+                              kRuntimeHistoryKey, history);
   absl::StatusOr<std::optional<std::string>> read =
-      RuntimeHistoryOfConfigMap(config_map);
+      ConfigMapDataOf(config_map, kRuntimeHistoryKey);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(*read, history);
   EXPECT_THAT(config_map, HasSubstr(R"("name":"gpusched-runtime-history")"));
 
-  read = RuntimeHistoryOfConfigMap(R"({"kind":"ConfigMap","data":{}})");
+  read =
+      ConfigMapDataOf(R"({"kind":"ConfigMap","data":{}})", kRuntimeHistoryKey);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(*read, std::nullopt);
-  EXPECT_THAT(
-      std::string(RuntimeHistoryOfConfigMap(R"({"data":{"runtimes.json":7}})")
-                      .status()
-                      .message()),
-      HasSubstr("ConfigMap.data.runtimes.json"));
-  EXPECT_THAT(EncodeRuntimeHistoryPatch(history),
+  EXPECT_THAT(std::string(ConfigMapDataOf(R"({"data":{"runtimes.json":7}})",
+                                          kRuntimeHistoryKey)
+                              .status()
+                              .message()),
+              HasSubstr("ConfigMap.data.runtimes.json"));
+  EXPECT_THAT(EncodeConfigMapDataPatch(kRuntimeHistoryKey, history),
               HasSubstr(R"({"data":{"runtimes.json":")"));
 }
 

@@ -35,10 +35,12 @@ inline Pod Succeeded(Pod pod) {
 // as a live server's does.
 class RestartFixture : public ::testing::Test {
  protected:
-  void Start(Policy policy, int nodes, bool await_lists = false) {
+  void Start(Policy policy, int nodes, bool await_lists = false,
+             bool keep_requeue_state = false) {
     auto loop = AdmissionLoop::Create(
-        std::move(policy),
-        {.clock = [this] { return now_.load(); }, .await_lists = await_lists});
+        std::move(policy), {.clock = [this] { return now_.load(); },
+                            .await_lists = await_lists,
+                            .keep_requeue_state = keep_requeue_state});
     ASSERT_TRUE(loop.ok()) << loop.status();
     loop_ = *std::move(loop);
     service_ = std::make_unique<ExtenderService>(ServiceOptions{

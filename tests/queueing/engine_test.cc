@@ -370,7 +370,7 @@ TEST_F(EngineTest, PendingWorkloadWhosePodsAreAllDeletedIsForgotten) {
               DeleteOutcome::kUnknownKey);
   }
   EXPECT_EQ(W("team-a/big").state, Workload::State::kFinished);
-  EXPECT_EQ(engine_->ForgetFinished(), 1u);
+  EXPECT_EQ(engine_->ForgetFinished(0), 1u);
   EXPECT_FALSE(engine_->workloads().contains("team-a/big"));
   EXPECT_EQ(engine_->FindWorkloadOfPod("team-a/big-0"), nullptr);
 
@@ -389,7 +389,7 @@ TEST_F(EngineTest, PendingWorkloadWhosePodsAreAllDeletedIsForgotten) {
   group.min_member = 2;
   engine_->AddPodGroup(group, 3000);
   EXPECT_NE(engine_->Delete("team-a/v-0", 4000), DeleteOutcome::kUnknownKey);
-  EXPECT_EQ(engine_->ForgetFinished(), 0u);
+  EXPECT_EQ(engine_->ForgetFinished(0), 0u);
   EXPECT_EQ(W("team-a/v").state, Workload::State::kPending);
 }
 

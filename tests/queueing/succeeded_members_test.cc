@@ -32,7 +32,7 @@ class SucceededMembersTest : public EngineFixture {
 
 TEST_F(SucceededMembersTest, AGangWithoutRunnersWaitsForReplacementsOnly) {
   RunTrainUntilItsRunnersAreGone();
-  EXPECT_EQ(engine_->ForgetFinished(), 0u);
+  EXPECT_EQ(engine_->ForgetFinished(0), 0u);
   const Workload& w = W("team-a/train");
   EXPECT_EQ(w.state, Workload::State::kPending);
   EXPECT_EQ(w.reason,
@@ -56,7 +56,7 @@ TEST_F(SucceededMembersTest, DeletingASucceededPodTakesItOffItsGang) {
   RunTrainUntilItsRunnersAreGone();
   EXPECT_EQ(engine_->Delete("team-a/train-0", 3000),
             DeleteOutcome::kWorkloadDeleted);
-  EXPECT_EQ(engine_->ForgetFinished(), 1u);
+  EXPECT_EQ(engine_->ForgetFinished(0), 1u);
   EXPECT_EQ(engine_->Delete("team-a/train-0", 3000),
             DeleteOutcome::kUnknownKey);
 
@@ -97,7 +97,7 @@ TEST_F(SucceededMembersTest, AMemberThatSucceedsAfterItsGangsEvictionCounts) {
   // Not over: two of three slots have no pod that succeeded.
   EXPECT_EQ(engine_->Finish("team-a/train-0", 3'601'000),
             FinishOutcome::kMemberFinished);
-  EXPECT_EQ(engine_->ForgetFinished(), 0u);
+  EXPECT_EQ(engine_->ForgetFinished(0), 0u);
   engine_->AddPod(GangPod("team-a", "train", 3, 2, 3), 3'602'000);
   engine_->AddPod(GangPod("team-a", "train", 4, 2, 3), 3'602'000);
   // After the evicted gang's back-off.

@@ -189,7 +189,7 @@ func checkExtenderRole(t *testing.T, objects []*unstructured.Unstructured) {
 	}
 	checkRules(t, "Role gpusched", role.Rules, map[string][]string{
 		"/secrets":                   {"create", "get[gpusched-webhook-tls,gpusched-visibility-tls]"},
-		"/configmaps":                {"create", "get[gpusched-runtime-history]", "patch[gpusched-runtime-history]"},
+		"/configmaps":                {"create", "get[gpusched-runtime-history,gpusched-requeue-state]", "patch[gpusched-runtime-history,gpusched-requeue-state]"},
 		"coordination.k8s.io/leases": {"list[gpusched]", "watch[gpusched]"},
 	})
 }

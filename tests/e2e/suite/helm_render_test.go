@@ -327,6 +327,7 @@ func TestHelmNamespaceValueMovesEveryObject(t *testing.T) {
 		"--webhook-dns-names=gpusched-webhook." + namespace + ".svc,gpusched-webhook." + namespace + ".svc.cluster.local",
 		"--visibility-secret=" + namespace + "/gpusched-visibility-tls",
 		"--runtime-history=" + namespace + "/gpusched-runtime-history",
+		"--requeue-state=" + namespace + "/gpusched-requeue-state",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("gpusched args %v: no %s", args, want)

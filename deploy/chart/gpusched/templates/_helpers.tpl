@@ -159,6 +159,7 @@ namespace, to the same names there.
 {{- $args = append $args (printf "--visibility-dns-names=gpusched-visibility.%s.svc,gpusched-visibility.%s.svc.cluster.local" $ns $ns) -}}
 {{- end -}}
 {{- $args = append $args (printf "--runtime-history=%s/gpusched-runtime-history" $ns) -}}
+{{- $args = append $args (printf "--requeue-state=%s/gpusched-requeue-state" $ns) -}}
 {{- end -}}
 {{- toJson $args -}}
 {{- end -}}
