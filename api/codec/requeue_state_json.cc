@@ -104,7 +104,8 @@ std::string EncodeRequeueState(const std::vector<RequeueRecord>& records) {
 
 absl::StatusOr<std::vector<RequeueRecord>> DecodeRequeueState(
     std::string_view text) {
-  return ci::DecodeListDocument<RequeueRecord>(text, kRequeueStateKey, "workloads", ReadRecord);
+  return ci::DecodeListDocument<RequeueRecord>(text, kRequeueStateKey,
+                                               "workloads", ReadRecord);
 }
 
 }  // namespace gpusched

@@ -360,21 +360,23 @@ absl::Status ProvisioningRequestController::Create(
         client_.Get(absl::StrCat("/api/v1/namespaces/", ns, "/pods/",
                                  view.pod_sets[i].member),
                     {.stop = stop});
-    if (!pod.ok()) return Report(view, pod.status());
+    const std::string& pod_template = view.request.pod_sets[i].pod_template;
+    if (!pod.ok())
+      return Report(view, "PodTemplate", pod_template, pod.status());
     simdjson::dom::parser parser;
     simdjson::dom::element spec;
     if (parser.parse(*pod).at_key("spec").get(spec) != simdjson::SUCCESS) {
-      return Report(view, absl::InvalidArgumentError(absl::StrCat(
-                              "pod ", view.pod_sets[i].member, ": no spec")));
+      return Report(view, "PodTemplate", pod_template,
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "pod ", view.pod_sets[i].member, ": no spec")));
     }
     absl::StatusOr<std::string> written =
         client_.Post(absl::StrCat("/api/v1/namespaces/", ns, "/podtemplates"),
-                     ProvisioningPodTemplateJson(
-                         view.request, view.request.pod_sets[i].pod_template,
-                         simdjson::minify(spec)),
+                     ProvisioningPodTemplateJson(view.request, pod_template,
+                                                 simdjson::minify(spec)),
                      {.stop = stop});
     if (!written.ok() && !absl::IsAborted(written.status())) {
-      return Report(view, written.status());
+      return Report(view, "PodTemplate", pod_template, written.status());
     }
   }
   absl::StatusOr<std::string> written =
@@ -383,7 +385,8 @@ absl::Status ProvisioningRequestController::Create(
                    ProvisioningRequestJson(view.request), {.stop = stop});
   // 409: created already (by this replica before, or the one before it).
   if (!written.ok() && !absl::IsAborted(written.status())) {
-    return Report(view, written.status());
+    return Report(view, "ProvisioningRequest", view.request.name,
+                  written.status());
   }
   spdlog::info("ProvisioningRequest {}/{} for check {} of workload {}", ns,
                view.request.name, view.check, view.workload);
@@ -391,10 +394,13 @@ absl::Status ProvisioningRequestController::Create(
 }
 
 absl::Status ProvisioningRequestController::Report(
-    const ProvisioningCheckView& view, absl::Status why) {
-  spdlog::warn("creating ProvisioningRequest {}/{} for workload {}: {}",
-               view.request.namespace_name, view.request.name, view.workload,
-               std::string(why.message()));
+    const ProvisioningCheckView& view, const char* kind,
+    const std::string& name, absl::Status why) {
+  std::string message = absl::StrCat("Error creating ", kind, " \"", name,
+                                     "\": ", std::string(why.message()));
+  spdlog::warn("workload {}, check {}: {}", view.workload, view.check, message);
+  loop_.CheckStateChanged(view.workload, view.check, CheckState::kPending,
+                          std::move(message));
   return why;
 }
 

@@ -95,8 +95,10 @@ class ProvisioningRequestController : private kube::ListWatchSink {
   void Forget(const std::string& key, Tracked& tracked);
   void Tell(const std::string& key, Tracked& tracked);
   absl::Status Create(const ProvisioningCheckView& view, std::stop_token stop);
-  static absl::Status Report(const ProvisioningCheckView& view,
-                             absl::Status why);
+  // Kueue's handleError: what could not be created, and why, becomes the
+  // check's message (it stays Pending, and creating is tried again).
+  absl::Status Report(const ProvisioningCheckView& view, const char* kind,
+                      const std::string& name, absl::Status why);
   void DeleteCreated(const std::string& name, const Tracked& tracked,
                      std::stop_token stop);
   void Observe(simdjson::dom::element request);

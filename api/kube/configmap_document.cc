@@ -38,12 +38,12 @@ absl::Status ConfigMapDocument::Write(std::string_view text,
       exists_
           ? client_.Patch(Path(), EncodeConfigMapDataPatch(options_.key, text),
                           {.stop = stop})
-          : client_.Post(absl::StrCat("/api/v1/namespaces/",
-                                      options_.namespace_name, "/configmaps"),
-                         EncodeConfigMapWithData(options_.namespace_name,
-                                                 options_.name, options_.key,
-                                                 text),
-                         {.stop = stop});
+          : client_.Post(
+                absl::StrCat("/api/v1/namespaces/", options_.namespace_name,
+                             "/configmaps"),
+                EncodeConfigMapWithData(options_.namespace_name, options_.name,
+                                        options_.key, text),
+                {.stop = stop});
   if (!written.ok()) {
     // Deleted meanwhile, or created by the other replica: ask again.
     if (absl::IsNotFound(written.status())) exists_ = false;

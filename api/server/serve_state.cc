@@ -9,7 +9,8 @@ namespace gpusched {
 namespace {
 
 // "ns/name" of a flag ParseServeFlags checked.
-std::pair<std::string, std::string> NamespaceAndName(const std::string& namespaced) {
+std::pair<std::string, std::string> NamespaceAndName(
+    const std::string& namespaced) {
   const size_t slash = namespaced.find('/');
   return {namespaced.substr(0, slash), namespaced.substr(slash + 1)};
 }

@@ -9,8 +9,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string DecodeErrorOf(std::string_view text) {
-  absl::StatusOr<std::vector<RequeueRecord>> decoded =
-      DecodeRequeueState(text);
+  absl::StatusOr<std::vector<RequeueRecord>> decoded = DecodeRequeueState(text);
   EXPECT_FALSE(decoded.ok()) << text;
   return std::string(decoded.status().message());
 }
@@ -49,22 +48,23 @@ TEST(RequeueStateJsonTest, ErrorsNameTheFieldTheyReject) {
               HasSubstr("requeue.json.workloads: expected array"));
   EXPECT_THAT(DecodeErrorOf(R"({"workloads":[{"count":1}]})"),
               HasSubstr("requeue.json.workloads[0].workload: missing"));
-  EXPECT_THAT(DecodeErrorOf(R"({"workloads":[{"workload":"a/b","count":"2"}]})"),
-              HasSubstr("requeue.json.workloads[0].count: expected integer"));
+  EXPECT_THAT(
+      DecodeErrorOf(R"({"workloads":[{"workload":"a/b","count":"2"}]})"),
+      HasSubstr("requeue.json.workloads[0].count: expected integer"));
   EXPECT_THAT(DecodeErrorOf(R"({"workloads":[{"workload":"a/b","count":-1}]})"),
               HasSubstr("workloads[0].count: cannot be negative"));
   EXPECT_THAT(
       DecodeErrorOf(R"({"workloads":[{"workload":"a/b","requeueAtMs":-5}]})"),
       HasSubstr("workloads[0].requeueAtMs: cannot be negative"));
-  EXPECT_THAT(
-      DecodeErrorOf(R"({"workloads":[{"workload":"a/b","count":99999999999}]})"),
-      HasSubstr("workloads[0].count: too large"));
-  EXPECT_THAT(
-      DecodeErrorOf(R"({"workloads":[{"workload":"a/b","deactivated":"yes"}]})"),
-      HasSubstr("workloads[0].deactivated: expected boolean"));
-  EXPECT_THAT(
-      DecodeErrorOf(R"({"workloads":[{"workload":"a/b","reason":"Preempted"}]})"),
-      HasSubstr("workloads[0].reason: \"Preempted\" is none of"));
+  EXPECT_THAT(DecodeErrorOf(
+                  R"({"workloads":[{"workload":"a/b","count":99999999999}]})"),
+              HasSubstr("workloads[0].count: too large"));
+  EXPECT_THAT(DecodeErrorOf(
+                  R"({"workloads":[{"workload":"a/b","deactivated":"yes"}]})"),
+              HasSubstr("workloads[0].deactivated: expected boolean"));
+  EXPECT_THAT(DecodeErrorOf(
+                  R"({"workloads":[{"workload":"a/b","reason":"Preempted"}]})"),
+              HasSubstr("workloads[0].reason: \"Preempted\" is none of"));
   EXPECT_THAT(DecodeErrorOf(R"({"workloads":[)"), HasSubstr("malformed JSON"));
   EXPECT_THAT(DecodeErrorOf("[]"), HasSubstr("expected object"));
 }

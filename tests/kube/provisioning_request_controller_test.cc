@@ -31,7 +31,7 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
     if (ServeRequests()) {
       server_.ServeResource(kApi, kRequests, true, "ProvisioningRequest");
     }
-    server_.ServeResource("v1", "podtemplates", true, "PodTemplate");
+    if (ServeTemplates()) ServeTheTemplates();
     auto client = KubeClient::Create(server_.Config());
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
@@ -53,6 +53,11 @@ class ProvisioningRequestControllerTest : public AdmissionLoopTest {
   }
   // False: the cluster has no ProvisioningRequest CRD.
   virtual bool ServeRequests() const { return true; }
+  // False: PodTemplates are not served (every create of one fails).
+  virtual bool ServeTemplates() const { return true; }
+  void ServeTheTemplates() {
+    server_.ServeResource("v1", "podtemplates", true, "PodTemplate");
+  }
   // Requests in the cluster before the controller starts.
   virtual void SeedRequests() {}
   virtual Policy TestPolicy() const { return CheckedPolicy(); }
@@ -226,6 +231,32 @@ TEST_F(WithoutProvisioningChecksTest, RequestsAreNeverListed) {
   std::this_thread::sleep_for(300ms);  // fifteen sync periods
   EXPECT_EQ(server_.Count("LIST provisioningrequests"), 0);
   EXPECT_EQ(server_.Count("WATCH provisioningrequests"), 0);
+}
+
+class TemplatesRefusedTest : public ProvisioningRequestControllerTest {
+ protected:
+  bool ServeTemplates() const override { return false; }
+  std::string CheckMessage() {
+    loop_->WaitIdle();
+    return loop_->ReadEngine([](const QueueingEngine& engine) {
+      const Workload& w = engine.workloads().at("team-a/g");
+      return w.checks.empty() ? std::string() : w.checks[0].message;
+    });
+  }
+};
+
+// Kueue's handleError: a create the API server refuses is the check's
+// message, the check stays Pending, no request is made without its
+// template, and once the templates can be made the request follows.
+TEST_F(TemplatesRefusedTest, RefusedCreateIsTheChecksMessageUntilItWorks) {
+  ASSERT_TRUE(WaitUntil([&] {
+    return CheckMessage().starts_with(
+        "Error creating PodTemplate \"ppt-g-prov-1-main\": ");
+  })) << CheckMessage();
+  EXPECT_EQ(server_.Count("CREATE provisioningrequests"), 0);
+  EXPECT_FALSE(Admitted());
+  ServeTheTemplates();
+  EXPECT_TRUE(WaitUntil([&] { return !Request("g-prov-1").is_null(); }));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // would have: the same count towards backoffLimitCount, the same backoff,
 // a deactivated workload still inactive, the same queue order under the
 // Eviction timestamp.
+#include "queueing/requeue_state.h"
+
 #include <limits>
 #include <memory>
 #include <string>
@@ -11,7 +13,6 @@
 
 #include "gtest/gtest.h"
 #include "queueing/engine.h"
-#include "queueing/requeue_state.h"
 #include "tests/queueing/builders.h"
 
 namespace gpusched {
@@ -20,7 +21,8 @@ namespace {
 // One engine with its own model of two DGX nodes.
 struct Replica {
   explicit Replica(const Policy& policy) {
-    for (int i = 0; i < 2; ++i) model.UpsertNode(Dgx("dgx-" + std::to_string(i)));
+    for (int i = 0; i < 2; ++i)
+      model.UpsertNode(Dgx("dgx-" + std::to_string(i)));
     engine = *QueueingEngine::Create(policy, &model);
   }
   const Workload& W(const std::string& key) const {
@@ -117,7 +119,7 @@ TEST_F(RequeueStateTest, EvictionTimestampOrderSurvivesARestart) {
   Replica first(policy_);
   Submit(first, "early", 0);
   first.engine->Schedule(0);
-  Submit(first, "late", 1'000);  // waits: early holds the quota
+  Submit(first, "late", 1'000);    // waits: early holds the quota
   first.engine->Schedule(60'000);  // early rolled back, queued from 60 s
   ASSERT_EQ(first.W("team-a/early").created_ms, 60'000);
 
@@ -151,7 +153,8 @@ TEST_F(RequeueStateTest, NoRecordClearsAndAnUnknownRecordWaitsForItsPods) {
 
 // Kueue's Workload outlives its evicted pods until their replacements
 // come (finalizers, owner references): the count is kept across that gap.
-TEST_F(RequeueStateTest, CountOutlivesPodsReplacedAfterTheWorkloadWasForgotten) {
+TEST_F(RequeueStateTest,
+       CountOutlivesPodsReplacedAfterTheWorkloadWasForgotten) {
   Replica r(policy_);
   Submit(r, "train", 0);
   r.engine->Schedule(0);
