@@ -266,6 +266,8 @@ func TestProvisioningReservationIsPreemptedByAHigherPriorityGang(t *testing.T) {
 			t.Errorf("%s: %v, want it still there and gated (a reservation has nothing to evict)", name, err)
 		}
 	}
+	// Its members hear why, as Kueue's Workload gets its Preempted Event.
+	waitForReason(ctx, t, cp, "Pod", "Preempted", []string{"low-0", "low-1"})
 	// High ends: its quota comes back and low reserves again, attempt 1.
 	for _, name := range []string{"high-0", "high-1"} {
 		if err := cp.Client.CoreV1().Pods(cluster.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
