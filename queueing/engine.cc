@@ -163,11 +163,11 @@ std::vector<EngineEvent> QueueingEngine::TakeEvents() {
 }
 
 size_t QueueingEngine::ForgetFinished(int64_t now) {
-  requeues_.KeepForgotten(store_.workloads(), now);
-  const std::vector<std::string> forgotten = store_.ForgetFinished();
-  for (const std::string& key : forgotten) {
-    timers_.Forget(key);
-    cycle_.Forget(key);
+  const std::vector<Workload> forgotten = store_.ForgetFinished();
+  requeues_.KeepForgotten(forgotten, now);
+  for (const Workload& w : forgotten) {
+    timers_.Forget(w.key);
+    cycle_.Forget(w.key);
   }
   return forgotten.size();
 }

@@ -105,15 +105,12 @@ void RequeueKeeper::Restore(WorkloadStore& store, const QuotaFlavors& flavors,
   }
 }
 
-void RequeueKeeper::KeepForgotten(
-    const std::map<std::string, Workload>& workloads, int64_t now) {
+void RequeueKeeper::KeepForgotten(const std::vector<Workload>& forgotten,
+                                  int64_t now) {
   Expire(now);
-  for (const auto& [key, w] : workloads) {
-    if (w.state != Workload::State::kFinished || !w.pods.empty() ||
-        w.deactivated || w.requeue_count == 0) {
-      continue;
-    }
-    RequeueRecord r{.workload = key,
+  for (const Workload& w : forgotten) {
+    if (w.deactivated || w.requeue_count == 0) continue;
+    RequeueRecord r{.workload = w.key,
                     .count = w.requeue_count,
                     .queued_from_ms = w.created_ms};
     // Its backoff, if still running: deleting its pods does not end it.
@@ -124,7 +121,7 @@ void RequeueKeeper::KeepForgotten(
                                " times after PodsReadyTimeout; its pods were "
                                "replaced during the backoff");
     }
-    kept_[key] = {std::move(r), now};
+    kept_[w.key] = {std::move(r), now};
   }
 }
 

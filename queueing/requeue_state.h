@@ -59,9 +59,8 @@ class RequeueKeeper {
  public:
   static constexpr int64_t kKeepMs = 10 * 60 * 1000;
 
-  // Before the store forgets its finished workloads without pods.
-  void KeepForgotten(const std::map<std::string, Workload>& workloads,
-                     int64_t now);
+  // The finished workloads without pods the store just forgot.
+  void KeepForgotten(const std::vector<Workload>& forgotten, int64_t now);
   // A pod was added: a new workload of its (count 0, pending) takes what
   // was kept of it.
   void NotePod(WorkloadStore& store, const QuotaFlavors& flavors,

@@ -4,6 +4,7 @@
 #include "queueing/workload_store.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -500,15 +501,16 @@ void WorkloadStore::SetMemberReadiness(const std::string& pod_key, bool ready) {
   LatchPodsReady(w);
 }
 
-std::vector<std::string> WorkloadStore::ForgetFinished() {
-  std::vector<std::string> forgotten;
+std::vector<Workload> WorkloadStore::ForgetFinished() {
+  std::vector<Workload> forgotten;
   for (auto it = workloads_.begin(); it != workloads_.end();) {
     const Workload& w = it->second;
     // Finished workloads are in no index (SetState, Reindex), so erasing
     // one leaves no dangling pointer.
     if (w.state == Workload::State::kFinished && w.pods.empty()) {
-      forgotten.push_back(w.key);
-      it = workloads_.erase(it);
+      auto next = std::next(it);
+      forgotten.push_back(std::move(workloads_.extract(it).mapped()));
+      it = next;
     } else {
       ++it;
     }

@@ -76,8 +76,8 @@ class WorkloadStore {
   // rebuilds the indexes next.
   void ForgetSignatures() { classes_.Reset(workloads_); }
   void RebuildIndexes(const QuotaFlavors& flavors);
-  // Forgets finished workloads whose pods are all gone; returns their keys.
-  std::vector<std::string> ForgetFinished();
+  // Forgets finished workloads whose pods are all gone; returns them.
+  std::vector<Workload> ForgetFinished();
 
   // What the admission cycle changes through the store.
   void SetState(const QuotaFlavors& flavors, Workload& w,
